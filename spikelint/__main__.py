@@ -1,0 +1,5 @@
+import sys
+
+from spikelint.cli import main
+
+sys.exit(main())

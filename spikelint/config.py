@@ -1,0 +1,139 @@
+"""``.spikelint.yaml`` / ``[tool.spikelint]`` -> a validated :class:`Config`."""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from dataclasses import field
+from dataclasses import replace
+from pathlib import Path
+from typing import Any
+
+DEFAULT_MUTABLE_TAGS = (
+    "latest", "main", "master", "dev", "develop", "devel", "nightly", "edge", "stable",
+    "head", "canary", "trunk", "current", "rolling", "unstable",
+)
+DEFAULT_IMMUTABLE_TAG_PATTERN = r"^(v?\d+\.\d+\.\d+.*|[0-9a-f]{7,40}|\d{8}.*)$"
+DEFAULT_RUN_IDENTITY = ("seed", "code_revision", "dataset_version")
+DEFAULT_PREEMPTIBLE_PRIORITY_WORDS = ("preemptible", "low", "spot", "over-quota")
+DEFAULT_MAX_FILE_SIZE = 5 * 1024 * 1024
+
+
+class ConfigError(Exception):
+    """The configuration is unreadable or invalid; the message names the file and key."""
+
+
+@dataclass(frozen=True)
+class Config:
+    select: tuple[str, ...] = ()
+    ignore: tuple[str, ...] = ()
+    fail_on: str = "error"
+    severity: dict[str, str] = field(default_factory=dict)
+    per_path_ignores: dict[str, tuple[str, ...]] = field(default_factory=dict)
+    persistent_paths: tuple[str, ...] = ()
+    allowed_registries: tuple[str, ...] = ()
+    mutable_tags: tuple[str, ...] = DEFAULT_MUTABLE_TAGS
+    immutable_tag_pattern: str = DEFAULT_IMMUTABLE_TAG_PATTERN
+    max_gpus: float = 1
+    min_grace_period_seconds: int = 30
+    required_run_identity: tuple[str, ...] = DEFAULT_RUN_IDENTITY
+    schemas: dict[str, str] = field(default_factory=dict)
+    exclude: tuple[str, ...] = ()
+    max_file_size: int = DEFAULT_MAX_FILE_SIZE
+    preemptible_priority_classes: tuple[str, ...] = DEFAULT_PREEMPTIBLE_PRIORITY_WORDS
+    root: str = "."  # folder the configuration was found in (schemas: paths resolve from it)
+    path: str | None = None  # the configuration file, when there is one
+
+    def immutable_tag_regex(self) -> re.Pattern[str]:
+        return re.compile(self.immutable_tag_pattern)
+
+
+LIST_KEYS = ("select", "ignore", "persistent_paths", "allowed_registries", "mutable_tags",
+             "required_run_identity", "exclude", "preemptible_priority_classes")
+
+
+def config_from_mapping(data: dict[str, Any], *, source: str, root: str) -> Config:
+    """Validate ``data`` against the shipped schema and build a Config."""
+    from spikelint.schemas import validation_errors
+
+    for message in validation_errors("spikelint-config.schema.json", data):
+        raise ConfigError(f"{source}: {message}")
+    values: dict[str, Any] = {}
+    for key, value in data.items():
+        if key in LIST_KEYS:
+            values[key] = tuple(str(item) for item in value)
+        elif key == "per_path_ignores":
+            values[key] = {str(glob): tuple(rules) for glob, rules in value.items()}
+        else:
+            values[key] = value
+    if "immutable_tag_pattern" in values:
+        try:
+            re.compile(values["immutable_tag_pattern"])
+        except re.error as error:
+            raise ConfigError(f"{source}: immutable_tag_pattern is not a valid regular expression: {error}") from None
+    return Config(root=root, path=source, **values)
+
+
+def load_config_file(path: Path) -> Config:
+    """Read a ``.spikelint.yaml`` or a ``pyproject.toml`` ``[tool.spikelint]`` table."""
+    try:
+        text = path.read_text(encoding="utf-8")
+    except (OSError, UnicodeDecodeError) as error:
+        raise ConfigError(f"{path}: cannot read configuration: {error}") from None
+    root = str(path.parent)
+    if path.name == "pyproject.toml":
+        from spikelint.documents.tomldoc import load_toml
+
+        try:
+            data = load_toml(text)
+        except ValueError as error:
+            raise ConfigError(f"{path}: {error}") from None
+        table = data.get("tool", {}).get("spikelint", {})
+        return config_from_mapping(table, source=f"{path} [tool.spikelint]", root=root)
+    import yaml
+
+    try:
+        data = yaml.load(text, Loader=getattr(yaml, "CSafeLoader", yaml.SafeLoader))
+    except yaml.YAMLError as error:
+        mark = getattr(error, "problem_mark", None)
+        where = f":{mark.line + 1}:{mark.column + 1}" if mark is not None else ""
+        raise ConfigError(f"{path}{where}: invalid YAML: {getattr(error, 'problem', error)}") from None
+    if data is None:
+        data = {}
+    if not isinstance(data, dict):
+        raise ConfigError(f"{path}: the configuration must be a mapping of keys, not {type(data).__name__}")
+    return config_from_mapping(data, source=str(path), root=root)
+
+
+def find_config_file(start: Path) -> Path | None:
+    """Nearest ``.spikelint.yaml`` (or ``.yml``), else ``pyproject.toml`` with ``[tool.spikelint]``, upward."""
+    folder = start.resolve()
+    for candidate_folder in (folder, *folder.parents):
+        for name in (".spikelint.yaml", ".spikelint.yml"):
+            candidate = candidate_folder / name
+            if candidate.is_file():
+                return candidate
+        pyproject = candidate_folder / "pyproject.toml"
+        if pyproject.is_file():
+            try:
+                if "[tool.spikelint" in pyproject.read_text(encoding="utf-8", errors="replace"):
+                    return pyproject
+            except OSError:
+                pass
+    return None
+
+
+def load_config(explicit: str | None, start: Path | None = None) -> Config:
+    if explicit is not None:
+        path = Path(explicit)
+        if not path.is_file():
+            raise ConfigError(f"{explicit}: configuration file not found")
+        return load_config_file(path)
+    found = find_config_file(start or Path.cwd())
+    return load_config_file(found) if found is not None else Config()
+
+
+def with_overrides(config: Config, **overrides: Any) -> Config:
+    """Command-line options win over the file; ``None`` means 'not given'."""
+    given = {key: value for key, value in overrides.items() if value is not None}
+    return replace(config, **given)

@@ -1,0 +1,339 @@
+"""Plain data types that flow one way: documents -> workloads -> problems -> findings.
+
+Positions are 1-based everywhere outside the parsers.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from dataclasses import field
+from typing import Any
+from typing import Iterator
+from typing import Mapping
+from typing import NamedTuple
+from typing import Sequence
+
+
+class Located(NamedTuple):
+    """A value and the 1-based position where it was written."""
+
+    value: Any
+    line: int
+    column: int
+    end_line: int | None = None
+    end_column: int | None = None
+
+
+@dataclass(eq=False)
+class Node:
+    """One value of a parsed YAML/JSON/TOML tree, with its position.
+
+    ``kind`` is ``"map"``, ``"seq"`` or ``"scalar"``.  A map's ``value`` is a
+    ``dict[str, Node]`` (keys converted to ``str``) and ``keys`` holds where each key was
+    written; a sequence's is a ``list[Node]``; a scalar's is ``str``, ``int``, ``float``,
+    ``bool`` or ``None``.  YAML aliases share the anchored node object instead of copying it,
+    so walk trees with :func:`walk`, which visits a shared node once.
+    """
+
+    kind: str
+    value: Any
+    line: int
+    column: int
+    end_line: int
+    end_column: int
+    keys: dict[str, Located] | None = None
+    tag: str | None = None
+    quoted: bool = False
+
+    def get(self, *path: str | int) -> Node | None:
+        """Follow map keys / sequence indexes; ``None`` when any step is missing."""
+        node: Node | None = self
+        for step in path:
+            if node is None:
+                return None
+            if isinstance(step, int):
+                if node.kind != "seq" or not -len(node.value) <= step < len(node.value):
+                    return None
+                node = node.value[step]
+            else:
+                if node.kind != "map":
+                    return None
+                node = node.value.get(step)
+        return node
+
+    def scalar(self, *path: str | int) -> Any:
+        """The scalar at ``path`` or ``None`` (also ``None`` for maps and sequences)."""
+        node = self.get(*path)
+        if node is None or node.kind != "scalar":
+            return None
+        return node.value
+
+    def located(self) -> Located:
+        return Located(self.value, self.line, self.column, self.end_line, self.end_column)
+
+    def key_at(self, key: str) -> Located | None:
+        """Where ``key`` of this map was written."""
+        if self.kind != "map" or self.keys is None:
+            return None
+        return self.keys.get(key)
+
+    def items(self) -> Iterator[tuple[str, Node]]:
+        if self.kind == "map":
+            yield from self.value.items()
+
+    def children(self) -> list[Node]:
+        if self.kind == "map":
+            return list(self.value.values())
+        if self.kind == "seq":
+            return list(self.value)
+        return []
+
+    def to_python(self, limit: int = 1_000_000) -> Any:
+        """Plain Python data (for jsonschema and the like); raises ValueError past ``limit`` nodes."""
+        budget = [limit]
+
+        def convert(node: Node) -> Any:
+            budget[0] -= 1
+            if budget[0] < 0:
+                raise ValueError("document too large to convert")
+            if node.kind == "map":
+                return {key: convert(child) for key, child in node.value.items()}
+            if node.kind == "seq":
+                return [convert(child) for child in node.value]
+            return node.value
+
+        return convert(self)
+
+
+def walk(root: Node) -> Iterator[tuple[tuple[str | int, ...], Node]]:
+    """Every node under ``root`` with its key path, each shared (aliased) node once."""
+    seen: set[int] = set()
+    stack: list[tuple[tuple[str | int, ...], Node]] = [((), root)]
+    while stack:
+        path, node = stack.pop()
+        if id(node) in seen:
+            continue
+        seen.add(id(node))
+        yield path, node
+        if node.kind == "map":
+            stack.extend((path + (key,), child) for key, child in reversed(node.value.items()))
+        elif node.kind == "seq":
+            stack.extend((path + (index,), child) for index, child in reversed(list(enumerate(node.value))))
+
+
+class FileKind:
+    """The kinds of file that discovery recognises (plain strings, used as table keys)."""
+
+    YAML = "yaml"
+    JSON = "json"
+    TOML = "toml"
+    NOTEBOOK = "notebook"
+    DOCKERFILE = "dockerfile"
+    SHELL = "shell"
+    PYTHON = "python"
+    IMAGE = "image"
+    TEXT = "text"
+
+
+@dataclass(frozen=True)
+class SourceFile:
+    """A file that discovery found: where it is and what kind it is."""
+
+    path: str  # displayed path: relative to the current folder, '/'-separated
+    abspath: str
+    kind: str  # a FileKind value
+
+
+@dataclass
+class Suppression:
+    """An inline ``# spikelint: disable=…`` comment (or a Kubernetes annotation)."""
+
+    rules: tuple[str, ...]
+    line: int  # where the comment is
+    applies_to: tuple[int, ...]  # lines it covers; empty = whole file
+    reason: str | None = None
+    until: str | None = None  # YYYY-MM-DD
+    column: int = 1
+    used: bool = False
+
+
+@dataclass
+class Document:
+    """A parsed file: its text, parsed trees and kind-specific structure, all positioned.
+
+    ``trees`` holds one root :class:`Node` per YAML document (JSON and TOML: one).
+    ``parsed`` holds the kind-specific parse (a Dockerfile, shell script, notebook,
+    ``ast.Module`` …).  ``errors`` are SPK001/SPK003 problems found while reading.
+    """
+
+    source: SourceFile
+    text: str
+    trees: list[Node] = field(default_factory=list)
+    parsed: Any = None
+    suppressions: list[Suppression] = field(default_factory=list)
+    problems: list[Problem] = field(default_factory=list)
+
+    @property
+    def path(self) -> str:
+        return self.source.path
+
+    @property
+    def kind(self) -> str:
+        return self.source.kind
+
+    @property
+    def lines(self) -> list[str]:
+        return self.text.splitlines()
+
+
+# --------------------------------------------------------------------------- workloads
+
+
+@dataclass
+class EnvVar:
+    name: Located
+    value: Located | None  # the literal value, None when it is a reference or empty
+    reference: str | None = None  # "secretKeyRef", "configMapKeyRef", "runai-secret", "rest-secret", ...
+
+
+@dataclass
+class Volume:
+    name: str
+    source: str  # "pvc", "ephemeral-pvc", "emptyDir", "hostPath", "nfs", "csi", "datasource", "configMap", "secret", "git", "s3", "other"
+    persistent: bool
+    location: Located | None = None
+    claim: str | None = None
+
+
+@dataclass
+class Mount:
+    path: Located
+    volume: Volume | None  # None when the volume is not declared in the document
+    read_only: bool = False
+
+
+@dataclass
+class Container:
+    name: str
+    role: str  # "main", "init", "ephemeral", "sidecar"
+    image: Located | None
+    command: list[Located] = field(default_factory=list)
+    args: list[Located] = field(default_factory=list)
+    env: list[EnvVar] = field(default_factory=list)
+    env_from_secret: bool = False
+    mounts: list[Mount] = field(default_factory=list)
+    working_dir: Located | None = None
+    gpus: Located | None = None  # GPUs per pod, as written
+    replica_group: str = ""  # "Master", "Worker", "launcher", JobSet replicatedJob name …
+    replicas: int = 1  # pods that run this container
+
+
+@dataclass
+class Workload:
+    """One workload normalised from Kubernetes, a Run:ai CRD, a Run:ai REST body or a ``runai`` command."""
+
+    path: str
+    source: str  # "kubernetes", "runai-crd", "runai-rest", "runai-cli"
+    kind: str  # "Job", "PyTorchJob", "TrainingWorkload", "training" (REST/CLI) …
+    anchor: Located  # where "missing something" findings point (kind key / name key / runai line)
+    name: Located | None = None
+    containers: list[Container] = field(default_factory=list)
+    volumes: list[Volume] = field(default_factory=list)
+    persistent_mount_paths: list[Located] = field(default_factory=list)
+    gpus_total: Located | None = None  # total GPU request (value: float), located at the request
+    pods: int = 1  # total pods (replicas summed)
+    is_training: bool = False
+    preemptible: bool = False
+    retries: Located | None = None  # explicit retry count/restart setting, as written
+    default_retries: int = 0  # retries the platform applies when ``retries`` is not written
+    grace_period: Located | None = None
+    ttl: Located | None = None
+    deadline: Located | None = None
+    supports_ttl: bool = False  # SPK702 applies (Kubernetes Job/JobSet/PyTorchJob …)
+    supports_deadline: bool = False  # SPK704 applies
+    labels: dict[str, Located] = field(default_factory=dict)
+    annotations: dict[str, Located] = field(default_factory=dict)
+    priority_class: Located | None = None
+    disabled_rules: list[Suppression] = field(default_factory=list)  # annotation suppressions
+    extra: dict[str, Any] = field(default_factory=dict)  # source-specific details
+
+    def main_containers(self) -> list[Container]:
+        return [c for c in self.containers if c.role in ("main", "sidecar")]
+
+
+# --------------------------------------------------------------------------- results
+
+
+SEVERITIES = ("error", "warning", "info")
+
+
+@dataclass(frozen=True)
+class Problem:
+    """What a check yields; the engine adds the rule's name, severity and the path.
+
+    ``key`` is the normalised offending content used for the fingerprint (never the line);
+    secret checks pass a hash of the secret.  ``severity`` overrides the catalog default
+    (e.g. SPK401 is an error only for preemptible workloads).  ``path`` is set only when the
+    problem belongs to another file than the document being checked.
+    """
+
+    rule: str
+    line: int
+    column: int
+    message: str
+    end_line: int | None = None
+    end_column: int | None = None
+    severity: str | None = None
+    key: str = ""
+    path: str | None = None
+
+    @classmethod
+    def at(cls, rule: str, where: Located | Node, message: str, **kwargs: Any) -> Problem:
+        """A problem at a located value or node."""
+        return cls(rule, where.line, where.column, message, end_line=where.end_line,
+                   end_column=where.end_column, **kwargs)
+
+
+@dataclass(frozen=True)
+class Finding:
+    rule: str
+    name: str
+    severity: str
+    path: str
+    line: int
+    column: int
+    message: str
+    fingerprint: str
+    end_line: int | None = None
+    end_column: int | None = None
+
+    def sort_key(self) -> tuple[str, int, int, str]:
+        return (self.path, self.line, self.column, self.rule)
+
+
+@dataclass(frozen=True)
+class Rule:
+    """One catalog entry (``rules/*.yaml``)."""
+
+    id: str
+    name: str
+    severity: str
+    summary: str
+    rationale: str
+    remediation: str
+    fires_when: str = ""
+    does_not_fire_when: str = ""
+    examples: Mapping[str, Any] = field(default_factory=dict)
+    concern: str = ""
+    implemented: bool = True
+
+
+@dataclass
+class Report:
+    findings: list[Finding]
+    files_checked: int
+    suppressed: int = 0
+    baselined: int = 0
+    rules: Sequence[Rule] = ()  # the catalog entries of every selected rule (SARIF lists them)
+    sources: Mapping[str, Sequence[str]] = field(default_factory=dict)  # path -> lines, for snippets
+    tool_version: str = ""

@@ -1,0 +1,70 @@
+"""Access to the shipped JSON Schemas (``schemas/``) and validation with ``jsonschema``."""
+
+from __future__ import annotations
+
+import json
+from functools import lru_cache
+from pathlib import Path
+from typing import Any
+from typing import Iterator
+
+from spikelint.resources import data_folder
+
+
+class SchemaError(Exception):
+    """A schema file is missing or is not valid JSON Schema."""
+
+
+def schema_path(name: str) -> Path:
+    return data_folder("schemas") / name
+
+
+def shipped_schema_names() -> list[str]:
+    return sorted(path.name for path in data_folder("schemas").glob("*.json"))
+
+
+@lru_cache(maxsize=None)
+def load_schema(path: str) -> dict[str, Any]:
+    """A schema by shipped name or by file path."""
+    candidate = Path(path)
+    if not candidate.is_file():
+        candidate = schema_path(path)
+    try:
+        schema = json.loads(candidate.read_text(encoding="utf-8"))
+    except (OSError, ValueError) as error:
+        raise SchemaError(f"cannot load schema {path}: {error}") from None
+    if not isinstance(schema, dict):
+        raise SchemaError(f"schema {path} is not a JSON object")
+    return schema
+
+
+def validator_for(schema: dict[str, Any]) -> Any:
+    import jsonschema
+
+    cls = jsonschema.validators.validator_for(schema, default=jsonschema.Draft202012Validator)
+    cls.check_schema(schema)
+    return cls(schema, format_checker=cls.FORMAT_CHECKER)
+
+
+def iter_errors(schema_name: str, data: Any) -> Iterator[Any]:
+    """``jsonschema`` errors, in document order."""
+    validator = validator_for(load_schema(schema_name))
+    yield from sorted(validator.iter_errors(data), key=lambda error: [str(p) for p in error.absolute_path])
+
+
+def describe(error: Any) -> str:
+    """A message that names the parameter to fix."""
+    where = ".".join(str(part) for part in error.absolute_path)
+    if error.validator == "additionalProperties":
+        extra = sorted(set(error.instance) - set(error.schema.get("properties", {})))
+        names = ", ".join(repr(name) for name in extra)
+        prefix = f"{where}: " if where else ""
+        return f"{prefix}unknown key {names}"
+    if error.validator == "required":
+        return f"{where + ': ' if where else ''}{error.message}"
+    label = where or "configuration"
+    return f"{label}: {error.message}"
+
+
+def validation_errors(schema_name: str, data: Any) -> list[str]:
+    return [describe(error) for error in iter_errors(schema_name, data)]
