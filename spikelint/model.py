@@ -155,6 +155,7 @@ class Suppression:
     until: str | None = None  # YYYY-MM-DD
     column: int = 1
     used: bool = False
+    report_unused: bool = True  # False for detect-secrets pragmas, which other tools own
 
 
 @dataclass

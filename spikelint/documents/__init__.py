@@ -1,0 +1,184 @@
+"""Read a discovered file into a :class:`Document`: decode, parse by kind, find suppressions.
+
+Nothing here raises for bad input: a file that cannot be decoded or parsed becomes a
+document carrying one SPK001 (or SPK003) problem, and the run goes on.
+"""
+
+from __future__ import annotations
+
+import ast
+import codecs
+import re
+from pathlib import PurePosixPath
+from typing import Callable
+
+from spikelint.model import Document
+from spikelint.model import FileKind
+from spikelint.model import Problem
+from spikelint.model import SourceFile
+from spikelint.suppressions import parse_suppressions
+
+COMMENTED_KINDS = (FileKind.YAML, FileKind.SHELL, FileKind.DOCKERFILE, FileKind.TOML, FileKind.PYTHON, FileKind.TEXT)
+TEXT_KINDS_THAT_MUST_DECODE = (FileKind.YAML, FileKind.JSON, FileKind.TOML, FileKind.NOTEBOOK, FileKind.DOCKERFILE,
+                               FileKind.SHELL, FileKind.PYTHON)
+MAX_PYTHON_NESTING = 200
+
+
+class ParseFailure(Exception):
+    """Raised by a parser with the 1-based position of the problem."""
+
+    def __init__(self, message: str, line: int = 1, column: int = 1) -> None:
+        super().__init__(message)
+        self.line = line
+        self.column = column
+
+
+def decode(data: bytes) -> tuple[str | None, Problem | None]:
+    """UTF-8 text (BOM stripped), or the problem that prevents reading it."""
+    if data.startswith((codecs.BOM_UTF16_LE, codecs.BOM_UTF16_BE, codecs.BOM_UTF32_LE, codecs.BOM_UTF32_BE)):
+        return None, Problem("SPK001", 1, 1, "file is UTF-16/UTF-32 encoded (byte-order mark); save it as UTF-8")
+    try:
+        text = data.decode("utf-8")
+    except UnicodeDecodeError as error:
+        before = data[: error.start]
+        line = before.count(b"\n") + 1
+        column = error.start - (before.rfind(b"\n") + 1) + 1
+        return None, Problem("SPK001", line, column,
+                             f"file is not valid UTF-8 (byte 0x{data[error.start]:02x} at offset {error.start}); save it as UTF-8")
+    if text.startswith("\ufeff"):
+        text = text[1:]
+    return text, None
+
+
+def _position_problem(error: Exception, text: str, prefix: str = "") -> Problem:
+    line = getattr(error, "line", 1) or 1
+    column = getattr(error, "column", 1) or 1
+    last = max(text.count("\n") + (0 if text.endswith("\n") else 1), 1)
+    if line > last:
+        line, column = last, 1
+    return Problem("SPK001", line, column, f"{prefix}{error}")
+
+
+def _parse_yaml(document: Document) -> None:
+    from spikelint.documents.yamldoc import parse_yaml
+
+    document.trees = parse_yaml(document.text)
+
+
+def _parse_json(document: Document) -> None:
+    from spikelint.documents.jsondoc import parse_json
+
+    document.trees = [parse_json(document.text)] if document.text.strip() else []
+
+
+def _parse_toml(document: Document) -> None:
+    from spikelint.documents.tomldoc import parse_toml
+
+    document.trees = [parse_toml(document.text)]
+
+
+def _parse_notebook(document: Document) -> None:
+    from spikelint.documents.jsondoc import parse_json
+    from spikelint.documents.notebook import read_notebook
+
+    root = parse_json(document.text)
+    document.trees = [root]
+    document.parsed = read_notebook(root)
+
+
+def _parse_python(document: Document) -> None:
+    depth = max((len(match.group()) for match in re.finditer(r"[(\[{]+", document.text)), default=0)
+    if depth > MAX_PYTHON_NESTING:
+        raise ParseFailure(f"brackets nested {depth} deep exceed the parser's safety limit", 1, 1)
+    try:
+        document.parsed = ast.parse(document.text, filename=document.path)
+    except SyntaxError as error:
+        raise ParseFailure(f"invalid Python: {error.msg}", error.lineno or 1, error.offset or 1) from None
+    except (RecursionError, MemoryError, ValueError) as error:
+        raise ParseFailure(f"Python source exceeds the parser's limits: {type(error).__name__}", 1, 1) from None
+
+
+def _parse_dockerfile(document: Document) -> None:
+    from spikelint.documents.dockerfile import parse_dockerfile
+
+    document.parsed = parse_dockerfile(document.text)
+
+
+def _parse_shell(document: Document) -> None:
+    from spikelint.documents.shell import parse_shell
+
+    document.parsed = parse_shell(document.text)
+
+
+def _parse_text(document: Document) -> None:
+    return None
+
+
+PARSERS: dict[str, Callable[[Document], None]] = {
+    FileKind.YAML: _parse_yaml,
+    FileKind.JSON: _parse_json,
+    FileKind.TOML: _parse_toml,
+    FileKind.NOTEBOOK: _parse_notebook,
+    FileKind.PYTHON: _parse_python,
+    FileKind.DOCKERFILE: _parse_dockerfile,
+    FileKind.SHELL: _parse_shell,
+    FileKind.TEXT: _parse_text,
+}
+
+
+def is_helm_template(path: str, text: str) -> bool:
+    return "templates" in PurePosixPath(path).parts[:-1] and "{{" in text
+
+
+def parse_text(source: SourceFile, text: str) -> Document:
+    """Parse already-decoded text (``--stdin-filename`` and tests use this directly)."""
+    document = Document(source, text)
+    if source.kind in (FileKind.YAML, FileKind.TEXT) and is_helm_template(source.path, text):
+        document.problems.append(Problem("SPK003", 1, 1, "unrendered Helm template skipped: render it "
+                                         "(helm template) and lint the output to check it"))
+        return document
+    if source.kind in COMMENTED_KINDS:
+        document.suppressions = parse_suppressions(text.splitlines())
+    try:
+        PARSERS.get(source.kind, _parse_text)(document)
+    except RecursionError:
+        document.problems.append(Problem("SPK001", 1, 1, "nesting exceeds the parser's safety limit"))
+    except MemoryError:
+        document.problems.append(Problem("SPK001", 1, 1, "file exceeds the parser's memory limit"))
+    except ValueError as error:  # every parser's error type is a ValueError with line/column
+        if source.kind == FileKind.YAML and "{{" in text:
+            document.problems.append(Problem("SPK003", 1, 1, "unrendered template (contains '{{'): render it and "
+                                             "lint the output to check it"))
+        else:
+            document.problems.append(_position_problem(error, text))
+    except ParseFailure as error:
+        document.problems.append(_position_problem(error, text))
+    if source.kind == FileKind.NOTEBOOK and document.parsed is not None:
+        from spikelint.documents.notebook import Notebook
+
+        notebook: Notebook = document.parsed
+        for cell in notebook.cells:
+            lines = [line.value for line in cell.source]
+            numbers = [line.line for line in cell.source]
+            document.suppressions.extend(parse_suppressions(lines, numbers))
+    return document
+
+
+def read_document(source: SourceFile) -> Document:
+    """Read, decode and parse one file; problems are recorded on the document."""
+    try:
+        with open(source.abspath, "rb") as handle:
+            data = handle.read()
+    except OSError as error:
+        return Document(source, "", problems=[Problem("SPK001", 1, 1, f"cannot read file: {error.strerror or error}")])
+    if b"\0" in data[:8192] and not data.startswith((codecs.BOM_UTF16_LE, codecs.BOM_UTF16_BE)):
+        if source.kind in TEXT_KINDS_THAT_MUST_DECODE:
+            return Document(source, "", problems=[Problem("SPK003", 1, 1, f"binary content (NUL bytes) in a "
+                                                           f"{source.kind} file; skipped")])
+        return Document(source, "")  # binary file of no recognised kind: nothing to read
+    text, problem = decode(data)
+    if text is None:
+        if source.kind in TEXT_KINDS_THAT_MUST_DECODE:
+            return Document(source, "", problems=[problem] if problem else [])
+        return Document(source, data.decode("utf-8", "replace"))
+    return parse_text(source, text)

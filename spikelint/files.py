@@ -1,0 +1,223 @@
+"""Discovery: which files to read, and what kind each one is.
+
+Inside a Git work tree folders expand to ``git ls-files`` plus untracked files that are not
+ignored, so ``.gitignore`` is honoured; outside Git the tree is walked (dotfiles included,
+``.git`` excluded).  Symbolic links never lead out of the scanned tree, and anything that
+is not a regular file (FIFO, socket, device) is skipped without being opened.
+"""
+
+from __future__ import annotations
+
+import fnmatch
+import os
+import re
+import stat
+import subprocess
+from dataclasses import dataclass
+from dataclasses import field
+from pathlib import Path
+from pathlib import PurePosixPath
+
+from spikelint.model import FileKind
+from spikelint.model import SourceFile
+
+DOCKERFILE_NAMES = ("dockerfile", "containerfile")
+SHELL_SUFFIXES = (".sh", ".bash")
+YAML_SUFFIXES = (".yaml", ".yml")
+BINARY_SUFFIXES = frozenset((
+    ".png", ".jpg", ".jpeg", ".gif", ".bmp", ".ico", ".webp", ".pdf", ".zip", ".gz", ".tgz",
+    ".bz2", ".xz", ".zst", ".7z", ".whl", ".so", ".dylib", ".dll", ".exe", ".bin", ".pt",
+    ".pth", ".ckpt", ".safetensors", ".onnx", ".npy", ".npz", ".pkl", ".pickle", ".h5",
+    ".parquet", ".arrow", ".woff", ".woff2", ".ttf", ".otf", ".mp3", ".mp4", ".wav", ".pyc",
+    ".jar", ".class", ".o", ".a",
+))
+
+
+@dataclass
+class Discovery:
+    """The files to check, and what was skipped on the way (path, reason)."""
+
+    files: list[SourceFile] = field(default_factory=list)
+    skipped: list[tuple[str, str]] = field(default_factory=list)
+    missing: list[str] = field(default_factory=list)
+
+
+def detect_kind(path: str, first_line: str = "") -> str:
+    """The file kind from its name (and shebang for extension-less scripts)."""
+    name = PurePosixPath(path).name
+    lower = name.lower()
+    suffix = PurePosixPath(lower).suffix
+    if lower in DOCKERFILE_NAMES or lower.endswith(".dockerfile") or lower.startswith(("dockerfile.", "containerfile.")):
+        return FileKind.DOCKERFILE
+    if suffix in YAML_SUFFIXES:
+        return FileKind.YAML
+    if suffix == ".json":
+        return FileKind.JSON
+    if suffix == ".ipynb":
+        return FileKind.NOTEBOOK
+    if suffix == ".toml":
+        return FileKind.TOML
+    if suffix in (".py", ".pyi"):
+        return FileKind.PYTHON
+    if suffix in SHELL_SUFFIXES:
+        return FileKind.SHELL
+    if suffix == ".tar" or lower.endswith((".tar.gz", ".oci.tar")):
+        return FileKind.IMAGE
+    if first_line.startswith("#!"):
+        interpreter = first_line[2:].strip().split()
+        words = [PurePosixPath(word).name for word in interpreter[:2]]
+        if any(word in ("sh", "bash", "dash", "zsh", "ksh") for word in words):
+            return FileKind.SHELL
+        if any(word.startswith("python") for word in words):
+            return FileKind.PYTHON
+    return FileKind.TEXT
+
+
+def _first_line(path: Path) -> str:
+    try:
+        with path.open("rb") as handle:
+            return handle.read(128).split(b"\n", 1)[0].decode("utf-8", "replace")
+    except OSError:
+        return ""
+
+
+def git_root(folder: Path) -> Path | None:
+    try:
+        result = subprocess.run(["git", "rev-parse", "--show-toplevel"], cwd=folder, capture_output=True,
+                                text=True, timeout=30, check=False)
+    except (OSError, subprocess.SubprocessError):
+        return None
+    if result.returncode != 0 or not result.stdout.strip():
+        return None
+    return Path(result.stdout.strip())
+
+
+def git_files(folder: Path) -> list[Path] | None:
+    """Tracked plus untracked-not-ignored files under ``folder``; ``None`` outside Git."""
+    try:
+        result = subprocess.run(
+            ["git", "-c", "core.quotepath=off", "ls-files", "-z", "--cached", "--others", "--exclude-standard", "--", "."],
+            cwd=folder, capture_output=True, timeout=120, check=False)
+    except (OSError, subprocess.SubprocessError):
+        return None
+    if result.returncode != 0:
+        return None
+    names = sorted({name for name in result.stdout.decode("utf-8", "surrogateescape").split("\0") if name})
+    return [folder / name for name in names]
+
+
+def walk_files(folder: Path) -> list[Path]:
+    """Every entry under ``folder`` without entering ``.git`` or following directory links."""
+    found: list[Path] = []
+    for current, folders, names in os.walk(folder, followlinks=False):
+        folders[:] = sorted(name for name in folders if name != ".git")
+        found.extend(Path(current) / name for name in sorted(names))
+    return found
+
+
+def display_path(path: Path, cwd: Path) -> str:
+    """Relative to the current folder when possible, always '/'-separated."""
+    try:
+        return path.relative_to(cwd).as_posix()
+    except ValueError:
+        relative = os.path.relpath(path, cwd)
+        return PurePosixPath(Path(relative).as_posix()).as_posix()
+
+
+def is_excluded(path: str, patterns: tuple[str, ...]) -> bool:
+    return any(matches_glob(path, pattern) for pattern in patterns)
+
+
+def matches_glob(path: str, pattern: str) -> bool:
+    """gitignore-flavoured glob: ``**`` spans folders, a pattern without '/' matches any basename."""
+    pattern = pattern.rstrip("/")
+    if "/" not in pattern:
+        return fnmatch.fnmatchcase(PurePosixPath(path).name, pattern) or any(
+            fnmatch.fnmatchcase(part, pattern) for part in PurePosixPath(path).parts[:-1])
+    return _glob_regex(pattern.lstrip("/"), path)
+
+
+def _glob_regex(pattern: str, path: str) -> bool:
+    parts = []
+    index = 0
+    while index < len(pattern):
+        char = pattern[index]
+        if pattern.startswith("**/", index):
+            parts.append("(?:.*/)?")
+            index += 3
+            continue
+        if pattern.startswith("**", index):
+            parts.append(".*")
+            index += 2
+            continue
+        if char == "*":
+            parts.append("[^/]*")
+        elif char == "?":
+            parts.append("[^/]")
+        else:
+            parts.append(re.escape(char))
+        index += 1
+    regex = "".join(parts)
+    return re.fullmatch(regex, path) is not None or re.fullmatch(regex + "/.*", path) is not None
+
+
+def discover(paths: list[str], *, cwd: Path, exclude: tuple[str, ...] = (), max_file_size: int) -> Discovery:
+    """Expand ``paths`` into SourceFiles; record what was skipped and why."""
+    result = Discovery()
+    seen: set[str] = set()
+    for raw in paths:
+        given = Path(raw)
+        absolute = given if given.is_absolute() else cwd / given
+        if not os.path.lexists(absolute):
+            result.missing.append(raw)
+            continue
+        if absolute.is_dir() and not absolute.is_symlink():
+            root = absolute.resolve()
+            listed = git_files(absolute) if git_root(absolute) is not None else None
+            candidates = listed if listed is not None else walk_files(absolute)
+            for candidate in candidates:
+                _consider(candidate, root, cwd, exclude, max_file_size, result, seen)
+        else:
+            root = absolute.parent.resolve()
+            _consider(absolute, root, cwd, exclude, max_file_size, result, seen)
+    return result
+
+
+def _consider(path: Path, root: Path, cwd: Path, exclude: tuple[str, ...], max_file_size: int,
+              result: Discovery, seen: set[str]) -> None:
+    shown = display_path(path, cwd)
+    if shown in seen:
+        return
+    seen.add(shown)
+    if exclude and is_excluded(shown, exclude):
+        return
+    try:
+        info = os.lstat(path)
+    except OSError:
+        return  # listed by git but deleted from the work tree
+    if stat.S_ISLNK(info.st_mode):
+        try:
+            target = path.resolve(strict=True)
+        except (OSError, RuntimeError):
+            result.skipped.append((shown, "broken or looping symbolic link"))
+            return
+        if not target.is_relative_to(root):
+            result.skipped.append((shown, "symbolic link points outside the scanned tree"))
+            return
+        try:
+            info = os.stat(target)
+        except OSError:
+            return
+        if stat.S_ISDIR(info.st_mode):
+            return  # directory links are not followed
+    if not stat.S_ISREG(info.st_mode):
+        result.skipped.append((shown, "not a regular file"))
+        return
+    suffix = path.suffix.lower()
+    kind = detect_kind(path.name, _first_line(path) if not suffix else "")
+    if suffix in BINARY_SUFFIXES and kind != FileKind.IMAGE:
+        return  # binary artefacts: nothing of ours to read
+    if info.st_size > max_file_size and kind != FileKind.IMAGE:
+        result.skipped.append((shown, f"file is {info.st_size} bytes, above the {max_file_size}-byte limit"))
+        return
+    result.files.append(SourceFile(shown, str(path), kind))

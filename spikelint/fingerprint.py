@@ -1,0 +1,42 @@
+"""Stable finding fingerprints: what baselines, GitLab and SARIF use to recognise a finding.
+
+A fingerprint is a hash of the rule id, the path, the normalised offending content and an
+occurrence index — never the line number — so it survives unrelated edits that move lines,
+and two identical findings in one file still get different fingerprints.  Secret checks pass
+a hash of the secret as the content, so no secret reaches a baseline.
+"""
+
+from __future__ import annotations
+
+import hashlib
+from typing import Iterable
+
+FINGERPRINT_LENGTH = 32
+
+
+def normalise_key(key: str) -> str:
+    """Whitespace-collapsed content, so re-indenting or re-wrapping does not churn baselines."""
+    return " ".join(key.split())
+
+
+def fingerprint(rule: str, path: str, key: str, occurrence: int = 0) -> str:
+    """The first 32 hex digits of SHA-256 over rule, path, normalised key and occurrence."""
+    material = "\0".join((rule, path, normalise_key(key), str(occurrence)))
+    return hashlib.sha256(material.encode("utf-8", "surrogatepass")).hexdigest()[:FINGERPRINT_LENGTH]
+
+
+def assign_fingerprints(items: Iterable[tuple[str, str, str]]) -> list[str]:
+    """Fingerprints for ``(rule, path, key)`` triples given in document order.
+
+    The n-th repetition of an identical triple (after key normalisation) gets occurrence
+    index n, so repeated findings stay unique within a file while the first one keeps the
+    fingerprint it would have on its own.
+    """
+    seen: dict[tuple[str, str, str], int] = {}
+    result: list[str] = []
+    for rule, path, key in items:
+        identity = (rule, path, normalise_key(key))
+        occurrence = seen.get(identity, 0)
+        seen[identity] = occurrence + 1
+        result.append(fingerprint(rule, path, key, occurrence))
+    return result

@@ -1,0 +1,130 @@
+"""Reporters: one render function per output format, looked up in :data:`RENDERERS`.
+
+A reporter turns a finished :class:`~spikelint.model.Report` into the text of one output
+format and decides nothing about what is a finding.  Renderers are pure (no I/O, no global
+state) and import only the standard library, because they run on the pre-commit path.
+"""
+
+from __future__ import annotations
+
+import posixpath
+import re
+from dataclasses import dataclass
+from typing import Callable
+from typing import Iterable
+
+from spikelint.model import Finding
+from spikelint.model import Report
+
+SECRET_FAMILY = "SPK2"
+
+
+@dataclass(frozen=True)
+class RenderOptions:
+    """How to render; the command line decides, renderers only obey.
+
+    ``color``: ANSI colour in the ``text`` format (the caller sets it when standard output is
+    a terminal and ``NO_COLOR`` is unset).  ``show_source``: print the offending source line
+    under each text finding.  ``path_prefix``: the current folder relative to the repository
+    root (what ``git rev-parse --show-prefix`` prints, e.g. ``"deploy/"``), prepended to
+    paths in formats that locate files from the repository root (SARIF, GitLab, GitHub,
+    the JUnit ``file`` attribute).
+    """
+
+    color: bool = False
+    show_source: bool = True
+    path_prefix: str = ""
+
+
+def ordered(findings: Iterable[Finding]) -> list[Finding]:
+    """Findings by path, line, column and rule: every format lists them in one stable order."""
+    return sorted(findings, key=Finding.sort_key)
+
+
+def is_secret_rule(rule: str) -> bool:
+    """Secret rules' source lines hold the secret, so no renderer may echo them."""
+    return rule.startswith(SECRET_FAMILY)
+
+
+def rule_family(rule: str) -> str:
+    """``SPK101`` -> ``SPK1``: the concern the rule belongs to."""
+    match = re.match(r"([A-Za-z]+\d)", rule)
+    return match.group(1) if match else rule
+
+
+_DRIVE = re.compile(r"^[A-Za-z]:")
+
+
+def repo_path(path: str, prefix: str = "") -> str:
+    """A ``/``-separated path relative to the repository root, never absolute.
+
+    CI services resolve locations against the checkout; an absolute or ``./`` path makes
+    them drop or duplicate the annotation, so leading ``/``, ``./`` and drive letters go.
+    """
+    path = _DRIVE.sub("", path.replace("\\", "/"))
+    head = prefix.replace("\\", "/").strip("/")
+    joined = path if path.startswith("/") or not head else f"{head}/{path}"
+    normal = posixpath.normpath(joined).lstrip("/")
+    return "" if normal == "." else normal
+
+
+def severity_counts(findings: Iterable[Finding]) -> dict[str, int]:
+    counts = {"error": 0, "warning": 0, "info": 0}
+    for finding in findings:
+        counts[finding.severity] = counts.get(finding.severity, 0) + 1
+    return counts
+
+
+def summary_line(report: Report) -> str:
+    """``N errors, N warnings, N info in N files (N files checked)``, plus suppressed/baselined.
+
+    The first part is a fixed contract (scripts parse it); suppressed and baselined counts
+    are appended inside the parentheses only when non-zero, so nothing is silently dropped.
+    """
+    counts = severity_counts(report.findings)
+    files = len({finding.path for finding in report.findings})
+    details = [f"{report.files_checked} files checked"]
+    if report.suppressed:
+        details.append(f"{report.suppressed} suppressed")
+    if report.baselined:
+        details.append(f"{report.baselined} baselined")
+    return (f"{counts['error']} errors, {counts['warning']} warnings, {counts['info']} info "
+            f"in {files} files ({', '.join(details)})")
+
+
+def tool_version(report: Report) -> str:
+    """The version the report names; the package's own when the engine left it empty."""
+    if report.tool_version:
+        return report.tool_version
+    from spikelint import __version__
+
+    return __version__
+
+
+# The renderer modules import the helpers above, so they are imported after them.
+from spikelint.report.github import render_github  # noqa: E402
+from spikelint.report.gitlab import render_gitlab  # noqa: E402
+from spikelint.report.json_report import render_json  # noqa: E402
+from spikelint.report.junit import render_junit  # noqa: E402
+from spikelint.report.sarif import render_sarif  # noqa: E402
+from spikelint.report.text import render_text  # noqa: E402
+
+Renderer = Callable[[Report, RenderOptions], str]
+
+RENDERERS: dict[str, Renderer] = {
+    "text": render_text,
+    "json": render_json,
+    "sarif": render_sarif,
+    "junit": render_junit,
+    "gitlab": render_gitlab,
+    "github": render_github,
+}
+
+__all__ = [
+    "RENDERERS",
+    "RenderOptions",
+    "Renderer",
+    "ordered",
+    "repo_path",
+    "summary_line",
+]

@@ -1,0 +1,135 @@
+"""The human format: ``path:line:col: SPK101 [error] message`` plus the offending source line.
+
+The first line of each finding is the grep- and editor-friendly form (editors jump to
+``path:line:col``); the snippet underneath shows what to change.  Secret rules never show
+their source line, since it holds the secret.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+from typing import Sequence
+
+from spikelint.report import is_secret_rule
+from spikelint.report import ordered
+
+if TYPE_CHECKING:
+    from spikelint.model import Finding
+    from spikelint.model import Report
+    from spikelint.report import RenderOptions
+
+MAX_WIDTH = 120  # display cells of source shown; longer lines are cut around the column
+LEFT_CONTEXT = 40  # cells kept before the column when a long line is cut
+TAB_WIDTH = 4
+ELLIPSIS = "…"
+
+RESET = "\x1b[0m"
+BOLD = "\x1b[1m"
+DIM = "\x1b[2m"
+BLUE = "\x1b[34m"
+SEVERITY_COLOR = {"error": "\x1b[31m", "warning": "\x1b[33m", "info": "\x1b[36m"}
+
+
+def render_text(report: Report, options: RenderOptions) -> str:
+    """One header line per finding, sorted; the summary line is the caller's (stderr)."""
+    lines: list[str] = []
+    for finding in ordered(report.findings):
+        lines.append(_header(finding, options.color))
+        if options.show_source and not is_secret_rule(finding.rule):
+            lines.extend(_snippet(finding, report.sources.get(finding.path), options.color))
+    return "".join(line + "\n" for line in lines)
+
+
+def _paint(text: str, code: str, color: bool) -> str:
+    return f"{code}{text}{RESET}" if color and text else text
+
+
+def _header(finding: Finding, color: bool) -> str:
+    where = f"{_printable(finding.path)}:{finding.line}:{finding.column}:"
+    severity_color = SEVERITY_COLOR.get(finding.severity, BOLD)
+    return " ".join((
+        _paint(where, BOLD, color),
+        _paint(finding.rule, BOLD + severity_color, color),
+        _paint(f"[{finding.severity}]", severity_color, color),
+        _printable(finding.message),
+    ))
+
+
+def _printable(text: str) -> str:
+    """Control characters escaped, so a crafted file cannot drive the terminal."""
+    if text.isprintable():
+        return text
+    return "".join(char if char.isprintable() or char == " " else ascii(char)[1:-1] for char in text)
+
+
+def _cell_width(char: str) -> int:
+    """Display cells: 2 for East Asian wide characters, 0 for combining marks."""
+    if char.isascii():
+        return 1
+    import unicodedata
+
+    if unicodedata.combining(char):
+        return 0
+    return 2 if unicodedata.east_asian_width(char) in ("W", "F") else 1
+
+
+def _cells(line: str) -> list[tuple[str, int]]:
+    """Each source character as (display text, width); tabs expanded, controls replaced."""
+    cells: list[tuple[str, int]] = []
+    position = 0
+    for char in line:
+        if char == "\t":
+            text = " " * (TAB_WIDTH - position % TAB_WIDTH)
+            cells.append((text, len(text)))
+        elif not char.isprintable() and char != " ":
+            cells.append(("?", 1))
+        else:
+            cells.append((char, _cell_width(char)))
+        position += cells[-1][1]
+    return cells
+
+
+def _snippet(finding: Finding, source: Sequence[str] | None, color: bool) -> list[str]:
+    """The source line with a caret under column..end_column (to the line's end if it spans)."""
+    if source is None or not 1 <= finding.line <= len(source):
+        return []
+    cells = _cells(source[finding.line - 1].rstrip("\r\n"))
+    start = min(max(finding.column, 1), len(cells) + 1) - 1  # 0-based character index
+    if finding.end_line == finding.line and finding.end_column is not None and finding.end_column > finding.column:
+        stop = min(finding.end_column - 1, len(cells))
+    elif finding.end_line is not None and finding.end_line > finding.line:
+        stop = len(cells)
+    else:
+        stop = start + 1
+    stop = max(stop, start + 1)
+
+    offsets = [0]
+    for _, width in cells:
+        offsets.append(offsets[-1] + width)
+    total = offsets[-1]
+    caret_from = offsets[start]
+    caret_to = offsets[min(stop, len(cells))] if stop <= len(cells) else total + (stop - len(cells))
+    caret_to = max(caret_to, caret_from + 1)
+
+    window_from = 0
+    window_to = total
+    if total > MAX_WIDTH:
+        window_from = max(0, min(caret_from - LEFT_CONTEXT, total - MAX_WIDTH))
+        window_to = window_from + MAX_WIDTH
+    text = ""
+    for (char, width), offset in zip(cells, offsets):
+        if offset >= window_from and offset + width <= window_to:
+            text += char
+    lead = ELLIPSIS if window_from > 0 else ""
+    tail = ELLIPSIS if window_to < total else ""
+    caret_from = max(caret_from, window_from) - window_from
+    caret_to = min(caret_to, window_to + 1) - window_from
+    caret = " " * (len(lead) + caret_from) + "^" * max(1, caret_to - caret_from)
+
+    number = str(finding.line)
+    gutter = " " * len(number)
+    severity_color = SEVERITY_COLOR.get(finding.severity, BOLD)
+    return [
+        f"{_paint(f'  {number} |', BLUE, color)} {lead}{text}{tail}".rstrip(),
+        f"{_paint(f'  {gutter} |', BLUE, color)} {_paint(caret, severity_color, color)}",
+    ]

@@ -1,0 +1,71 @@
+"""Inline suppression comments: ``# spikelint: disable=SPK101 reason="…" until=2026-12-31``.
+
+Also detect-secrets' ``pragma: allowlist secret`` / ``pragma: allowlist nextline secret``,
+so repositories that already use them keep working.
+"""
+
+from __future__ import annotations
+
+import re
+
+from spikelint.model import Suppression
+
+DIRECTIVE = re.compile(
+    r"#\s*spikelint:\s*(?P<scope>disable-file|disable)\s*=\s*(?P<rules>SPK\d{0,3}(?:\s*,\s*SPK\d{0,3})*)"
+    r"(?P<rest>[^#\n]*)")
+REASON = re.compile(r"""reason\s*=\s*(?:"([^"]*)"|'([^']*)'|(\S+))""")
+UNTIL = re.compile(r"until\s*=\s*[\"']?(\d{4}-\d{2}-\d{2})")
+PRAGMA = re.compile(r"pragma:\s*allowlist\s+(nextline\s+)?secret")
+
+
+def _is_comment_only(line: str) -> bool:
+    stripped = line.lstrip()
+    return stripped.startswith("#") or stripped.startswith('"#') or stripped.startswith("'#")
+
+
+def _next_code_line(lines: list[str], index: int) -> int:
+    """1-based number of the first non-blank, non-comment line after ``index`` (0-based)."""
+    for following in range(index + 1, len(lines)):
+        if lines[following].strip() and not _is_comment_only(lines[following]):
+            return following + 1
+    return index + 2
+
+
+def parse_suppressions(lines: list[str], line_numbers: list[int] | None = None) -> list[Suppression]:
+    """Directives in ``lines``; ``line_numbers`` maps each line to its file line (notebooks)."""
+    found: list[Suppression] = []
+    for index, line in enumerate(lines):
+        if "spikelint" not in line and "pragma" not in line:
+            continue
+        number = line_numbers[index] if line_numbers else index + 1
+        for match in DIRECTIVE.finditer(line):
+            rules = tuple(rule.strip() for rule in match.group("rules").split(","))
+            rest = match.group("rest")
+            reason_match = REASON.search(rest)
+            reason = next((group for group in reason_match.groups() if group is not None), None) if reason_match else None
+            until_match = UNTIL.search(rest)
+            if match.group("scope") == "disable-file":
+                applies: tuple[int, ...] = ()
+            elif _is_comment_only(line):
+                target = _next_code_line(lines, index)
+                if line_numbers:
+                    target = line_numbers[target - 1] if target - 1 < len(line_numbers) else number + 1
+                applies = (number, target)
+            else:
+                applies = (number,)
+            found.append(Suppression(rules, number, applies, reason, until_match.group(1) if until_match else None,
+                                     column=match.start() + 1))
+        pragma = PRAGMA.search(line)
+        if pragma:
+            applies = (number + 1,) if pragma.group(1) else (number,)
+            if pragma.group(1) and line_numbers and index + 1 < len(line_numbers):
+                applies = (line_numbers[index + 1],)
+            found.append(Suppression(("SPK2",), number, applies, "pragma: allowlist secret", None,
+                                     column=pragma.start() + 1, report_unused=False))
+    return found
+
+
+def covers(suppression: Suppression, rule: str, line: int) -> bool:
+    if not any(rule.startswith(prefix) for prefix in suppression.rules):
+        return False
+    return not suppression.applies_to or line in suppression.applies_to
