@@ -1,0 +1,19 @@
+"""The explicit table of check modules; each module's ``@check`` functions are its checks."""
+
+from __future__ import annotations
+
+import importlib
+
+from spikelint.checks.registry import CheckSpec
+from spikelint.checks.registry import specs_in
+
+CHECK_MODULES: tuple[str, ...] = (
+    "spikelint.checks.images",
+)
+
+
+def all_checks() -> list[CheckSpec]:
+    specs: list[CheckSpec] = []
+    for name in CHECK_MODULES:
+        specs.extend(specs_in(importlib.import_module(name)))
+    return specs

@@ -1,0 +1,54 @@
+"""The set of files being checked, so a check can look up a config a workload references."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from dataclasses import field
+from pathlib import PurePosixPath
+
+from spikelint.model import Document
+from spikelint.model import SourceFile
+
+
+@dataclass
+class Project:
+    """Every discovered file; other files are parsed on demand when a check asks for them."""
+
+    sources: list[SourceFile] = field(default_factory=list)
+    parsed: dict[str, Document] = field(default_factory=dict)  # path -> document already read
+
+    def document(self, source: SourceFile) -> Document:
+        if source.path not in self.parsed:
+            from spikelint.documents import read_document
+
+            self.parsed[source.path] = read_document(source)
+        return self.parsed[source.path]
+
+    def find_config(self, reference: str, near: Document | None = None) -> Document | None:
+        """The scanned file a workload's ``--config`` path points at.
+
+        Container paths differ from repository paths (``/workspace/configs/a.yaml`` is
+        ``configs/a.yaml`` here), so the longest matching path tail wins; ties go to the file
+        closest to the referring document.
+        """
+        wanted = [part for part in PurePosixPath(reference.strip().strip("'\"")).parts if part not in ("/", ".")]
+        if not wanted:
+            return None
+        best: tuple[int, int, SourceFile] | None = None
+        near_parts = PurePosixPath(near.path).parts[:-1] if near is not None else ()
+        for source in self.sources:
+            parts = PurePosixPath(source.path).parts
+            matched = 0
+            while matched < min(len(parts), len(wanted)) and parts[-1 - matched] == wanted[-1 - matched]:
+                matched += 1
+            if matched == 0:
+                continue
+            shared = 0
+            while shared < min(len(near_parts), len(parts) - 1) and near_parts[shared] == parts[shared]:
+                shared += 1
+            candidate = (matched, shared, source)
+            if best is None or candidate[:2] > best[:2]:
+                best = candidate
+        if best is None or (near is not None and best[2].path == near.path):
+            return None
+        return self.document(best[2])
