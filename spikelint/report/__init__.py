@@ -17,6 +17,16 @@ from spikelint.model import Finding
 from spikelint.model import Report
 
 SECRET_FAMILY = "SPK2"
+FAMILY_CONCERNS = {
+    "SPK0": "meta",
+    "SPK1": "images",
+    "SPK2": "secrets",
+    "SPK3": "storage",
+    "SPK4": "checkpoint",
+    "SPK5": "logs",
+    "SPK6": "contract",
+    "SPK7": "capacity",
+}
 
 
 @dataclass(frozen=True)
@@ -50,6 +60,12 @@ def rule_family(rule: str) -> str:
     """``SPK101`` -> ``SPK1``: the concern the rule belongs to."""
     match = re.match(r"([A-Za-z]+\d)", rule)
     return match.group(1) if match else rule
+
+
+def family_concern(rule: str) -> str:
+    """The concern a rule's family covers (``SPK1`` -> ``images``), for grouping and tags."""
+    family = rule_family(rule)
+    return FAMILY_CONCERNS.get(family, family)
 
 
 _DRIVE = re.compile(r"^[A-Za-z]:")
