@@ -93,15 +93,21 @@ def _snippet(finding: Finding, source: Sequence[str] | None, color: bool) -> lis
     """The source line with a caret under column..end_column (to the line's end if it spans)."""
     if source is None or not 1 <= finding.line <= len(source):
         return []
-    cells = _cells(source[finding.line - 1].rstrip("\r\n"))
-    start = min(max(finding.column, 1), len(cells) + 1) - 1  # 0-based character index
+    line = source[finding.line - 1].rstrip("\r\n")
+    start = min(max(finding.column, 1), len(line) + 1) - 1  # 0-based character index
     if finding.end_line == finding.line and finding.end_column is not None and finding.end_column > finding.column:
-        stop = min(finding.end_column - 1, len(cells))
+        stop = min(finding.end_column - 1, len(line))
     elif finding.end_line is not None and finding.end_line > finding.line:
-        stop = len(cells)
+        stop = len(line)
     else:
         stop = start + 1
     stop = max(stop, start + 1)
+    # Only look at the characters that can be shown: a minified file may be one huge line.
+    cut_left = max(0, start - 2 * MAX_WIDTH)
+    cut_right = min(len(line), start + 2 * MAX_WIDTH)
+    cells = _cells(line[cut_left:cut_right])
+    start -= cut_left
+    stop = min(stop - cut_left, len(cells) + 1)
 
     offsets = [0]
     for _, width in cells:
@@ -116,14 +122,14 @@ def _snippet(finding: Finding, source: Sequence[str] | None, color: bool) -> lis
     if total > MAX_WIDTH:
         window_from = max(0, min(caret_from - LEFT_CONTEXT, total - MAX_WIDTH))
         window_to = window_from + MAX_WIDTH
-    text = ""
-    for (char, width), offset in zip(cells, offsets):
-        if offset >= window_from and offset + width <= window_to:
-            text += char
-    lead = ELLIPSIS if window_from > 0 else ""
-    tail = ELLIPSIS if window_to < total else ""
-    caret_from = max(caret_from, window_from) - window_from
-    caret_to = min(caret_to, window_to + 1) - window_from
+    shown = [(char, offset) for (char, width), offset in zip(cells, offsets)
+             if offset >= window_from and offset + width <= window_to]
+    text = "".join(char for char, _ in shown)
+    base = shown[0][1] if shown else window_from  # a wide character may straddle the cut
+    lead = ELLIPSIS if base > 0 or cut_left else ""
+    tail = ELLIPSIS if window_to < total or cut_right < len(line) else ""
+    caret_from = max(caret_from, base) - base
+    caret_to = min(caret_to, window_to + 1) - base
     caret = " " * (len(lead) + caret_from) + "^" * max(1, caret_to - caret_from)
 
     number = str(finding.line)
