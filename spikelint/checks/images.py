@@ -1,0 +1,201 @@
+"""SPK101–SPK104: images that can change under a run, or come from where they should not."""
+
+from __future__ import annotations
+
+from pathlib import PurePosixPath
+from typing import Iterator
+
+from spikelint.checks.registry import CheckContext
+from spikelint.checks.registry import check
+from spikelint.config import Config
+from spikelint.images import ImageRef
+from spikelint.images import ImageSyntaxError
+from spikelint.images import is_unresolved
+from spikelint.images import parse_image
+from spikelint.images import registry_allowed
+from spikelint.model import Document
+from spikelint.model import FileKind
+from spikelint.model import Located
+from spikelint.model import Node
+from spikelint.model import Problem
+from spikelint.model import Workload
+from spikelint.model import walk
+
+IMAGE_RULES = ("SPK101", "SPK102", "SPK103", "SPK104")
+FIX = "pin it by digest (image:tag@sha256:…) or an immutable version tag"
+
+
+def image_problems(where: Located, text: str, config: Config, origin: str = "") -> Iterator[Problem]:
+    """Every image rule for one reference written at ``where`` (``origin`` explains ARG resolution)."""
+    shown = text.strip()
+    if not shown:
+        return
+    if is_unresolved(shown):
+        yield Problem.at("SPK104", where, f"image {shown!r} is a template or variable that cannot be resolved "
+                         f"statically, so its immutability cannot be checked — write the reference (with a digest) "
+                         f"or give the variable a pinned default", key=shown)
+        return
+    try:
+        image = parse_image(shown)
+    except ImageSyntaxError:
+        return
+    yield from _registry(where, image, config)
+    if image.digest:
+        return
+    if image.tag is None:
+        yield Problem.at("SPK101", where, f"image {shown!r}{origin} has no tag and no digest, so it means ':latest' "
+                         f"and changes whenever someone pushes — {FIX}", key=shown)
+        return
+    mutable = {tag.lower() for tag in config.mutable_tags}
+    if image.tag.lower() in mutable:
+        yield Problem.at("SPK101", where, f"image {shown!r}{origin} uses the mutable tag {image.tag!r}, which is "
+                         f"moved to new builds: a retry or a resumed run can start from a different image — {FIX}",
+                         key=shown)
+    elif not config.immutable_tag_regex().match(image.tag):
+        yield Problem.at("SPK102", where, f"image {shown!r}{origin} has tag {image.tag!r}, which is not a full "
+                         f"version, commit or date stamp and can float to new builds — add the digest "
+                         f"(@sha256:…) or use an immutable tag", key=shown)
+
+
+def _registry(where: Located, image: ImageRef, config: Config) -> Iterator[Problem]:
+    if config.allowed_registries and not registry_allowed(image, config.allowed_registries):
+        allowed = ", ".join(config.allowed_registries)
+        yield Problem.at("SPK103", where, f"image {image.text!r} comes from registry {image.registry!r}, which is "
+                         f"not in allowed_registries ({allowed}) — mirror it into an allowed registry", key=image.text)
+
+
+@check(*IMAGE_RULES, scope="workload")
+def workload_images(workload: Workload, document: Document, ctx: CheckContext) -> Iterator[Problem]:
+    """Images of every container of a workload: main, init and ephemeral."""
+    for container in workload.containers:
+        if container.image is not None and isinstance(container.image.value, str):
+            yield from image_problems(container.image, container.image.value, ctx.config)
+
+
+# --------------------------------------------------------------------------- Dockerfiles
+
+
+@check(*IMAGE_RULES, scope="document", kinds=(FileKind.DOCKERFILE,))
+def dockerfile_images(document: Document, ctx: CheckContext) -> Iterator[Problem]:
+    """``FROM``, ``COPY --from=<image>`` and ``RUN --mount=…,from=<image>``, ARG defaults resolved."""
+    from spikelint.documents.dockerfile import Dockerfile
+    from spikelint.documents.dockerfile import resolve_args
+
+    dockerfile = document.parsed
+    if not isinstance(dockerfile, Dockerfile):
+        return
+    stage_names = {stage.name.lower() for stage in dockerfile.stages if stage.name}
+    for stage in dockerfile.stages:
+        where = Located(stage.base, stage.base_line, stage.base_column, stage.base_line,
+                        stage.base_column + len(stage.base))
+        yield from _dockerfile_reference(where, stage.base, dockerfile.global_args, stage_names, resolve_args,
+                                         ctx.config, earlier_stages={s.index for s in dockerfile.stages if s.index < stage.index})
+    for instruction in dockerfile.instructions:
+        sources: list[str] = []
+        if instruction.keyword in ("COPY", "ADD") and "from" in instruction.flags:
+            sources.append(instruction.flags["from"])
+        if instruction.keyword == "RUN" and "mount" in instruction.flags:
+            for mount in instruction.flags["mount"].split("\n"):
+                options = dict(part.split("=", 1) for part in mount.split(",") if "=" in part)
+                if "from" in options:
+                    sources.append(options["from"])
+        for source in sources:
+            column = _column_of(document, instruction.line, source, instruction.column)
+            where = Located(source, instruction.line, column, instruction.line, column + len(source))
+            yield from _dockerfile_reference(where, source, dockerfile.global_args, stage_names, resolve_args,
+                                             ctx.config, earlier_stages=set(range(len(dockerfile.stages))))
+
+
+def _column_of(document: Document, line: int, text: str, default: int) -> int:
+    lines = document.lines
+    if 0 < line <= len(lines):
+        found = lines[line - 1].find(text)
+        if found >= 0:
+            return found + 1
+    return default
+
+
+def _dockerfile_reference(where: Located, written: str, global_args: dict[str, str | None], stage_names: set[str],
+                          resolve_args: object, config: Config, earlier_stages: set[int]) -> Iterator[Problem]:
+    text = written.strip()
+    if text.lower() == "scratch" or text.lower() in stage_names or (text.isdigit() and int(text) in earlier_stages):
+        return
+    origin = ""
+    if "$" in text:
+        resolved = resolve_args(text, global_args)  # type: ignore[operator]
+        if resolved is None:
+            yield Problem.at("SPK104", where, f"image {text!r} uses a build argument without a default, so the "
+                             f"image is chosen at build time and its immutability cannot be checked — give the ARG a "
+                             f"pinned default (with a digest)", key=text)
+            return
+        if resolved.lower() in stage_names or resolved.lower() == "scratch":
+            return
+        origin = f" (from {text!r} with the ARG defaults)"
+        text = resolved
+    yield from image_problems(where, text, config, origin)
+
+
+# --------------------------------------------------------------------------- Helm values and kustomize
+
+
+def _is_workload_document(tree: Node) -> bool:
+    return tree.kind == "map" and isinstance(tree.scalar("apiVersion"), str) and isinstance(tree.scalar("kind"), str)
+
+
+def _helm_image(node: Node, config: Config) -> Iterator[Problem]:
+    """``image: {registry, repository, tag, digest}`` as Helm charts write it."""
+    repository = node.get("repository")
+    if repository is None or repository.kind != "scalar" or not isinstance(repository.value, str) or not repository.value:
+        return
+    registry = node.scalar("registry")
+    tag_node = node.get("tag")
+    digest = node.scalar("digest")
+    if isinstance(digest, str) and digest:
+        return
+    name = f"{registry}/{repository.value}" if isinstance(registry, str) and registry else repository.value
+    if tag_node is None or tag_node.kind != "scalar" or tag_node.value in (None, ""):
+        return  # Helm fills an empty tag from the chart's appVersion: not visible here
+    reference = f"{name}:{tag_node.value}"
+    yield from image_problems(tag_node.located(), reference, config)
+
+
+def _kustomize_images(tree: Node, config: Config) -> Iterator[Problem]:
+    images = tree.get("images")
+    if images is None or images.kind != "seq":
+        return
+    for entry in images.value:
+        if entry.kind != "map" or entry.scalar("digest"):
+            continue
+        new_tag = entry.get("newTag")
+        if new_tag is None or new_tag.kind != "scalar" or new_tag.value in (None, ""):
+            continue
+        name = entry.scalar("newName") or entry.scalar("name")
+        if not isinstance(name, str):
+            continue
+        yield from image_problems(new_tag.located(), f"{name}:{new_tag.value}", config)
+
+
+@check(*IMAGE_RULES, scope="document", kinds=(FileKind.YAML,))
+def values_and_overlay_images(document: Document, ctx: CheckContext) -> Iterator[Problem]:
+    """Helm ``values*.yaml`` image maps and strings; kustomize ``images[].newTag``."""
+    is_values = PurePosixPath(document.path).name.lower().startswith("values")
+    for tree in document.trees:
+        if tree.kind != "map":
+            continue
+        if tree.scalar("kind") == "Kustomization" or PurePosixPath(document.path).name.lower() in (
+                "kustomization.yaml", "kustomization.yml"):
+            yield from _kustomize_images(tree, ctx.config)
+            continue
+        if _is_workload_document(tree):
+            continue
+        for _path, node in walk(tree):
+            if node.kind != "map":
+                continue
+            for key, child in node.items():
+                if key != "image" and not (is_values and key.lower().endswith("image")):
+                    continue
+                if child.kind == "map":
+                    yield from _helm_image(child, ctx.config)
+                elif is_values and child.kind == "scalar" and isinstance(child.value, str) and (
+                        "/" in child.value or ":" in child.value):
+                    yield from image_problems(child.located(), child.value, ctx.config)

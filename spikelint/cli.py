@@ -1,0 +1,239 @@
+"""Command line: ``main(argv) -> int``, one function per subcommand."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+from typing import Callable
+from typing import Sequence
+
+from spikelint import __version__
+
+EXIT_OK = 0
+EXIT_FINDINGS = 1
+EXIT_USAGE = 2
+FORMATS = ("text", "json", "sarif", "junit", "gitlab", "github")
+SEVERITY_RANK = {"info": 0, "warning": 1, "error": 2}
+
+
+class UsageError(Exception):
+    """Bad options or configuration: exit 2 with this message."""
+
+
+class _Parser(argparse.ArgumentParser):
+    def error(self, message: str) -> None:  # type: ignore[override]
+        raise UsageError(f"{self.prog}: {message}")
+
+
+def _check_parser(subparsers: argparse._SubParsersAction) -> None:
+    parser = subparsers.add_parser("check", help="lint files and folders", description="Lint workload definitions, "
+                                   "launch scripts, configs, notebooks, Dockerfiles and training code.")
+    parser.add_argument("paths", nargs="*", default=None, help="files and folders (default: .)")
+    parser.add_argument("--format", choices=FORMATS, default="text")
+    parser.add_argument("--output", metavar="FILE", help="write the report to FILE")
+    parser.add_argument("--config", metavar="FILE", help="configuration file (default: nearest .spikelint.yaml "
+                        "or [tool.spikelint] in pyproject.toml)")
+    parser.add_argument("--select", metavar="ID,...", help="rules or families to enable, e.g. SPK1,SPK201")
+    parser.add_argument("--ignore", metavar="ID,...", help="rules or families to disable")
+    parser.add_argument("--fail-on", choices=("error", "warning", "info", "never"), help="lowest severity that "
+                        "makes the exit code 1 (default: error)")
+    parser.add_argument("--baseline", metavar="FILE", help="report only findings not in this baseline")
+    parser.add_argument("--write-baseline", metavar="FILE", help="write the current findings as a baseline, exit 0")
+    parser.add_argument("--diff", metavar="REV", help="report only findings on lines added or changed since REV")
+    parser.add_argument("--jobs", type=int, metavar="N", help="worker processes (default: CPUs; 1 = in-process)")
+    parser.add_argument("--stdin-filename", metavar="NAME", help="read the file from standard input as NAME")
+
+
+def _rule_ids(text: str | None) -> tuple[str, ...] | None:
+    if text is None:
+        return None
+    ids = tuple(part.strip().upper() for part in text.split(",") if part.strip())
+    for rule in ids:
+        if not rule.startswith("SPK") or not rule[3:].isdigit() and rule[3:] != "":
+            raise UsageError(f"not a rule id or family: {rule!r} (expected e.g. SPK101 or SPK1)")
+    return ids
+
+
+def command_check(args: argparse.Namespace) -> int:
+    from spikelint.config import ConfigError
+    from spikelint.config import load_config
+    from spikelint.config import with_overrides
+    from spikelint.engine import apply_baseline
+    from spikelint.engine import apply_diff
+    from spikelint.engine import check_paths
+
+    try:
+        config = load_config(args.config)
+    except ConfigError as error:
+        raise UsageError(f"configuration error: {error}") from None
+    config = with_overrides(config, select=_rule_ids(args.select), ignore=_rule_ids(args.ignore), fail_on=args.fail_on)
+    stdin_text = None
+    if args.stdin_filename:
+        stdin_text = sys.stdin.buffer.read().decode("utf-8", "replace")
+    paths = args.paths or ["."]
+    result = check_paths(paths, config, jobs=args.jobs, stdin_text=stdin_text, stdin_filename=args.stdin_filename)
+    if result.discovery.missing:
+        raise UsageError("no such file or folder: " + ", ".join(result.discovery.missing))
+    report = result.report
+    if args.write_baseline:
+        _write_baseline(Path(args.write_baseline), report)
+        print(f"spikelint: wrote {len(report.findings)} findings to baseline {args.write_baseline}", file=sys.stderr)
+        return EXIT_OK
+    if args.baseline:
+        report = apply_baseline(report, _read_baseline(Path(args.baseline)))
+    if args.diff:
+        report = apply_diff(report, _changed_lines(args.diff))
+    if not result.discovery.files and not result.discovery.skipped:
+        print("spikelint: no files to check in " + ", ".join(paths), file=sys.stderr)
+    _emit(report, args.format, args.output)
+    for message in result.internal_errors:
+        print(f"spikelint: {message}", file=sys.stderr)
+    if result.internal_errors:
+        return EXIT_USAGE
+    return _exit_code(report.findings, config.fail_on)
+
+
+def _exit_code(findings: Sequence[object], fail_on: str) -> int:
+    if fail_on == "never":
+        return EXIT_OK
+    threshold = SEVERITY_RANK[fail_on]
+    return EXIT_FINDINGS if any(SEVERITY_RANK[f.severity] >= threshold for f in findings) else EXIT_OK  # type: ignore[attr-defined]
+
+
+def _emit(report: object, fmt: str, output: str | None) -> None:
+    from spikelint.report import RENDERERS
+    from spikelint.report import RenderOptions
+    from spikelint.report import summary_line
+
+    color = output is None and sys.stdout.isatty() and "NO_COLOR" not in os.environ and fmt == "text"
+    rendered = RENDERERS[fmt](report, RenderOptions(color=color))  # type: ignore[arg-type]
+    if output:
+        try:
+            Path(output).write_text(rendered, encoding="utf-8")
+        except OSError as error:
+            raise UsageError(f"cannot write {output}: {error.strerror or error}") from None
+    elif rendered:
+        sys.stdout.write(rendered if rendered.endswith("\n") else rendered + "\n")
+    if fmt == "text" or output:
+        print(summary_line(report), file=sys.stderr)  # type: ignore[arg-type]
+
+
+def _write_baseline(path: Path, report: object) -> None:
+    entries = [{"fingerprint": f.fingerprint, "rule": f.rule, "path": f.path}  # type: ignore[attr-defined]
+               for f in report.findings]  # type: ignore[attr-defined]
+    data = {"version": 1, "tool": "spikelint", "findings": entries}
+    try:
+        path.write_text(json.dumps(data, indent=2) + "\n", encoding="utf-8")
+    except OSError as error:
+        raise UsageError(f"cannot write baseline {path}: {error.strerror or error}") from None
+
+
+def _read_baseline(path: Path) -> set[str]:
+    try:
+        data = json.loads(path.read_text(encoding="utf-8"))
+    except OSError as error:
+        raise UsageError(f"cannot read baseline {path}: {error.strerror or error}") from None
+    except ValueError as error:
+        raise UsageError(f"baseline {path} is not valid JSON: {error}") from None
+    if not isinstance(data, dict) or not isinstance(data.get("findings"), list):
+        raise UsageError(f"baseline {path}: expected an object with a 'findings' list (write one with --write-baseline)")
+    return {entry["fingerprint"] for entry in data["findings"] if isinstance(entry, dict) and "fingerprint" in entry}
+
+
+def _changed_lines(revision: str) -> dict[str, set[int] | None]:
+    """Lines added or changed since ``revision``, per path relative to the current folder."""
+    from spikelint.diff import changed_lines
+
+    try:
+        return changed_lines(revision, Path.cwd())
+    except (OSError, subprocess.SubprocessError, ValueError) as error:
+        raise UsageError(f"--diff {revision}: {error}") from None
+
+
+def command_rules(args: argparse.Namespace) -> int:
+    from spikelint.catalog import load_catalog
+    from spikelint.explain import render_rules
+
+    sys.stdout.write(render_rules(load_catalog(), args.format).rstrip("\n") + "\n")
+    return EXIT_OK
+
+
+def command_explain(args: argparse.Namespace) -> int:
+    import difflib
+
+    from spikelint.catalog import load_catalog
+    from spikelint.explain import render_explain
+
+    catalog = load_catalog()
+    wanted = args.rule.strip().upper()
+    by_name = {rule.name: rule for rule in catalog.values()}
+    rule = catalog.get(wanted) or by_name.get(args.rule.strip().lower())
+    if rule is None:
+        close = difflib.get_close_matches(wanted, list(catalog), n=3) or difflib.get_close_matches(
+            args.rule.lower(), list(by_name), n=3)
+        hint = f" (did you mean {', '.join(close)}?)" if close else " (spikelint rules lists them)"
+        raise UsageError(f"unknown rule {args.rule!r}{hint}")
+    sys.stdout.write(render_explain(rule).rstrip("\n") + "\n")
+    return EXIT_OK
+
+
+def _delegate(module: str) -> Callable[[list[str]], int]:
+    def run(argv: list[str]) -> int:
+        import importlib
+
+        return int(importlib.import_module(module).main(argv))
+
+    return run
+
+
+DELEGATED: dict[str, Callable[[list[str]], int]] = {
+    "precheck": _delegate("spikelint.run.precheck"),
+    "verify-run": _delegate("spikelint.run.verify"),
+    "smoke": _delegate("spikelint.smoke.cli"),
+}
+COMMANDS: dict[str, Callable[[argparse.Namespace], int]] = {
+    "check": command_check,
+    "rules": command_rules,
+    "explain": command_explain,
+}
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = _Parser(prog="spikelint", description="Policy linter and CI gate for GPU training workloads.")
+    parser.add_argument("--version", action="version", version=f"spikelint {__version__}")
+    subparsers = parser.add_subparsers(dest="command", metavar="COMMAND", parser_class=_Parser)
+    _check_parser(subparsers)
+    rules = subparsers.add_parser("rules", help="list every rule")
+    rules.add_argument("--format", choices=("text", "json", "markdown"), default="text")
+    explain = subparsers.add_parser("explain", help="explain one rule")
+    explain.add_argument("rule", metavar="ID")
+    for name, text in (("precheck", "validate a run configuration and run folder before launch"),
+                       ("verify-run", "check that a finished run folder is complete and consistent"),
+                       ("smoke", "prove kill/resume reproduces a run bit for bit on this machine")):
+        subparsers.add_parser(name, help=text, add_help=False)
+    return parser
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    arguments = list(sys.argv[1:] if argv is None else argv)
+    try:
+        if arguments and arguments[0] in DELEGATED:
+            return DELEGATED[arguments[0]](arguments[1:])
+        parser = build_parser()
+        args = parser.parse_args(arguments)
+        if args.command is None:
+            parser.print_help(sys.stderr)
+            return EXIT_USAGE
+        return COMMANDS[args.command](args)
+    except UsageError as error:
+        print(f"spikelint: error: {error}", file=sys.stderr)
+        return EXIT_USAGE
+    except KeyboardInterrupt:
+        print("spikelint: interrupted", file=sys.stderr)
+        return 130
+    except BrokenPipeError:
+        return EXIT_OK

@@ -1,0 +1,305 @@
+"""Documents -> findings: runs the checks, then applies selection, suppressions, severity
+overrides, fingerprints, baseline and diff filters.  Nothing here prints."""
+
+from __future__ import annotations
+
+import os
+import sys
+import traceback
+from concurrent.futures import ProcessPoolExecutor
+from dataclasses import dataclass
+from dataclasses import field
+from dataclasses import replace
+from datetime import date
+from pathlib import Path
+from typing import Any
+from typing import Iterable
+from typing import Iterator
+
+from spikelint import __version__
+from spikelint.catalog import load_catalog
+from spikelint.checks import all_checks
+from spikelint.checks.registry import CheckContext
+from spikelint.checks.registry import CheckSpec
+from spikelint.config import Config
+from spikelint.config import config_from_mapping
+from spikelint.files import Discovery
+from spikelint.files import detect_kind
+from spikelint.files import discover
+from spikelint.files import matches_glob
+from spikelint.fingerprint import fingerprint
+from spikelint.model import Document
+from spikelint.model import Finding
+from spikelint.model import Problem
+from spikelint.model import Report
+from spikelint.model import Rule
+from spikelint.model import SourceFile
+from spikelint.model import Suppression
+from spikelint.model import Workload
+from spikelint.project import Project
+from spikelint.suppressions import covers
+
+PARALLEL_MIN_FILES = 48  # below this, worker start-up costs more than it saves
+
+
+def selected(rule: str, config: Config) -> bool:
+    """``select``/``ignore`` by exact id or family prefix; the longer match wins."""
+    def best(patterns: Iterable[str]) -> int:
+        return max((len(pattern) for pattern in patterns if rule.startswith(pattern)), default=-1)
+
+    chosen = best(config.select) if config.select else 0
+    ignored = best(config.ignore)
+    return chosen >= 0 and chosen >= ignored if ignored >= 0 else chosen >= 0
+
+
+@dataclass
+class FileResult:
+    """What checking one file produced (picklable: it crosses process boundaries)."""
+
+    path: str
+    findings: list[Finding] = field(default_factory=list)
+    suppressed: int = 0
+    lines: list[str] = field(default_factory=list)
+    internal_errors: list[str] = field(default_factory=list)
+
+
+@dataclass(frozen=True)
+class Engine:
+    config: Config
+    catalog: dict[str, Rule]
+    checks: tuple[CheckSpec, ...]
+    today: date
+
+    @classmethod
+    def create(cls, config: Config, today: date | None = None) -> Engine:
+        catalog = load_catalog()
+        checks = tuple(spec for spec in all_checks() if any(selected(rule, config) for rule in spec.rules))
+        return cls(config, catalog, checks, today or date.today())
+
+    def check_document(self, document: Document, project: Project) -> FileResult:
+        context = CheckContext(self.config, project, self.today)
+        problems: list[Problem] = list(document.problems)
+        internal: list[str] = []
+        workloads: list[Workload] = []
+        parsed_ok = not any(problem.rule == "SPK001" or problem.rule == "SPK003" for problem in document.problems)
+        if parsed_ok:
+            workloads = self._workloads(document, internal)
+            for spec in self.checks:
+                if spec.scope == "document" and (not spec.kinds or document.kind in spec.kinds):
+                    problems.extend(self._run(spec, (document, context), document, internal))
+                elif spec.scope == "workload":
+                    for workload in workloads:
+                        problems.extend(self._run(spec, (workload, document, context), document, internal))
+        result = FileResult(document.path, lines=document.text.splitlines(), internal_errors=internal)
+        self._finish(document, workloads, problems, result)
+        return result
+
+    def _workloads(self, document: Document, internal: list[str]) -> list[Workload]:
+        from spikelint.adapters import workloads_in
+
+        try:
+            return workloads_in(document, self.config)
+        except Exception as error:  # noqa: BLE001 - one bad file must not stop the run
+            internal.append(_describe_crash("workload adapters", document, error))
+            return []
+
+    def _run(self, spec: CheckSpec, arguments: tuple[Any, ...], document: Document, internal: list[str]) -> list[Problem]:
+        try:
+            return [problem for problem in spec.function(*arguments) if problem.rule in spec.rules]
+        except Exception as error:  # noqa: BLE001 - one bad check must not stop the run
+            internal.append(_describe_crash(spec.function.__name__, document, error))
+            return []
+
+    def _finish(self, document: Document, workloads: list[Workload], problems: list[Problem], result: FileResult) -> None:
+        """Selection, de-duplication, suppressions, severity, fingerprints."""
+        suppressions = list(document.suppressions)
+        object_suppressions: list[tuple[Suppression, tuple[int, int]]] = []
+        for workload in workloads:
+            line_range = workload.extra.get("line_range", (1, 10**9))
+            object_suppressions.extend((suppression, line_range) for suppression in workload.disabled_rules)
+        path_ignores = [rules for glob, rules in self.config.per_path_ignores.items() if matches_glob(document.path, glob)]
+        seen: set[tuple[str, int, int, str]] = set()
+        occurrences: dict[tuple[str, str], int] = {}
+        kept: list[Finding] = []
+        for problem in sorted(problems, key=lambda p: (p.line, p.column, p.rule)):
+            if not selected(problem.rule, self.config) or problem.rule not in self.catalog:
+                continue
+            identity = (problem.rule, problem.line, problem.column, problem.message)
+            if identity in seen:
+                continue
+            seen.add(identity)
+            if any(problem.rule.startswith(prefix) for rules in path_ignores for prefix in rules):
+                result.suppressed += 1
+                continue
+            if self._suppressed(problem, suppressions, object_suppressions):
+                result.suppressed += 1
+                continue
+            kept.append(self._finding(problem, document, occurrences))
+        kept.extend(self._suppression_findings(document, suppressions, [s for s, _ in object_suppressions]))
+        result.findings = kept
+
+    def _suppressed(self, problem: Problem, inline: list[Suppression],
+                    object_wide: list[tuple[Suppression, tuple[int, int]]]) -> bool:
+        matched = False
+        for suppression in inline:
+            if covers(suppression, problem.rule, problem.line):
+                suppression.used = True
+                matched = matched or not self._expired(suppression)
+        for suppression, (first, last) in object_wide:
+            if first <= problem.line <= last and covers(suppression, problem.rule, problem.line if suppression.applies_to else 0):
+                suppression.used = True
+                matched = matched or not self._expired(suppression)
+        return matched
+
+    def _expired(self, suppression: Suppression) -> bool:
+        if suppression.until is None:
+            return False
+        try:
+            return date.fromisoformat(suppression.until) < self.today
+        except ValueError:
+            return False
+
+    def _suppression_findings(self, document: Document, inline: list[Suppression],
+                              object_wide: list[Suppression]) -> Iterator[Finding]:
+        """SPK002 for suppressions that matched nothing, or that expired."""
+        if not selected("SPK002", self.config) or "SPK002" not in self.catalog:
+            return
+        occurrences: dict[tuple[str, str], int] = {}
+        for suppression in [*inline, *object_wide]:
+            rules = ",".join(suppression.rules)
+            if suppression.used and self._expired(suppression):
+                problem = Problem("SPK002", suppression.line, suppression.column,
+                                  f"suppression of {rules} expired on {suppression.until}: it no longer suppresses; "
+                                  f"fix the finding or renew the date", key=f"expired:{rules}")
+            elif not suppression.used and suppression.report_unused and all(
+                    any(selected(rule_id, self.config) for rule_id in self.catalog if rule_id.startswith(rule))
+                    for rule in suppression.rules):
+                problem = Problem("SPK002", suppression.line, suppression.column,
+                                  f"suppression of {rules} matches no finding: remove it", key=f"unused:{rules}")
+            else:
+                continue
+            yield self._finding(problem, document, occurrences)
+
+    def _finding(self, problem: Problem, document: Document, occurrences: dict[tuple[str, str], int]) -> Finding:
+        rule = self.catalog[problem.rule]
+        severity = self.config.severity.get(problem.rule) or problem.severity or rule.severity
+        path = problem.path or document.path
+        lines = document.text.splitlines() if problem.key == "" else []
+        key = problem.key or (lines[problem.line - 1].strip() if 0 < problem.line <= len(lines) else problem.message)
+        index = occurrences.get((problem.rule, key), 0)
+        occurrences[(problem.rule, key)] = index + 1
+        return Finding(problem.rule, rule.name, severity, path, problem.line, problem.column, problem.message,
+                       fingerprint(problem.rule, path, key, index), problem.end_line, problem.end_column)
+
+
+def _describe_crash(where: str, document: Document, error: Exception) -> str:
+    frame = traceback.extract_tb(error.__traceback__)[-1] if error.__traceback__ else None
+    location = f" ({Path(frame.filename).name}:{frame.lineno})" if frame else ""
+    return f"{document.path}: internal error in {where}{location}: {type(error).__name__}: {error}"
+
+
+# --------------------------------------------------------------------------- whole runs
+
+
+@dataclass
+class RunResult:
+    report: Report
+    discovery: Discovery
+    internal_errors: list[str]
+
+
+def _check_chunk(engine: Engine, sources: list[SourceFile], chunk: list[int]) -> list[FileResult]:
+    project = Project(sources)
+    return [engine.check_document(project.document(sources[index]), project) for index in chunk]
+
+
+def skipped_results(discovery: Discovery, engine: Engine) -> list[FileResult]:
+    """SPK003 for what discovery skipped (too large, not a regular file, links out of the tree)."""
+    results = []
+    for path, reason in discovery.skipped:
+        document = Document(SourceFile(path, path, detect_kind(path)), "",
+                            problems=[Problem("SPK003", 1, 1, f"file skipped: {reason}", key=reason)])
+        results.append(engine.check_document(document, Project()))
+    return results
+
+
+def check_paths(paths: list[str], config: Config, *, cwd: Path | None = None, jobs: int | None = None,
+                stdin_text: str | None = None, stdin_filename: str | None = None) -> RunResult:
+    cwd = cwd or Path.cwd()
+    engine = Engine.create(config)
+    if stdin_text is not None and stdin_filename is not None:
+        discovery = Discovery()
+        source = SourceFile(stdin_filename, str(cwd / stdin_filename), detect_kind(stdin_filename, stdin_text[:128]))
+        from spikelint.documents import parse_text
+
+        project = Project([source])
+        document = parse_text(source, stdin_text)
+        project.parsed[source.path] = document
+        results = [engine.check_document(document, project)]
+        discovery.files.append(source)
+    else:
+        discovery = discover(paths, cwd=cwd, exclude=config.exclude, max_file_size=config.max_file_size)
+        results = _check_sources(engine, discovery.files, jobs)
+        results.extend(skipped_results(discovery, engine))
+    return RunResult(build_report(engine, results, len(discovery.files) + len(discovery.skipped)), discovery,
+                     [message for result in results for message in result.internal_errors])
+
+
+def _check_sources(engine: Engine, sources: list[SourceFile], jobs: int | None) -> list[FileResult]:
+    workers = jobs if jobs is not None else (os.cpu_count() or 1)
+    if workers <= 1 or len(sources) < PARALLEL_MIN_FILES:
+        return _check_chunk(engine, sources, list(range(len(sources))))
+    chunks = [list(range(start, len(sources), workers)) for start in range(workers)]
+    try:
+        with ProcessPoolExecutor(max_workers=workers) as pool:
+            futures = [pool.submit(_check_chunk, engine, sources, chunk) for chunk in chunks if chunk]
+            return [result for future in futures for result in future.result()]
+    except (OSError, RuntimeError) as error:  # no process support here: do it in-process
+        print(f"spikelint: worker processes unavailable ({error}); checking in-process", file=sys.stderr)
+        return _check_chunk(engine, sources, list(range(len(sources))))
+
+
+def build_report(engine: Engine, results: list[FileResult], files_checked: int) -> Report:
+    findings = sorted((finding for result in results for finding in result.findings), key=Finding.sort_key)
+    rules = [rule for rule_id, rule in sorted(engine.catalog.items()) if selected(rule_id, engine.config)]
+    return Report(findings=findings, files_checked=files_checked,
+                  suppressed=sum(result.suppressed for result in results), rules=rules,
+                  sources={result.path: result.lines for result in results}, tool_version=__version__)
+
+
+def lint_snippet(filename: str, text: str, config: dict[str, Any] | None = None,
+                 extra_files: dict[str, str] | None = None, today: date | None = None) -> list[Finding]:
+    """Lint ``text`` as if it were ``filename`` (tests, catalog examples, editors)."""
+    from spikelint.documents import parse_text
+
+    settings = config_from_mapping(dict(config or {}), source="<snippet config>", root=".")
+    engine = Engine.create(settings, today)
+    sources = [SourceFile(filename, filename, detect_kind(filename, text[:128]))]
+    texts = {filename: text}
+    for name, body in (extra_files or {}).items():
+        sources.append(SourceFile(name, name, detect_kind(name, body[:128])))
+        texts[name] = body
+    project = Project(sources)
+    for source in sources:
+        project.parsed[source.path] = parse_text(source, texts[source.path])
+    result = engine.check_document(project.parsed[filename], project)
+    if result.internal_errors:
+        raise RuntimeError("; ".join(result.internal_errors))
+    return sorted(result.findings, key=Finding.sort_key)
+
+
+def apply_baseline(report: Report, fingerprints: set[str]) -> Report:
+    kept = [finding for finding in report.findings if finding.fingerprint not in fingerprints]
+    return replace(report, findings=kept, baselined=report.baselined + len(report.findings) - len(kept))
+
+
+def apply_diff(report: Report, changed: dict[str, set[int] | None]) -> Report:
+    """Keep findings on changed lines; ``None`` marks a whole new file."""
+    kept = []
+    for finding in report.findings:
+        if finding.path not in changed:
+            continue
+        lines = changed[finding.path]
+        if lines is None or finding.line in lines:
+            kept.append(finding)
+    return replace(report, findings=kept)

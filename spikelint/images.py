@@ -1,0 +1,83 @@
+"""Container image references: ``[registry[:port]/]path[:tag][@algorithm:digest]``.
+
+Follows the distribution reference grammar: the first path component is a registry only
+when it contains a '.' or ':' or is ``localhost`` (or an IPv6 literal in brackets), so
+``harbor.example.org:5000/ml/train`` has no tag while ``ml/train:5000`` does.
+"""
+
+from __future__ import annotations
+
+import re
+from typing import NamedTuple
+
+DOCKER_HUB = "docker.io"
+DOCKER_HUB_ALIASES = frozenset(("docker.io", "index.docker.io", "registry-1.docker.io", "registry.hub.docker.com"))
+DIGEST = re.compile(r"^[a-z0-9]+(?:[.+_-][a-z0-9]+)*:[0-9a-fA-F]{32,}$")
+TAG = re.compile(r"^[\w][\w.-]{0,127}$")
+TEMPLATE_MARKERS = re.compile(r"\$\{|\$\(|\{\{|\$[A-Za-z_]|%\{|<[A-Za-z_-]+>")
+
+
+class ImageRef(NamedTuple):
+    text: str
+    registry: str  # host[:port]; docker.io when none is written
+    repository: str  # path without registry
+    tag: str | None
+    digest: str | None
+    explicit_registry: bool
+
+
+class ImageSyntaxError(ValueError):
+    """Not an image reference at all (spaces, empty, malformed digest)."""
+
+
+def is_unresolved(text: str) -> bool:
+    """A template or variable that cannot be resolved statically."""
+    return bool(TEMPLATE_MARKERS.search(text))
+
+
+def parse_image(text: str) -> ImageRef:
+    reference = text.strip()
+    if not reference or any(character.isspace() for character in reference):
+        raise ImageSyntaxError(f"not an image reference: {text!r}")
+    name, _, digest = reference.partition("@")
+    if digest and not DIGEST.match(digest):
+        raise ImageSyntaxError(f"malformed digest in {text!r}")
+    registry = ""
+    remainder = name
+    if name.startswith("["):  # IPv6 literal registry
+        close = name.find("]")
+        slash = name.find("/", close)
+        if close == -1 or slash == -1:
+            raise ImageSyntaxError(f"malformed registry in {text!r}")
+        registry, remainder = name[:slash], name[slash + 1:]
+    else:
+        first, slash, rest = name.partition("/")
+        if slash and ("." in first or ":" in first or first == "localhost" or first != first.lower()):
+            registry, remainder = first, rest
+    last_slash = remainder.rfind("/")
+    colon = remainder.rfind(":")
+    tag = None
+    if colon > last_slash:
+        remainder, tag = remainder[:colon], remainder[colon + 1:]
+        if not tag or not TAG.match(tag):
+            raise ImageSyntaxError(f"malformed tag in {text!r}")
+    if not remainder:
+        raise ImageSyntaxError(f"no repository in {text!r}")
+    explicit = bool(registry)
+    if not registry or registry.lower() in DOCKER_HUB_ALIASES:
+        registry = DOCKER_HUB
+        if "/" not in remainder:
+            remainder = f"library/{remainder}"
+    return ImageRef(reference, registry.lower(), remainder, tag, digest or None, explicit)
+
+
+def registry_allowed(image: ImageRef, allowed: tuple[str, ...]) -> bool:
+    """An entry is a host (``harbor.example.org``), a host with port, or a host/path prefix."""
+    full = f"{image.registry}/{image.repository}"
+    for entry in allowed:
+        entry = entry.lower().rstrip("/")
+        if entry in DOCKER_HUB_ALIASES:
+            entry = DOCKER_HUB
+        if image.registry == entry or image.registry.split(":")[0] == entry or full.startswith(entry + "/"):
+            return True
+    return False
