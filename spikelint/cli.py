@@ -110,7 +110,8 @@ def _emit(report: object, fmt: str, output: str | None) -> None:
     from spikelint.report import summary_line
 
     color = output is None and sys.stdout.isatty() and "NO_COLOR" not in os.environ and fmt == "text"
-    rendered = RENDERERS[fmt](report, RenderOptions(color=color))  # type: ignore[arg-type]
+    prefix = _repository_prefix() if fmt in ("sarif", "gitlab", "github", "junit") else ""
+    rendered = RENDERERS[fmt](report, RenderOptions(color=color, path_prefix=prefix))  # type: ignore[arg-type]
     if output:
         try:
             Path(output).write_text(rendered, encoding="utf-8")
@@ -120,6 +121,16 @@ def _emit(report: object, fmt: str, output: str | None) -> None:
         sys.stdout.write(rendered if rendered.endswith("\n") else rendered + "\n")
     if fmt == "text" or output:
         print(summary_line(report), file=sys.stderr)  # type: ignore[arg-type]
+
+
+def _repository_prefix() -> str:
+    """The current folder relative to the Git root, so CI annotations land on the right file."""
+    try:
+        result = subprocess.run(["git", "rev-parse", "--show-prefix"], capture_output=True, text=True, timeout=30,
+                                check=False)
+    except (OSError, subprocess.SubprocessError):
+        return ""
+    return result.stdout.strip() if result.returncode == 0 else ""
 
 
 def _write_baseline(path: Path, report: object) -> None:

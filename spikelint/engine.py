@@ -28,6 +28,7 @@ from spikelint.files import detect_kind
 from spikelint.files import discover
 from spikelint.files import matches_glob
 from spikelint.fingerprint import fingerprint
+from spikelint.fingerprint import normalise_key
 from spikelint.model import Document
 from spikelint.model import Finding
 from spikelint.model import Problem
@@ -119,7 +120,7 @@ class Engine:
             object_suppressions.extend((suppression, line_range) for suppression in workload.disabled_rules)
         path_ignores = [rules for glob, rules in self.config.per_path_ignores.items() if matches_glob(document.path, glob)]
         seen: set[tuple[str, int, int, str]] = set()
-        occurrences: dict[tuple[str, str], int] = {}
+        occurrences: dict[tuple[str, str, str], int] = {}
         kept: list[Finding] = []
         for problem in sorted(problems, key=lambda p: (p.line, p.column, p.rule)):
             if not selected(problem.rule, self.config) or problem.rule not in self.catalog:
@@ -164,7 +165,7 @@ class Engine:
         """SPK002 for suppressions that matched nothing, or that expired."""
         if not selected("SPK002", self.config) or "SPK002" not in self.catalog:
             return
-        occurrences: dict[tuple[str, str], int] = {}
+        occurrences: dict[tuple[str, str, str], int] = {}
         for suppression in [*inline, *object_wide]:
             rules = ",".join(suppression.rules)
             if suppression.used and self._expired(suppression):
@@ -180,14 +181,15 @@ class Engine:
                 continue
             yield self._finding(problem, document, occurrences)
 
-    def _finding(self, problem: Problem, document: Document, occurrences: dict[tuple[str, str], int]) -> Finding:
+    def _finding(self, problem: Problem, document: Document, occurrences: dict[tuple[str, str, str], int]) -> Finding:
         rule = self.catalog[problem.rule]
         severity = self.config.severity.get(problem.rule) or problem.severity or rule.severity
         path = problem.path or document.path
         lines = document.text.splitlines() if problem.key == "" else []
         key = problem.key or (lines[problem.line - 1].strip() if 0 < problem.line <= len(lines) else problem.message)
-        index = occurrences.get((problem.rule, key), 0)
-        occurrences[(problem.rule, key)] = index + 1
+        counted = (problem.rule, path, normalise_key(key))
+        index = occurrences.get(counted, 0)
+        occurrences[counted] = index + 1
         return Finding(problem.rule, rule.name, severity, path, problem.line, problem.column, problem.message,
                        fingerprint(problem.rule, path, key, index), problem.end_line, problem.end_column)
 
