@@ -274,15 +274,21 @@ def find_rule(catalog: Mapping[str, Rule], query: str) -> Rule | None:
 
 
 def closest_rule_ids(catalog: Mapping[str, Rule], query: str, limit: int = 3) -> list[str]:
-    """Ids that the user probably meant, for the 'unknown rule' message of ``explain``."""
+    """Ids that the user probably meant, for the 'unknown rule' message of ``explain``.
+
+    A prefix (``SPK10``) lists its family; otherwise ids and names are ranked by similarity,
+    ties in id order so the answer is stable.
+    """
     text = query.strip()
-    ids = sorted(catalog)
-    by_name = {rule.name: rule.id for rule in catalog.values()}
+    upper, lower = text.upper(), text.lower()
     found: list[str] = []
-    prefix = text.upper()
-    if prefix.startswith("SPK") and len(prefix) < 6:
-        found += [rule_id for rule_id in ids if rule_id.startswith(prefix)]
-    found += difflib.get_close_matches(text.upper(), ids, n=limit, cutoff=0.6)
-    found += [by_name[name] for name in difflib.get_close_matches(text.lower(), list(by_name), n=limit, cutoff=0.6)]
-    unique = list(dict.fromkeys(found))
-    return unique[:limit]
+    if upper.startswith("SPK") and len(upper) < 6:
+        found += [rule_id for rule_id in sorted(catalog) if rule_id.startswith(upper)]
+    scored: list[tuple[float, str]] = []
+    for rule_id, rule in catalog.items():
+        score = max(difflib.SequenceMatcher(None, upper, rule_id).ratio(),
+                    difflib.SequenceMatcher(None, lower, rule.name).ratio())
+        if score >= 0.6:
+            scored.append((-score, rule_id))
+    found += [rule_id for _score, rule_id in sorted(scored)]
+    return list(dict.fromkeys(found))[:limit]
