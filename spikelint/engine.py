@@ -44,13 +44,12 @@ PARALLEL_MIN_FILES = 48  # below this, worker start-up costs more than it saves
 
 
 def selected(rule: str, config: Config) -> bool:
-    """``select``/``ignore`` by exact id or family prefix; the longer match wins."""
+    """``select``/``ignore`` by exact id or family prefix; the longer match wins, ``ignore`` on a tie."""
     def best(patterns: Iterable[str]) -> int:
         return max((len(pattern) for pattern in patterns if rule.startswith(pattern)), default=-1)
 
     chosen = best(config.select) if config.select else 0
-    ignored = best(config.ignore)
-    return chosen >= 0 and chosen >= ignored if ignored >= 0 else chosen >= 0
+    return chosen >= 0 and chosen > best(config.ignore)
 
 
 @dataclass

@@ -64,7 +64,7 @@ def detect_kind(path: str, first_line: str = "") -> str:
     if suffix == ".tar" or lower.endswith((".tar.gz", ".oci.tar")):
         return FileKind.IMAGE
     if first_line.startswith("#!"):
-        interpreter = first_line[2:].strip().split()
+        interpreter = [word for word in first_line[2:].split() if not word.startswith("-")]  # env -S bash
         words = [PurePosixPath(word).name for word in interpreter[:2]]
         if any(word in ("sh", "bash", "dash", "zsh", "ksh") for word in words):
             return FileKind.SHELL
@@ -167,7 +167,7 @@ def discover(paths: list[str], *, cwd: Path, exclude: tuple[str, ...] = (), max_
     seen: set[str] = set()
     for raw in paths:
         given = Path(raw)
-        absolute = given if given.is_absolute() else cwd / given
+        absolute = Path(os.path.normpath(given if given.is_absolute() else cwd / given))
         if not os.path.lexists(absolute):
             result.missing.append(raw)
             continue
@@ -210,11 +210,15 @@ def _consider(path: Path, root: Path, cwd: Path, exclude: tuple[str, ...], max_f
             return
         if stat.S_ISDIR(info.st_mode):
             return  # directory links are not followed
+    if stat.S_ISDIR(info.st_mode):
+        return  # a Git submodule (gitlink) lists as a folder: its own repository, not ours to check
     if not stat.S_ISREG(info.st_mode):
         result.skipped.append((shown, "not a regular file"))
         return
     suffix = path.suffix.lower()
-    kind = detect_kind(path.name, _first_line(path) if not suffix else "")
+    kind = detect_kind(path.name)
+    if kind == FileKind.TEXT and suffix not in BINARY_SUFFIXES:
+        kind = detect_kind(path.name, _first_line(path))  # launch scripts without .sh: the shebang says
     if suffix in BINARY_SUFFIXES and kind != FileKind.IMAGE:
         return  # binary artefacts: nothing of ours to read
     if info.st_size > max_file_size and kind != FileKind.IMAGE:

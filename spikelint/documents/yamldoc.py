@@ -96,6 +96,7 @@ def parse_yaml(text: str) -> list[Node]:
     """
     documents: list[Node] = []
     anchors: dict[str, tuple[Node, int]] = {}
+    open_containers: set[int] = set()  # anchored containers still being read: an alias to one is a cycle
     stack: list[_Frame] = []
     expanded = 0
     try:
@@ -108,6 +109,10 @@ def parse_yaml(text: str) -> list[Node]:
                     if anchored is None:
                         mark = event.start_mark
                         raise YamlError(f"found undefined alias {event.anchor!r}", mark.line + 1, mark.column + 1)
+                    if id(anchored[0]) in open_containers:
+                        mark = event.start_mark
+                        raise YamlError(f"alias {event.anchor!r} refers to the node that contains it "
+                                        f"(recursive alias)", mark.line + 1, mark.column + 1)
                     node, size = anchored
                     expanded += size
                     if expanded > MAX_EXPANDED_NODES:
@@ -143,6 +148,7 @@ def parse_yaml(text: str) -> list[Node]:
                 frame = _Frame(node, event.anchor)
                 if event.anchor:
                     anchors[event.anchor] = (node, 1)
+                    open_containers.add(id(node))
                 stack.append(frame)
             elif kind is yaml.MappingEndEvent or kind is yaml.SequenceEndEvent:
                 frame = stack.pop()
@@ -150,13 +156,16 @@ def parse_yaml(text: str) -> list[Node]:
                 frame.node.end_line = end.line + 1
                 frame.node.end_column = end.column + 1
                 if frame.anchor:
-                    anchors[frame.anchor] = (frame.node, frame.size)
+                    open_containers.discard(id(frame.node))
+                    if anchors.get(frame.anchor, (None, 0))[0] is frame.node:  # not redefined inside
+                        anchors[frame.anchor] = (frame.node, frame.size)
                 if stack:
                     _attach(stack[-1], frame.node, frame.size)
                 else:
                     documents.append(frame.node)
             elif kind is yaml.DocumentStartEvent:
                 anchors.clear()
+                open_containers.clear()
             elif kind is yaml.DocumentEndEvent:
                 pass
     except yaml.MarkedYAMLError as error:
