@@ -175,18 +175,45 @@ def _kustomize_images(tree: Node, config: Config) -> Iterator[Problem]:
         yield from image_problems(new_tag.located(), f"{name}:{new_tag.value}", config)
 
 
-@check(*IMAGE_RULES, scope="document", kinds=(FileKind.YAML,))
+def _declared_images(tree: Node, config: Config) -> Iterator[Problem]:
+    """Every ``image:`` string of a Kubernetes-style object or a Run:ai REST body.
+
+    The workload adapters cover the kinds they know; this walk also covers custom resources
+    that hold containers in their own shape (Argo, Tekton, Ray, KServe …).  The engine drops
+    the duplicates, since both report the same value at the same position.
+    """
+    for _path, node in walk(tree):
+        if node.kind != "map":
+            continue
+        child = node.value.get("image")
+        if child is None:
+            continue
+        if child.kind == "map" and set(child.value) == {"value"}:
+            child = child.value["value"]  # Run:ai CRD wrapper
+        if child.kind == "scalar" and isinstance(child.value, str) and child.value.strip():
+            yield from image_problems(child.located(), child.value, config)
+
+
+def _is_rest_body(tree: Node) -> bool:
+    spec = tree.get("spec")
+    return tree.kind == "map" and spec is not None and spec.kind == "map" and isinstance(tree.scalar("name"), str)
+
+
+@check(*IMAGE_RULES, scope="document", kinds=(FileKind.YAML, FileKind.JSON))
 def values_and_overlay_images(document: Document, ctx: CheckContext) -> Iterator[Problem]:
-    """Helm ``values*.yaml`` image maps and strings; kustomize ``images[].newTag``."""
-    is_values = PurePosixPath(document.path).name.lower().startswith("values")
+    """Images written outside a known workload: custom resources, Helm values, kustomize overlays."""
+    name = PurePosixPath(document.path).name.lower()
+    is_values = name.startswith("values") and document.kind == FileKind.YAML
     for tree in document.trees:
         if tree.kind != "map":
             continue
-        if tree.scalar("kind") == "Kustomization" or PurePosixPath(document.path).name.lower() in (
-                "kustomization.yaml", "kustomization.yml"):
+        if tree.scalar("kind") == "Kustomization" or name in ("kustomization.yaml", "kustomization.yml"):
             yield from _kustomize_images(tree, ctx.config)
             continue
-        if _is_workload_document(tree):
+        if _is_workload_document(tree) or _is_rest_body(tree):
+            yield from _declared_images(tree, ctx.config)
+            continue
+        if document.kind != FileKind.YAML:
             continue
         for _path, node in walk(tree):
             if node.kind != "map":
