@@ -9,6 +9,8 @@ from spikelint.checks.registry import specs_in
 
 CHECK_MODULES: tuple[str, ...] = (
     "spikelint.checks.images",
+    "spikelint.checks.capacity",
+    "spikelint.checks.identity",
 )
 
 

@@ -1,0 +1,95 @@
+"""SPK701–SPK704: how much of the cluster a workload takes, and for how long."""
+
+from __future__ import annotations
+
+from typing import Iterator
+
+from spikelint.checks.registry import CheckContext
+from spikelint.checks.registry import check
+from spikelint.model import Document
+from spikelint.model import Problem
+from spikelint.model import Workload
+
+BASELINE_ANNOTATION = "spikelint.io/baseline"
+
+
+def workload_label(workload: Workload) -> str:
+    """``Job 'bert-ft'`` / ``Run:ai training workload 'sft'`` for messages."""
+    name = f" {workload.name.value!r}" if workload.name is not None and workload.name.value else ""
+    if workload.source in ("runai-rest", "runai-cli"):
+        return f"Run:ai {workload.kind} workload{name}"
+    return f"{workload.kind}{name}"
+
+
+def has_baseline(workload: Workload) -> bool:
+    where = workload.annotations.get(BASELINE_ANNOTATION)
+    return where is not None and str(where.value).strip() != ""
+
+
+def gpu_breakdown(workload: Workload) -> str:
+    """``4 pods × 8 GPUs`` when several pods share the request, else empty."""
+    groups = [(container.replicas, container.gpus.value) for container in workload.containers
+              if container.gpus is not None and container.role in ("main", "sidecar") and container.replicas > 0]
+    if len(groups) == 1 and groups[0][0] > 1:
+        return f" ({groups[0][0]} pods × {groups[0][1]:g} GPUs)"
+    if len(groups) > 1:
+        return " (" + " + ".join(f"{pods} × {gpus:g}" for pods, gpus in groups) + ")"
+    return ""
+
+
+@check("SPK701", scope="workload")
+def large_gpu_request(workload: Workload, document: Document, ctx: CheckContext) -> Iterator[Problem]:
+    """More GPUs than ``max_gpus`` without naming the one-GPU baseline run."""
+    total = workload.gpus_total
+    if total is None or not isinstance(total.value, (int, float)) or total.value <= ctx.config.max_gpus:
+        return
+    if has_baseline(workload):
+        return
+    yield Problem.at("SPK701", total,
+                     f"{workload_label(workload)} requests {total.value:g} GPUs in total{gpu_breakdown(workload)}, "
+                     f"more than max_gpus ({ctx.config.max_gpus:g}), and names no one-GPU baseline run — run it on "
+                     f"one GPU first and add the annotation {BASELINE_ANNOTATION}: <run-id>",
+                     key=f"gpus:{workload_label(workload)}:{total.value:g}")
+
+
+@check("SPK702", scope="workload")
+def no_cleanup_ttl(workload: Workload, document: Document, ctx: CheckContext) -> Iterator[Problem]:
+    """A finished Job/JobSet/PyTorchJob lingers without ``ttlSecondsAfterFinished``."""
+    if not workload.supports_ttl or workload.ttl is not None:
+        return
+    where = "spec.runPolicy.ttlSecondsAfterFinished" if workload.extra.get("api_version", "").startswith(
+        "kubeflow.org/") else "spec.ttlSecondsAfterFinished"
+    yield Problem.at("SPK702", workload.anchor,
+                     f"{workload_label(workload)} has no ttlSecondsAfterFinished, so the finished object and its "
+                     f"pods linger — set {where} (e.g. 86400)", key=f"ttl:{workload_label(workload)}")
+
+
+@check("SPK703", scope="workload")
+def short_grace_period(workload: Workload, document: Document, ctx: CheckContext) -> Iterator[Problem]:
+    """A grace period too short to write a checkpoint on SIGTERM."""
+    grace = workload.grace_period
+    if grace is None or not (workload.preemptible or workload.is_training):
+        return
+    if not isinstance(grace.value, (int, float)) or isinstance(grace.value, bool):
+        return
+    minimum = ctx.config.min_grace_period_seconds
+    if grace.value >= minimum:
+        return
+    reason = "preemptible" if workload.preemptible else "training"
+    yield Problem.at("SPK703", grace,
+                     f"termination grace period of {grace.value:g}s on a {reason} workload is below "
+                     f"min_grace_period_seconds ({minimum}): on preemption the pod is killed before a checkpoint "
+                     f"can be written — give it at least {minimum}s and save on SIGTERM",
+                     key=f"grace:{grace.value:g}")
+
+
+@check("SPK704", scope="workload")
+def no_active_deadline(workload: Workload, document: Document, ctx: CheckContext) -> Iterator[Problem]:
+    """A Kubernetes training job that can hold its GPUs forever when it hangs."""
+    if not workload.supports_deadline or not workload.is_training or workload.deadline is not None:
+        return
+    where = "spec.runPolicy.activeDeadlineSeconds" if workload.extra.get("api_version", "").startswith(
+        "kubeflow.org/") else "activeDeadlineSeconds"
+    yield Problem.at("SPK704", workload.anchor,
+                     f"{workload_label(workload)} has no {where}, so a hung run holds its GPUs indefinitely — set "
+                     f"a deadline a margin above the expected run time", key=f"deadline:{workload_label(workload)}")
