@@ -1,14 +1,62 @@
-"""Shell scripts -> positioned simple commands and pipelines (types; the parser follows)."""
+"""Shell scripts -> positioned simple commands and pipelines.
+
+The lexer is hand-written rather than ``shlex``: shlex drops positions, splits ``$(a | b)``
+at the pipe and knows nothing of here-documents.  This lexer keeps the offset of every word,
+keeps ``$(…)``, ``${…}``, backticks and ``$((…))`` inside one word (their bodies are parsed
+in turn, to a bounded depth) and skips here-document bodies as data.  The parser flattens
+compound commands (``if``/``for``/``while``/``case``/``{ }``/``( )``/functions) into the
+ordered list of pipelines, tracking ``set -o pipefail`` and ``set -e`` in source order and the
+text of enclosing conditions, so rank-0 guards stay visible.
+
+Nothing here raises for bad input: unterminated quotes and stray keywords go to
+``Script.errors`` and parsing goes on.  Callers report SPK001 only when nothing at all could
+be parsed (see :func:`nothing_parsed`): bash runs a script up to its first syntax error, and
+a parser limitation must not turn a working script into an error finding.
+"""
 
 from __future__ import annotations
 
+import re
+from bisect import bisect_right
 from dataclasses import dataclass
 from dataclasses import field
+from typing import Callable
+from typing import Iterator
+from typing import NamedTuple
+from typing import Sequence
+
+MAX_DEPTH = 12  # nested $(…) / bash -c / heredoc scripts that are parsed in turn
+MAX_NESTING = 150  # compound commands nested in one another
+MAX_SCAN_STACK = 400  # open quotes/substitutions while scanning one word
+
+SHELLS = frozenset({"sh", "bash", "dash", "ash", "zsh", "ksh", "mksh", "yash"})
+RESERVED_TERMINATORS = frozenset({"then", "elif", "else", "fi", "do", "done", "esac", "}"})
+ASSIGNMENT_BUILTINS = frozenset({"export", "declare", "typeset", "local", "readonly"})
+SEPARATORS = frozenset({";", "&", "\n"})
+CASE_ENDS = frozenset({";;", ";&", ";;&"})
+
+_BLANK = re.compile(r"[ \t\r\f\v]+")
+_PLAIN = re.compile(r"[^ \t\n\r\f\v|&;()<>'\"\\$`]+")
+_DQ_PLAIN = re.compile(r"[^\"\\$`]+")
+_NESTED_PLAIN = re.compile(r"[^\\`\"'$(){}#]+")
+_REDIRECT = re.compile(r"(\d{1,4})?(&>>|&>|<<<|<<-|<<|>>|<&|>&|<>|>\||<|>)")
+_OPERATOR = re.compile(r";;&|;;|;&|&&|\|\||\|&|\||&|;|\(|\)")
+_ASSIGNMENT = re.compile(r"([A-Za-z_][A-Za-z0-9_]*)(\[[^\]]*\])?\+?=")
+_ARRAY_START = re.compile(r"[A-Za-z_][A-Za-z0-9_]*(\[[^\]]*\])?\+?=")
+_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
+_ANSI_ESCAPES = {"n": "\n", "t": "\t", "r": "\r", "a": "\a", "b": "\b", "e": "\x1b", "E": "\x1b",
+                 "f": "\f", "v": "\v", "\\": "\\", "'": "'", '"': '"', "?": "?"}
+
+
+# --------------------------------------------------------------------------- data
 
 
 @dataclass(frozen=True)
 class Word:
-    """One shell word: ``text`` with quotes removed (variables NOT expanded), ``raw`` as written."""
+    """One shell word: ``text`` with quotes removed (variables NOT expanded), ``raw`` as written.
+
+    ``end_line``/``end_column`` point just after the last character (exclusive).
+    """
 
     text: str
     raw: str
@@ -21,25 +69,42 @@ class Word:
 
 @dataclass(frozen=True)
 class Redirect:
-    operator: str  # ">", ">>", "2>", "&>", "2>&1", "<" …
-    target: Word | None  # None for fd duplications such as 2>&1
+    operator: str  # ">", ">>", "2>", "&>", "2>&1", "<", "<<", "<<<" … (fd number included)
+    target: Word | None  # None for fd duplications such as 2>&1; the delimiter for << here-documents
+    body: str | None = None  # here-document body (<< and <<- only)
+    line: int = 0  # where the operator is
+    column: int = 0
 
 
 @dataclass
 class SimpleCommand:
-    """``A=1 B=2 prog arg … > file``: assignments, words (argv), redirects."""
+    """``A=1 B=2 prog arg … > file``: assignments, words (argv), redirects.
+
+    A compound command (``( … )``, ``{ …; }``, ``for``/``while``/``until``/``if``/``case``)
+    that is piped or redirected appears here as a stand-in: ``compound`` holds its keyword,
+    ``words`` just that keyword, ``redirects`` the redirects written after it, and ``body``
+    the pipelines inside it (which are also in the script's flat list: don't walk ``body``
+    when you walk the whole script).
+    """
 
     words: list[Word]
     assignments: list[Word] = field(default_factory=list)  # "NAME=value" words before argv
     redirects: list[Redirect] = field(default_factory=list)
     line: int = 1
     column: int = 1
-    # the text of an embedded script (``bash -c '…'`` / ``sh -c``), parsed, with positions in this file
+    # the text of an embedded script (``bash -c '…'`` / ``sh -c`` / ``bash <<EOF``), parsed, with positions in this file
     inner: Script | None = None
+    compound: str = ""
+    body: list[Pipeline] = field(default_factory=list)
+    end_line: int = 0
+    end_column: int = 0
 
     @property
     def name(self) -> str:
         return self.words[0].text if self.words else ""
+
+    def argv(self) -> list[str]:
+        return [word.text for word in self.words]
 
 
 @dataclass
@@ -53,16 +118,1186 @@ class Pipeline:
     errexit: bool = False
     negated: bool = False
     condition: str = ""  # text of enclosing if-conditions, e.g. '[ "$RANK" = 0 ]' (rank-0 guards)
+    nested: str = ""  # "$(", "`", "<(" or ">(" when the pipeline runs inside that substitution
+    end_line: int = 0
+    end_column: int = 0
 
 
 @dataclass
 class Script:
-    """A whole script in order; compound commands (if/for/while/functions/subshells) are flattened."""
+    """A whole script in order; compound commands (if/for/while/functions/subshells) are flattened.
+
+    Pipelines inside command substitutions (``$(…)``, backticks, ``<(…)``) are in the flat
+    list too, marked by ``Pipeline.nested``; ``bash -c`` strings are in ``SimpleCommand.inner``.
+    """
 
     pipelines: list[Pipeline] = field(default_factory=list)
     # every simple assignment seen (NAME -> value words in order of appearance, incl. `export NAME=…`)
     assignments: dict[str, list[Word]] = field(default_factory=dict)
-    errors: list[str] = field(default_factory=list)  # unparseable fragments, reported as SPK001 by the caller
+    errors: list[str] = field(default_factory=list)  # unparseable fragments, "line L, column C: why"
+    error_positions: list[tuple[int, int]] = field(default_factory=list)  # (line, column) of each error
 
     def commands(self) -> list[SimpleCommand]:
         return [command for pipeline in self.pipelines for command in pipeline.commands]
+
+    def scripts(self) -> Iterator[Script]:
+        """This script and every script embedded in it (``bash -c`` strings, shell heredocs), depth first."""
+        stack: list[Script] = [self]
+        while stack:
+            script = stack.pop()
+            yield script
+            stack.extend(reversed([command.inner for command in script.commands() if command.inner is not None]))
+
+    def variables(self) -> dict[str, str]:
+        """The last value assigned to each name (for :func:`expand`)."""
+        return {name: words[-1].text for name, words in self.assignments.items() if words}
+
+
+class ShellCall(NamedTuple):
+    """``bash [options] -c SCRIPT …`` found in an argv: where the shell and its script are."""
+
+    shell_index: int
+    script_index: int | None  # the -c string; None when the shell reads a file or stdin
+    pipefail: bool
+    errexit: bool
+
+
+def nothing_parsed(script: Script) -> bool:
+    """True when the input had errors and not one command or assignment could be read from it."""
+    return bool(script.errors) and not script.pipelines and not script.assignments
+
+
+# --------------------------------------------------------------------------- positions
+
+
+class Locator:
+    """Maps offsets in the text being lexed to 1-based (line, column) in the file.
+
+    ``segments`` are (offset, line, column) at the start of each run of characters that sits
+    on one physical line; a sub-range of the same text shares them through ``base``.
+    """
+
+    __slots__ = ("starts", "lines", "columns", "base")
+
+    def __init__(self, segments: Sequence[tuple[int, int, int]], base: int = 0) -> None:
+        self.starts = [segment[0] for segment in segments] or [0]
+        self.lines = [segment[1] for segment in segments] or [1]
+        self.columns = [segment[2] for segment in segments] or [1]
+        self.base = base
+
+    @classmethod
+    def for_text(cls, text: str, first_line: int = 1, first_column: int = 1, indent: int = 0) -> Locator:
+        segments = [(0, first_line, first_column)]
+        line = first_line
+        for match in _NEWLINES.finditer(text):
+            line += 1
+            segments.append((match.end(), line, indent + 1))
+        return cls(segments)
+
+    def segments(self) -> list[tuple[int, int, int]]:
+        return list(zip(self.starts, self.lines, self.columns))
+
+    def locate(self, offset: int) -> tuple[int, int]:
+        absolute = offset + self.base
+        index = max(bisect_right(self.starts, absolute) - 1, 0)
+        return self.lines[index], self.columns[index] + absolute - self.starts[index]
+
+
+_NEWLINES = re.compile(r"\n")
+
+
+# --------------------------------------------------------------------------- lexer
+
+
+class _Token(NamedTuple):
+    kind: str  # "w" word, "o" operator (incl. "\n"), "r" redirect
+    start: int
+    end: int
+    text: str  # word: quotes removed; operator/redirect: the operator (fd included)
+    quoted: bool = False
+    subs: tuple[tuple[str, int, int], ...] = ()  # (kind, start, end) of $(…)/`…`/<(…) bodies
+
+
+def _scan_nested(s: str, i: int, closer: str, n: int) -> int:
+    """Index just after the ``closer`` that balances an opener ending at ``i``; -1 when unterminated."""
+    stack = [closer]
+    while i < n:
+        plain = _NESTED_PLAIN.match(s, i, n)
+        if plain:
+            i = plain.end()
+            if i >= n:
+                break
+        top = stack[-1]
+        c = s[i]
+        if c == "\\":
+            i += 2
+            continue
+        if top == "`":
+            if c == "`":
+                stack.pop()
+            i += 1
+        elif top == '"':
+            if c == '"':
+                stack.pop()
+                i += 1
+            elif c == "$" and i + 1 < n and s[i + 1] in "({":
+                stack.append(")" if s[i + 1] == "(" else "}")
+                i += 2
+            elif c == "`":
+                stack.append("`")
+                i += 1
+            else:
+                i += 1
+        elif c == top:
+            stack.pop()
+            i += 1
+        elif c == "'" and '"' not in stack:
+            end = s.find("'", i + 1, n)
+            if end < 0:
+                return -1
+            i = end + 1
+        elif c == '"' or c == "`":
+            stack.append(c)
+            i += 1
+        elif c == "$" and i + 1 < n and s[i + 1] in "({":
+            stack.append(")" if s[i + 1] == "(" else "}")
+            i += 2
+        elif c == "(" and top == ")":
+            stack.append(")")
+            i += 1
+        elif c == "#" and top == ")" and (i == 0 or s[i - 1] in " \t\n;|&("):
+            end = s.find("\n", i, n)
+            i = n if end < 0 else end
+        else:
+            i += 1
+        if not stack:
+            return i
+        if len(stack) > MAX_SCAN_STACK:
+            return -1
+    return -1
+
+
+def _ansi_c(body: str) -> str:
+    out: list[str] = []
+    i = 0
+    while i < len(body):
+        c = body[i]
+        if c == "\\" and i + 1 < len(body):
+            out.append(_ANSI_ESCAPES.get(body[i + 1], "\\" + body[i + 1]))
+            i += 2
+        else:
+            out.append(c)
+            i += 1
+    return "".join(out)
+
+
+class _Lexer:
+    """Turns one text (or a range of it) into tokens; records errors, never raises."""
+
+    def __init__(self, s: str, lo: int, hi: int, error: Callable[[int, str], None]) -> None:
+        self.s = s
+        self.lo = lo
+        self.hi = hi
+        self.error = error
+        self.tokens: list[_Token] = []
+        self.heredocs: dict[int, tuple[int, int]] = {}  # index of the << token -> body (start, end)
+        self.pending: list[tuple[int, str, bool]] = []  # (token index, delimiter, strip tabs)
+
+    def run(self) -> list[_Token]:
+        s, hi = self.s, self.hi
+        i = self.lo
+        want_delimiter: tuple[int, bool] | None = None
+        while i < hi:
+            blank = _BLANK.match(s, i, hi)
+            if blank:
+                i = blank.end()
+                continue
+            c = s[i]
+            if c == "\\" and i + 1 < hi and s[i + 1] == "\n":
+                i += 2
+                continue
+            if c == "\n":
+                self.tokens.append(_Token("o", i, i + 1, "\n"))
+                want_delimiter = None
+                i = self._read_heredocs(i + 1)
+                continue
+            if c == "#":
+                end = s.find("\n", i, hi)
+                i = hi if end < 0 else end
+                continue
+            if c in "<>" and i + 1 < hi and s[i + 1] == "(":
+                end = _scan_nested(s, i + 2, ")", hi)
+                if end < 0:
+                    self.error(i, "unterminated process substitution")
+                    end = hi
+                self.tokens.append(_Token("w", i, end, s[i:end], False, ((c + "(", i + 2, max(end - 1, i + 2)),)))
+                i = end
+                continue
+            redirect = _REDIRECT.match(s, i, hi)
+            if redirect and (redirect.group(1) is None or not redirect.group(2).startswith("&")):
+                operator = redirect.group(2)
+                self.tokens.append(_Token("r", i, redirect.end(), redirect.group()))
+                if operator in ("<<", "<<-"):
+                    want_delimiter = (len(self.tokens) - 1, operator == "<<-")
+                i = redirect.end()
+                continue
+            if c == "(" and i + 1 < hi and s[i + 1] == "(":
+                end = _scan_nested(s, i + 1, ")", hi)
+                if end > 0 and end >= i + 4 and s[end - 2:end] == "))" and s[end - 1] == ")":
+                    self.tokens.append(_Token("w", i, end, s[i:end]))
+                    i = end
+                    continue
+            operator_match = _OPERATOR.match(s, i, hi)
+            if operator_match:
+                self.tokens.append(_Token("o", i, operator_match.end(), operator_match.group()))
+                i = operator_match.end()
+                continue
+            token = self._word(i)
+            self.tokens.append(token)
+            i = max(token.end, i + 1)
+            if want_delimiter is not None:
+                self.pending.append((want_delimiter[0], token.text, want_delimiter[1]))
+                want_delimiter = None
+        return self.tokens
+
+    def _read_heredocs(self, i: int) -> int:
+        """Skip the bodies of here-documents opened on the line that just ended."""
+        s, hi = self.s, self.hi
+        for index, delimiter, strip_tabs in self.pending:
+            body_start = i
+            while i < hi:
+                end = s.find("\n", i, hi)
+                line_end = hi if end < 0 else end
+                line = s[i:line_end].rstrip("\r")
+                if strip_tabs:
+                    line = line.lstrip("\t")
+                if line == delimiter:
+                    self.heredocs[index] = (body_start, i)
+                    i = hi if end < 0 else end + 1
+                    break
+                i = hi if end < 0 else end + 1
+            else:
+                self.heredocs[index] = (body_start, hi)  # bash accepts a body ended by end-of-file
+        self.pending = []
+        return i
+
+    def _word(self, i: int) -> _Token:
+        s, hi = self.s, self.hi
+        start = i
+        pieces: list[str] = []
+        quoted = False
+        subs: list[tuple[str, int, int]] = []
+        while i < hi:
+            plain = _PLAIN.match(s, i, hi)
+            if plain:
+                pieces.append(plain.group())
+                i = plain.end()
+                if i >= hi:
+                    break
+            c = s[i]
+            if c == "\\":
+                if i + 1 >= hi:
+                    pieces.append("\\")
+                    i += 1
+                elif s[i + 1] == "\n":
+                    i += 2
+                else:
+                    pieces.append(s[i + 1])
+                    quoted = True
+                    i += 2
+            elif c == "'":
+                end = s.find("'", i + 1, hi)
+                if end < 0:
+                    self.error(i, "unterminated single quote")
+                    end = hi
+                pieces.append(s[i + 1:end])
+                quoted = True
+                i = min(end + 1, hi)
+            elif c == '"':
+                i = self._double_quoted(i + 1, pieces, subs)
+                quoted = True
+            elif c == "$":
+                i = self._dollar(i, pieces, subs)
+                if i < 0:
+                    i = -i
+                    quoted = True
+            elif c == "`":
+                end = self._backtick(i)
+                subs.append(("`", i + 1, max(end - 1, i + 1)))
+                pieces.append(s[i:end])
+                i = end
+            elif c == "(" and i > start and (s[i - 1] in "@!+*?" or _ARRAY_START.fullmatch("".join(pieces))):
+                end = _scan_nested(s, i + 1, ")", hi)
+                if end < 0:
+                    self.error(i, "unterminated parenthesis")
+                    end = hi
+                pieces.append(s[i:end])
+                i = end
+            else:
+                break
+        return _Token("w", start, i, "".join(pieces), quoted, tuple(subs))
+
+    def _double_quoted(self, i: int, pieces: list[str], subs: list[tuple[str, int, int]]) -> int:
+        s, hi = self.s, self.hi
+        opened = i - 1
+        while i < hi:
+            plain = _DQ_PLAIN.match(s, i, hi)
+            if plain:
+                pieces.append(plain.group())
+                i = plain.end()
+                if i >= hi:
+                    break
+            c = s[i]
+            if c == '"':
+                return i + 1
+            if c == "\\":
+                following = s[i + 1] if i + 1 < hi else ""
+                if following == "\n":
+                    i += 2
+                elif following and following in '$`"\\':
+                    pieces.append(following)
+                    i += 2
+                else:
+                    pieces.append("\\")
+                    i += 1
+            elif c == "$":
+                result = self._dollar(i, pieces, subs)
+                i = -result if result < 0 else result
+            else:  # backtick
+                end = self._backtick(i)
+                subs.append(("`", i + 1, max(end - 1, i + 1)))
+                pieces.append(s[i:end])
+                i = end
+        self.error(opened, "unterminated double quote")
+        return hi
+
+    def _dollar(self, i: int, pieces: list[str], subs: list[tuple[str, int, int]]) -> int:
+        """Consume a ``$`` construct; returns the next index (negated when it was a quoted form)."""
+        s, hi = self.s, self.hi
+        following = s[i + 1] if i + 1 < hi else ""
+        if following == "'":
+            j = i + 2
+            while j < hi and s[j] != "'":
+                j += 2 if s[j] == "\\" else 1
+            if j >= hi:
+                self.error(i, "unterminated $'…' string")
+            pieces.append(_ansi_c(s[i + 2:min(j, hi)]))
+            return -min(j + 1, hi)
+        if following == '"':
+            return -self._double_quoted(i + 2, pieces, subs)
+        if following == "(" and i + 2 < hi and s[i + 2] == "(":
+            end = _scan_nested(s, i + 2, ")", hi)
+            if end < 0:
+                self.error(i, "unterminated $((…))")
+                end = hi
+            pieces.append(s[i:end])
+            return end
+        if following in ("(", "{"):
+            end = _scan_nested(s, i + 2, ")" if following == "(" else "}", hi)
+            if end < 0:
+                self.error(i, f"unterminated ${following}…")
+                end = hi
+            if following == "(":
+                subs.append(("$(", i + 2, max(end - 1, i + 2)))
+            pieces.append(s[i:end])
+            return end
+        pieces.append("$")
+        return i + 1
+
+    def _backtick(self, i: int) -> int:
+        s, hi = self.s, self.hi
+        j = i + 1
+        while j < hi and s[j] != "`":
+            j += 2 if s[j] == "\\" else 1
+        if j >= hi:
+            self.error(i, "unterminated backtick")
+            return hi
+        return j + 1
+
+
+# --------------------------------------------------------------------------- options
+
+
+def _apply_set(args: Sequence[str], options: dict[str, bool]) -> None:
+    """``set -euo pipefail`` / ``set +o pipefail`` / ``set -e``: update ``options`` in place."""
+    k = 0
+    while k < len(args):
+        arg = args[k]
+        if arg in ("--", "-") or len(arg) < 2 or arg[0] not in "-+":
+            break
+        on = arg[0] == "-"
+        letters = arg[1:]
+        for position, letter in enumerate(letters):
+            if letter == "o":
+                name = letters[position + 1:]
+                if not name:
+                    k += 1
+                    name = args[k] if k < len(args) else ""
+                _set_named_option(options, name, on)
+                break
+            if letter == "e":
+                options["errexit"] = on
+        k += 1
+
+
+def _set_named_option(options: dict[str, bool], name: str, on: bool) -> None:
+    if name == "pipefail":
+        options["pipefail"] = on
+    elif name == "errexit":
+        options["errexit"] = on
+
+
+def _apply_shopt(args: Sequence[str], options: dict[str, bool]) -> None:
+    """``shopt -s -o pipefail`` / ``shopt -so pipefail``."""
+    letters = "".join(arg[1:] for arg in args if arg.startswith("-"))
+    if "o" not in letters or ("s" not in letters and "u" not in letters):
+        return
+    for name in (arg for arg in args if not arg.startswith("-")):
+        _set_named_option(options, name, "s" in letters)
+
+
+def find_shell_call(argv: Sequence[str]) -> ShellCall | None:
+    """The first ``sh``/``bash``/… word of ``argv`` with the options before its script.
+
+    ``bash -lc 'x'``, ``/bin/sh -c "x"``, ``bash -euo pipefail -c 'x'``, ``bash -o pipefail -c``.
+    """
+    for index, word in enumerate(argv):
+        if word.rsplit("/", 1)[-1] not in SHELLS:
+            continue
+        options = {"pipefail": False, "errexit": False}
+        has_c = False
+        k = index + 1
+        while k < len(argv):
+            arg = argv[k]
+            if arg == "--":
+                k += 1
+                break
+            if len(arg) < 2 or arg[0] not in "-+":
+                break
+            if arg.startswith("--"):
+                k += 2 if arg in ("--rcfile", "--init-file") else 1
+                continue
+            on = arg[0] == "-"
+            for position, letter in enumerate(arg[1:]):
+                if letter == "c":
+                    has_c = True
+                elif letter in "oO":
+                    name = arg[position + 2:]
+                    if not name:
+                        k += 1
+                        name = argv[k] if k < len(argv) else ""
+                    if letter == "o":
+                        _set_named_option(options, name, on)
+                    break
+                elif letter == "e":
+                    options["errexit"] = on
+            k += 1
+        script_index = k if has_c and k < len(argv) else None
+        return ShellCall(index, script_index, options["pipefail"], options["errexit"])
+    return None
+
+
+# --------------------------------------------------------------------------- parser
+
+
+class _Parser:
+    """Recursive descent over one token list; appends pipelines to the shared script."""
+
+    def __init__(self, s: str, lo: int, hi: int, locator: Locator, script: Script,
+                 options: dict[str, bool], depth: int, condition: str = "", nested: str = "") -> None:
+        self.s = s
+        self.locator = locator
+        self.script = script
+        self.options = options
+        self.depth = depth
+        self.condition = condition
+        self.nested = nested
+        self.nesting = 0
+        self.heredoc_starts: dict[int, int] = {}  # id(Redirect) -> offset of its body
+        lexer = _Lexer(s, lo, hi, self._lex_error)
+        self.tokens = lexer.run()
+        self.heredocs = lexer.heredocs
+        self.i = 0
+
+    # ----------------------------------------------------------------- helpers
+
+    def _lex_error(self, offset: int, message: str) -> None:
+        self._error(offset, message)
+
+    def _error(self, offset: int, message: str) -> None:
+        line, column = self.locator.locate(offset)
+        self.script.errors.append(f"line {line}, column {column}: {message}")
+        self.script.error_positions.append((line, column))
+
+    def _peek(self) -> _Token | None:
+        return self.tokens[self.i] if self.i < len(self.tokens) else None
+
+    def _is_op(self, *texts: str) -> bool:
+        token = self._peek()
+        return token is not None and token.kind == "o" and token.text in texts
+
+    def _is_reserved(self, *words: str) -> bool:
+        token = self._peek()
+        return token is not None and token.kind == "w" and not token.quoted and token.text in words \
+            and self.s[token.start:token.end] == token.text
+
+    def _skip_newlines(self) -> None:
+        while self._is_op("\n"):
+            self.i += 1
+
+    def _word(self, token: _Token) -> Word:
+        line, column = self.locator.locate(token.start)
+        end_line, end_column = self.locator.locate(token.end)
+        return Word(token.text, self.s[token.start:token.end], line, column, end_line, end_column, token.quoted)
+
+    def _source_text(self, first: int, last: int) -> str:
+        """Whitespace-normalised source of tokens ``first``..``last`` (inclusive)."""
+        if first > last or first >= len(self.tokens):
+            return ""
+        text = self.s[self.tokens[first].start:self.tokens[min(last, len(self.tokens) - 1)].end]
+        return " ".join(text.replace("\\\n", " ").split())
+
+    def _with_condition(self, extra: str) -> str:
+        if not extra:
+            return self.condition
+        return f"{self.condition} && {extra}" if self.condition else extra
+
+    # ----------------------------------------------------------------- grammar
+
+    def parse(self) -> None:
+        self._list(frozenset(), frozenset())
+        while self.i < len(self.tokens):  # stray closers at top level: report and go on
+            token = self.tokens[self.i]
+            self._error(token.start, f"unexpected {token.text!r}")
+            self.i += 1
+            self._list(frozenset(), frozenset())
+
+    def _list(self, end_words: frozenset[str], end_ops: frozenset[str]) -> None:
+        while True:
+            while self._is_op("\n", ";", "&"):
+                self.i += 1
+            token = self._peek()
+            if token is None:
+                return
+            if token.kind == "o" and token.text in end_ops:
+                return
+            if self._is_reserved(*end_words) or (token.kind == "w" and self._is_reserved(*RESERVED_TERMINATORS)):
+                return
+            if token.kind == "o" and token.text not in ("(",):
+                if token.text in end_ops or token.text == ")" or token.text in CASE_ENDS:
+                    return
+                self._error(token.start, f"unexpected {token.text!r}")
+                self.i += 1
+                continue
+            before = self.i
+            self._and_or()
+            if self.i == before:  # nothing consumed: avoid looping forever
+                self._error(token.start, f"unexpected {token.text!r}")
+                self.i += 1
+
+    def _and_or(self) -> None:
+        """``a && b || c``: b runs when ``a`` succeeded, c when ``! (a && b)``; that is their condition."""
+        first = self.i
+        prefix = ""
+        while True:
+            saved = self.condition
+            self.condition = self._with_condition(prefix)
+            self._pipeline()
+            self.condition = saved
+            if not self._is_op("&&", "||"):
+                return
+            chain = self._source_text(first, self.i - 1)
+            prefix = chain if self.tokens[self.i].text == "&&" else f"! ({chain})"
+            self.i += 1
+            self._skip_newlines()
+
+    def _pipeline(self) -> None:
+        negated = False
+        if self._is_reserved("!"):
+            negated = True
+            self.i += 1
+        if self._is_reserved("time"):
+            self.i += 1
+            while self._peek() is not None and self._peek().kind == "w" and self._peek().text in ("-p", "--"):  # type: ignore[union-attr]
+                self.i += 1
+        index = len(self.script.pipelines)
+        start_token = self._peek()
+        options_at_start = dict(self.options)
+        commands: list[SimpleCommand] = []
+        while True:
+            command = self._command()
+            if command is not None:
+                commands.append(command)
+            if not self._is_op("|", "|&"):
+                break
+            if command is not None and self.tokens[self.i].text == "|&":
+                command.redirects.append(Redirect("2>&1", None, None, *self.locator.locate(self.tokens[self.i].start)))
+            self.i += 1
+            self._skip_newlines()
+        if not commands or start_token is None:
+            return
+        if len(commands) == 1 and commands[0].compound and not commands[0].redirects:
+            return  # a plain compound command: its body is already in the flat list
+        first = commands[0]
+        last = commands[-1]
+        pipeline = Pipeline(commands, first.line, first.column, options_at_start["pipefail"],
+                            options_at_start["errexit"], negated, self.condition, self.nested,
+                            last.end_line, last.end_column)
+        self.script.pipelines.insert(index, pipeline)
+
+    def _command(self) -> SimpleCommand | None:
+        token = self._peek()
+        if token is None:
+            return None
+        if token.kind == "o":
+            if token.text == "(":
+                return self._compound_subshell()
+            return None
+        if token.kind == "w" and not token.quoted and self.s[token.start:token.end] == token.text:
+            handler = _COMPOUND_HANDLERS.get(token.text)
+            if handler is not None:
+                return handler(self)
+            if token.text.startswith("((") and token.text.endswith("))"):
+                self.i += 1
+                return self._finish_compound("((", token, len(self.script.pipelines))
+            if token.text == "[[":
+                return self._double_bracket()
+            if token.text == "function":
+                return self._function_keyword()
+            if self._is_function_definition():
+                return self._function_definition()
+        return self._simple()
+
+    # ----------------------------------------------------------------- compound commands
+
+    def _enter(self, token: _Token) -> bool:
+        if self.nesting >= MAX_NESTING:
+            self._error(token.start, "compound commands nested too deeply; the rest is not parsed")
+            self.i = len(self.tokens)
+            return False
+        self.nesting += 1
+        return True
+
+    def _finish_compound(self, keyword: str, token: _Token, body_start: int) -> SimpleCommand:
+        """The stand-in for a compound command, with the redirects written after it."""
+        line, column = self.locator.locate(token.start)
+        word = Word(keyword, keyword, line, column, line, column + len(keyword))
+        command = SimpleCommand([word], [], [], line, column, compound=keyword,
+                                body=self.script.pipelines[body_start:])
+        self._redirects_after(command)
+        end_token = self.tokens[self.i - 1] if self.i > 0 else token
+        command.end_line, command.end_column = self.locator.locate(end_token.end)
+        return command
+
+    def _redirects_after(self, command: SimpleCommand) -> None:
+        while self._peek() is not None and self._peek().kind == "r":  # type: ignore[union-attr]
+            self._redirect(command)
+
+    def _expect(self, word: str) -> bool:
+        if self._is_reserved(word):
+            self.i += 1
+            return True
+        token = self._peek()
+        offset = token.start if token is not None else len(self.s)
+        self._error(offset, f"expected {word!r}")
+        return False
+
+    def _body(self, end_words: frozenset[str], condition: str = "") -> None:
+        saved = self.condition
+        self.condition = self._with_condition(condition)
+        self._list(end_words, frozenset())
+        self.condition = saved
+
+    def _condition_list(self, end_word: str) -> str:
+        first = self.i
+        self._list(frozenset({end_word}), frozenset())
+        text = self._source_text(first, self.i - 1)
+        return text.rstrip(";& ").strip()
+
+    def _compound_if(self) -> SimpleCommand | None:
+        token = self.tokens[self.i]
+        if not self._enter(token):
+            return None
+        body_start = len(self.script.pipelines)
+        self.i += 1
+        conditions: list[str] = []
+        condition = self._condition_list("then")
+        self._expect("then")
+        self._body(frozenset({"elif", "else", "fi"}), condition)
+        conditions.append(condition)
+        while self._is_reserved("elif"):
+            self.i += 1
+            previous = " && ".join(f"! ({text})" for text in conditions)
+            saved = self.condition
+            self.condition = self._with_condition(previous)
+            condition = self._condition_list("then")
+            self.condition = saved
+            self._expect("then")
+            self._body(frozenset({"elif", "else", "fi"}), f"{previous} && {condition}")
+            conditions.append(condition)
+        if self._is_reserved("else"):
+            self.i += 1
+            self._body(frozenset({"fi"}), " && ".join(f"! ({text})" for text in conditions))
+        self._expect("fi")
+        self.nesting -= 1
+        return self._finish_compound("if", token, body_start)
+
+    def _compound_loop(self) -> SimpleCommand | None:
+        """``while``/``until`` condition; do … done."""
+        token = self.tokens[self.i]
+        if not self._enter(token):
+            return None
+        body_start = len(self.script.pipelines)
+        self.i += 1
+        self._condition_list("do")
+        self._do_done()
+        self.nesting -= 1
+        return self._finish_compound(token.text, token, body_start)
+
+    def _do_done(self) -> None:
+        if self._is_reserved("{"):  # bash also accepts `for x in …; { …; }`
+            self.i += 1
+            self._body(frozenset({"}"}))
+            self._expect("}")
+            return
+        self._expect("do")
+        self._body(frozenset({"done"}))
+        self._expect("done")
+
+    def _compound_for(self) -> SimpleCommand | None:
+        """``for NAME [in WORDS]; do … done`` and ``for ((…)); do … done`` (also ``select``)."""
+        token = self.tokens[self.i]
+        if not self._enter(token):
+            return None
+        body_start = len(self.script.pipelines)
+        self.i += 1
+        while True:
+            current = self._peek()
+            if current is None or (current.kind == "o" and current.text in (";", "\n")):
+                break
+            if self._is_reserved("do", "{"):
+                break
+            if current.kind == "w":
+                self._substitutions(current)
+            self.i += 1
+        self._skip_separators()
+        self._do_done()
+        self.nesting -= 1
+        return self._finish_compound(token.text, token, body_start)
+
+    def _skip_separators(self) -> None:
+        while self._is_op(";", "\n"):
+            self.i += 1
+
+    def _compound_case(self) -> SimpleCommand | None:
+        token = self.tokens[self.i]
+        if not self._enter(token):
+            return None
+        body_start = len(self.script.pipelines)
+        self.i += 1
+        subject_token = self._peek()
+        subject = ""
+        if subject_token is not None and subject_token.kind == "w":
+            subject = self.s[subject_token.start:subject_token.end]
+            self._substitutions(subject_token)
+            self.i += 1
+        self._skip_newlines()
+        self._expect("in")
+        while True:
+            self._skip_newlines()
+            current = self._peek()
+            if current is None or self._is_reserved("esac"):
+                break
+            if self._is_op("("):
+                self.i += 1
+            first = self.i
+            while self._peek() is not None and not self._is_op(")"):
+                if self._is_op("\n") or self._is_reserved("esac"):
+                    break
+                self.i += 1
+            patterns = self._source_text(first, self.i - 1)
+            if not self._is_op(")"):
+                self._error(current.start, "case pattern without ')'")
+                break
+            self.i += 1
+            self._body(frozenset({"esac"}), f"case {subject} in {patterns}")
+            if self._is_op(*CASE_ENDS):
+                self.i += 1
+        self._expect("esac")
+        self.nesting -= 1
+        return self._finish_compound("case", token, body_start)
+
+    def _compound_group(self) -> SimpleCommand | None:
+        token = self.tokens[self.i]
+        if not self._enter(token):
+            return None
+        body_start = len(self.script.pipelines)
+        self.i += 1
+        self._body(frozenset({"}"}))
+        self._expect("}")
+        self.nesting -= 1
+        return self._finish_compound("{", token, body_start)
+
+    def _compound_subshell(self) -> SimpleCommand | None:
+        token = self.tokens[self.i]
+        if not self._enter(token):
+            return None
+        body_start = len(self.script.pipelines)
+        self.i += 1
+        saved = dict(self.options)
+        self._list(frozenset(), frozenset({")"}))
+        self.options = saved  # `set` inside a subshell does not leak out
+        if self._is_op(")"):
+            self.i += 1
+        else:
+            self._error(token.start, "unterminated '('")
+        self.nesting -= 1
+        return self._finish_compound("(", token, body_start)
+
+    def _double_bracket(self) -> SimpleCommand:
+        """``[[ … ]]``: operators inside are words (``<`` compares, ``&&`` joins tests)."""
+        start = self.i
+        while self.i < len(self.tokens) and not self._is_reserved("]]"):
+            self.i += 1
+        if self.i < len(self.tokens):
+            self.i += 1
+        else:
+            self._error(self.tokens[start].start, "unterminated '[['")
+        words = [self._word(token) for token in self.tokens[start:self.i] if token.text != "\n"]
+        command = SimpleCommand(words, line=words[0].line, column=words[0].column,
+                                end_line=words[-1].end_line, end_column=words[-1].end_column)
+        self._redirects_after(command)
+        return command
+
+    def _is_function_definition(self) -> bool:
+        j = self.i
+        return (j + 2 < len(self.tokens) and self.tokens[j + 1].kind == "o" and self.tokens[j + 1].text == "("
+                and self.tokens[j + 2].kind == "o" and self.tokens[j + 2].text == ")")
+
+    def _function_definition(self) -> SimpleCommand | None:
+        self.i += 3
+        return self._function_body()
+
+    def _function_keyword(self) -> SimpleCommand | None:
+        self.i += 1  # `function`
+        if self._peek() is not None and self._peek().kind == "w":  # type: ignore[union-attr]
+            self.i += 1
+        if self._is_op("(") and self.i + 1 < len(self.tokens) and self.tokens[self.i + 1].text == ")":
+            self.i += 2
+        return self._function_body()
+
+    def _function_body(self) -> SimpleCommand | None:
+        self._skip_newlines()
+        saved = self.condition
+        self.condition = ""  # a function runs where it is called, not where it is defined
+        command = self._command()
+        self.condition = saved
+        if command is not None and command.compound and not command.redirects:
+            return None
+        return command
+
+    # ----------------------------------------------------------------- simple commands
+
+    def _simple(self) -> SimpleCommand | None:
+        command = SimpleCommand([])
+        offsets: list[int] = []  # where each of command.words starts in the source
+        while True:
+            token = self._peek()
+            if token is None or token.kind == "o":
+                break
+            if token.kind == "r":
+                self._redirect(command)
+                continue
+            word = self._word(token)
+            if not command.words and _ASSIGNMENT.match(word.raw):
+                command.assignments.append(word)
+            else:
+                command.words.append(word)
+                offsets.append(token.start)
+            self._substitutions(token)
+            self.i += 1
+        if not command.words and not command.assignments and not command.redirects:
+            return None
+        firsts = [item for item in (command.assignments[:1] + command.words[:1]) if item]
+        starts = [(word.line, word.column) for word in firsts]
+        starts += [(redirect.line, redirect.column) for redirect in command.redirects[:1]]
+        command.line, command.column = min(starts)
+        ends = [(word.end_line, word.end_column) for word in command.words[-1:] + command.assignments[-1:]]
+        ends += [(redirect.target.end_line, redirect.target.end_column) for redirect in command.redirects
+                 if redirect.target is not None]
+        command.end_line, command.end_column = max(ends) if ends else (command.line, command.column)
+        self._record(command, offsets)
+        return command
+
+    def _redirect(self, command: SimpleCommand) -> None:
+        token = self.tokens[self.i]
+        index = self.i
+        self.i += 1
+        line, column = self.locator.locate(token.start)
+        operator = token.text
+        target_token = self._peek()
+        if target_token is None or target_token.kind != "w":
+            self._error(token.start, f"redirect {operator!r} without a target")
+            command.redirects.append(Redirect(operator, None, None, line, column))
+            return
+        self.i += 1
+        if operator.endswith(("<&", ">&")) and not operator.startswith("&") and (
+                target_token.text.isdigit() or target_token.text == "-"):
+            command.redirects.append(Redirect(operator + target_token.text, None, None, line, column))
+            return
+        target = self._word(target_token)
+        body: str | None = None
+        if index in self.heredocs:
+            start, end = self.heredocs[index]
+            body = self.s[start:end]
+        else:
+            self._substitutions(target_token)
+        redirect = Redirect(operator, target, body, line, column)
+        if body is not None:
+            self.heredoc_starts[id(redirect)] = self.heredocs[index][0]
+        command.redirects.append(redirect)
+
+    def _substitutions(self, token: _Token) -> None:
+        """Parse the bodies of ``$(…)``, backticks and ``<(…)`` in a word, into the flat list."""
+        for kind, start, end in token.subs:
+            if self.depth + 1 > MAX_DEPTH:
+                self._error(start, "substitutions nested too deeply; not parsed")
+                continue
+            saved = dict(self.options)
+            nested = _Parser(self.s, start, end, self.locator, self.script, dict(self.options),
+                             self.depth + 1, self.condition, kind)
+            nested.parse()
+            self.options = saved
+
+    def _record(self, command: SimpleCommand, offsets: list[int]) -> None:
+        """Side effects of one simple command: set/shopt options, assignments, embedded scripts."""
+        if not command.words:
+            for word in command.assignments:
+                self._assign(word)
+            return
+        name = command.words[0].text
+        argv = command.argv()
+        if name == "set":
+            _apply_set(argv[1:], self.options)
+        elif name == "shopt":
+            _apply_shopt(argv[1:], self.options)
+        elif name in ASSIGNMENT_BUILTINS:
+            for word in command.words[1:]:
+                if _ASSIGNMENT.match(word.raw):
+                    self._assign(word)
+        call = find_shell_call(argv)
+        if call is not None:
+            command.inner = self._embedded(command, call, offsets)
+
+    def _assign(self, word: Word) -> None:
+        match = _ASSIGNMENT.match(word.raw)
+        if match is None:
+            return
+        name = match.group(1)
+        equals = word.text.find("=")
+        value_text = word.text[equals + 1:] if equals >= 0 else ""
+        raw_value = word.raw[match.end():]
+        value = Word(value_text, raw_value, word.line, word.column + match.end(), word.end_line, word.end_column,
+                     word.quoted)
+        self.script.assignments.setdefault(name, []).append(value)
+
+    def _embedded(self, command: SimpleCommand, call: ShellCall, offsets: list[int]) -> Script | None:
+        """The script a ``bash -c STRING`` or ``bash <<EOF`` runs, parsed with its own options."""
+        if self.depth + 1 > MAX_DEPTH:
+            return None
+        options = {"pipefail": call.pipefail, "errexit": call.errexit}
+        if call.script_index is not None:
+            word = command.words[call.script_index]
+            return _parse_word_script(word, self.s, self.locator, options, self.depth + 1, offsets[call.script_index])
+        heredoc = next((redirect for redirect in command.redirects if id(redirect) in self.heredoc_starts), None)
+        if heredoc is None or heredoc.body is None or heredoc.operator.startswith("<<<"):
+            return None
+        start = self.heredoc_starts[id(heredoc)]
+        inner = Script()
+        _Parser(self.s, start, start + len(heredoc.body), self.locator, inner, options, self.depth + 1).parse()
+        return inner
+
+
+def _parse_word_script(word: Word, s: str, locator: Locator, options: dict[str, bool], depth: int,
+                       offset: int) -> Script:
+    """Parse a ``-c`` string; exact positions when the word is one plain quoted string."""
+    inner = Script()
+    raw = word.raw
+    exact = len(raw) >= 2 and (
+        (raw[0] == raw[-1] == "'" and raw.count("'") == 2)
+        or (raw[0] == raw[-1] == '"' and raw[1:-1] == word.text)
+        or raw == word.text)
+    if exact:
+        shift = 0 if raw == word.text else 1
+        parser = _Parser(s, offset + shift, offset + len(raw) - shift, locator, inner, options, depth)
+    else:
+        text = word.text
+        parser = _Parser(text, 0, len(text), Locator.for_text(text, word.line, word.column + 1),
+                         inner, options, depth)
+    parser.parse()
+    return inner
+
+
+_COMPOUND_HANDLERS: dict[str, Callable[[_Parser], SimpleCommand | None]] = {
+    "if": _Parser._compound_if,
+    "while": _Parser._compound_loop,
+    "until": _Parser._compound_loop,
+    "for": _Parser._compound_for,
+    "select": _Parser._compound_for,
+    "case": _Parser._compound_case,
+    "{": _Parser._compound_group,
+}
+
+
+# --------------------------------------------------------------------------- entry points
+
+
+def _shebang_options(text: str) -> dict[str, bool]:
+    """``#!/bin/bash -eo pipefail`` and ``#!/usr/bin/env -S bash -euo pipefail``."""
+    options = {"pipefail": False, "errexit": False}
+    if not text.startswith("#!"):
+        return options
+    first = text[2:].split("\n", 1)[0].split()
+    call = find_shell_call(first)
+    if call is not None:
+        options["pipefail"] = call.pipefail
+        options["errexit"] = call.errexit
+    return options
+
+
+def parse_shell(text: str, first_line: int = 1, first_column: int = 1, *, indent: int = 0,
+                pipefail: bool = False, errexit: bool = False) -> Script:
+    """Parse a shell script (or a ``-c`` string) whose first character sits at ``first_line:first_column``.
+
+    ``indent`` is added to the columns of the lines after the first (a YAML block scalar's
+    indentation); ``pipefail``/``errexit`` are the options already in effect (``bash -o pipefail -c``,
+    a Dockerfile ``SHELL``).  Never raises; problems go to ``Script.errors``.
+    """
+    if not isinstance(text, str):
+        return Script()
+    return _parse(text, Locator.for_text(text, first_line, first_column, indent), pipefail, errexit)
+
+
+def parse_shell_segments(text: str, segments: Sequence[tuple[int, int, int]], *, pipefail: bool = False,
+                         errexit: bool = False) -> Script:
+    """Parse ``text`` whose runs of characters come from the file places in ``segments``.
+
+    Each segment is ``(offset in text, line, column)`` where a run of characters on one physical
+    line starts; the Dockerfile parser uses it for instructions joined across continuation lines.
+    """
+    if not isinstance(text, str):
+        return Script()
+    return _parse(text, Locator(segments), pipefail, errexit)
+
+
+def _parse(text: str, locator: Locator, pipefail: bool, errexit: bool) -> Script:
+    script = Script()
+    options = _shebang_options(text)
+    options["pipefail"] = options["pipefail"] or pipefail
+    options["errexit"] = options["errexit"] or errexit
+    try:
+        parser = _Parser(text, 0, len(text), locator, script, options, 0)
+        parser.parse()
+    except RecursionError:
+        script.errors.append("line 1, column 1: nesting exceeds the parser's safety limit")
+        script.error_positions.append((1, 1))
+    return script
+
+
+# --------------------------------------------------------------------------- expansion
+
+
+def _expand(text: str, lookup: Callable[[str], str | None], use_defaults: bool, depth: int,
+            escape: str = "\\") -> str | None:
+    """Substitute ``$NAME``, ``${NAME}``, ``${NAME:-word}``…; None when something is unknown."""
+    if depth > 10:
+        return None
+    out: list[str] = []
+    i = 0
+    n = len(text)
+    while i < n:
+        c = text[i]
+        if c == escape and i + 1 < n and escape != "\\":
+            out.append(text[i + 1])
+            i += 2
+            continue
+        if c == "\\" and escape == "\\" and i + 1 < n and text[i + 1] == "$":
+            out.append("$")
+            i += 2
+            continue
+        if c != "$" or i + 1 >= n:
+            out.append(c)
+            i += 1
+            continue
+        following = text[i + 1]
+        if following == "{":
+            end = _scan_nested(text, i + 2, "}", n)
+            if end < 0:
+                return None
+            value = _expand_braced(text[i + 2:end - 1], lookup, use_defaults, depth, escape)
+            if value is None:
+                return None
+            out.append(value)
+            i = end
+            continue
+        name = _NAME.match(text, i + 1)
+        if name is None:
+            if following in "(`" or following.isdigit() or following in "@*#?$!-":
+                return None
+            out.append(c)
+            i += 1
+            continue
+        value = lookup(name.group())
+        if value is None:
+            return None
+        out.append(value)
+        i = name.end()
+    return "".join(out)
+
+
+_BRACED = re.compile(r"([A-Za-z_][A-Za-z0-9_]*)(?:(:?[-=+?])(.*))?", re.S)
+
+
+def _expand_braced(inner: str, lookup: Callable[[str], str | None], use_defaults: bool, depth: int,
+                   escape: str) -> str | None:
+    match = _BRACED.fullmatch(inner)
+    if match is None:
+        return None
+    name, operator, word = match.group(1), match.group(2), match.group(3) or ""
+    value = lookup(name)
+    if operator is None:
+        return value
+    empty_counts = operator.startswith(":")
+    is_set = value is not None and (value != "" or not empty_counts)
+    if operator.endswith(("-", "=")):
+        if is_set:
+            return value
+        return _expand(word, lookup, use_defaults, depth + 1, escape) if use_defaults else None
+    if operator.endswith("+"):
+        if value is None and not use_defaults:
+            return None
+        return _expand(word, lookup, use_defaults, depth + 1, escape) if is_set else ""
+    return value if is_set else None  # ${NAME:?message}
+
+
+def expand(word_text: str, assignments: dict[str, str], *, use_defaults: bool = True) -> str | None:
+    """Expand ``$VAR``/``${VAR}``/``${VAR:-default}`` from ``assignments``; None when unresolvable.
+
+    Values may refer to other assigned names (expanded in turn, cycles give None).  With
+    ``use_defaults=False`` a ``${VAR:-x}`` whose VAR is not assigned is unresolvable too (the
+    environment may set it).
+    """
+    if not isinstance(word_text, str):
+        return None
+    resolving: set[str] = set()
+
+    def lookup(name: str) -> str | None:
+        if name not in assignments or name in resolving:
+            return None
+        resolving.add(name)
+        try:
+            return _expand(assignments[name], lookup, use_defaults, len(resolving))
+        finally:
+            resolving.discard(name)
+
+    return _expand(word_text, lookup, use_defaults, 0)
