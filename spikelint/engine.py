@@ -211,7 +211,17 @@ class RunResult:
 
 def _check_chunk(engine: Engine, sources: list[SourceFile], chunk: list[int]) -> list[FileResult]:
     project = Project(sources)
-    return [engine.check_document(project.document(sources[index]), project) for index in chunk]
+    return [_check_source(engine, sources[index], project) for index in chunk]
+
+
+def _check_source(engine: Engine, source: SourceFile, project: Project) -> FileResult:
+    """Read and check one file; a crash while reading it is an internal error, not the end of the run."""
+    try:
+        document = project.document(source)
+    except Exception as error:  # noqa: BLE001 - a parser bug must not stop the other files
+        empty = Document(source, "")
+        return FileResult(source.path, internal_errors=[_describe_crash("the parser", empty, error)])
+    return engine.check_document(document, project)
 
 
 def skipped_results(discovery: Discovery, engine: Engine) -> list[FileResult]:

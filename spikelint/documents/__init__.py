@@ -22,6 +22,7 @@ COMMENTED_KINDS = (FileKind.YAML, FileKind.SHELL, FileKind.DOCKERFILE, FileKind.
 TEXT_KINDS_THAT_MUST_DECODE = (FileKind.YAML, FileKind.JSON, FileKind.TOML, FileKind.NOTEBOOK, FileKind.DOCKERFILE,
                                FileKind.SHELL, FileKind.PYTHON)
 MAX_PYTHON_NESTING = 200
+BYTE_ORDER_MARKS = (codecs.BOM_UTF16_LE, codecs.BOM_UTF16_BE, codecs.BOM_UTF32_LE, codecs.BOM_UTF32_BE)
 
 
 class ParseFailure(Exception):
@@ -35,7 +36,7 @@ class ParseFailure(Exception):
 
 def decode(data: bytes) -> tuple[str | None, Problem | None]:
     """UTF-8 text (BOM stripped), or the problem that prevents reading it."""
-    if data.startswith((codecs.BOM_UTF16_LE, codecs.BOM_UTF16_BE, codecs.BOM_UTF32_LE, codecs.BOM_UTF32_BE)):
+    if data.startswith(BYTE_ORDER_MARKS):
         return None, Problem("SPK001", 1, 1, "file is UTF-16/UTF-32 encoded (byte-order mark); save it as UTF-8")
     try:
         text = data.decode("utf-8")
@@ -102,12 +103,19 @@ def _parse_dockerfile(document: Document) -> None:
     from spikelint.documents.dockerfile import parse_dockerfile
 
     document.parsed = parse_dockerfile(document.text)
+    for error in document.parsed.errors[:1]:  # (message, line, column)
+        message, line, column = error
+        raise ParseFailure(f"invalid Dockerfile: {message}", line, column)
 
 
 def _parse_shell(document: Document) -> None:
     from spikelint.documents.shell import parse_shell
 
-    document.parsed = parse_shell(document.text)
+    script = parse_shell(document.text)
+    document.parsed = script
+    if script.errors:  # "line L, column C: why"; the parser itself never raises
+        line, column = script.error_positions[0] if script.error_positions else (1, 1)
+        raise ParseFailure(f"invalid shell script: {script.errors[0].split(': ', 1)[-1]}", line, column)
 
 
 def _parse_text(document: Document) -> None:
@@ -178,7 +186,8 @@ def read_document(source: SourceFile) -> Document:
         return Document(source, "")  # binary file of no recognised kind: nothing to read
     text, problem = decode(data)
     if text is None:
+        shown = "" if data.startswith(BYTE_ORDER_MARKS) else data.decode("utf-8", "replace")  # for snippets
         if source.kind in TEXT_KINDS_THAT_MUST_DECODE:
-            return Document(source, "", problems=[problem] if problem else [])
-        return Document(source, data.decode("utf-8", "replace"))
+            return Document(source, shown, problems=[problem] if problem else [])
+        return Document(source, shown)
     return parse_text(source, text)
