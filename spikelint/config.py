@@ -88,7 +88,8 @@ def load_config_file(path: Path) -> Config:
             data = load_toml(text)
         except ValueError as error:
             raise ConfigError(f"{path}: {error}") from None
-        table = data.get("tool", {}).get("spikelint", {})
+        tool = data.get("tool", {})
+        table = tool.get("spikelint", {}) if isinstance(tool, dict) else {}
         return config_from_mapping(table, source=f"{path} [tool.spikelint]", root=root)
     import yaml
 

@@ -120,6 +120,7 @@ class Engine:
         path_ignores = [rules for glob, rules in self.config.per_path_ignores.items() if matches_glob(document.path, glob)]
         seen: set[tuple[str, int, int, str]] = set()
         occurrences: dict[tuple[str, str, str], int] = {}
+        matched: dict[int, set[str]] = {}  # id(suppression) -> the rule ids/prefixes it named that matched
         kept: list[Finding] = []
         for problem in sorted(problems, key=lambda p: (p.line, p.column, p.rule)):
             if not selected(problem.rule, self.config) or problem.rule not in self.catalog:
@@ -131,25 +132,24 @@ class Engine:
             if any(problem.rule.startswith(prefix) for rules in path_ignores for prefix in rules):
                 result.suppressed += 1
                 continue
-            if self._suppressed(problem, suppressions, object_suppressions):
+            if self._suppressed(problem, suppressions, object_suppressions, matched):
                 result.suppressed += 1
                 continue
             kept.append(self._finding(problem, document, occurrences))
-        kept.extend(self._suppression_findings(document, suppressions, [s for s, _ in object_suppressions]))
+        kept.extend(self._suppression_findings(document, suppressions, [s for s, _ in object_suppressions], matched))
         result.findings = kept
 
     def _suppressed(self, problem: Problem, inline: list[Suppression],
-                    object_wide: list[tuple[Suppression, tuple[int, int]]]) -> bool:
-        matched = False
-        for suppression in inline:
-            if covers(suppression, problem.rule, problem.line):
-                suppression.used = True
-                matched = matched or not self._expired(suppression)
-        for suppression, (first, last) in object_wide:
-            if first <= problem.line <= last and covers(suppression, problem.rule, problem.line if suppression.applies_to else 0):
-                suppression.used = True
-                matched = matched or not self._expired(suppression)
-        return matched
+                    object_wide: list[tuple[Suppression, tuple[int, int]]], matched: dict[int, set[str]]) -> bool:
+        hit = [suppression for suppression in inline if covers(suppression, problem.rule, problem.line)]
+        hit.extend(suppression for suppression, (first, last) in object_wide
+                   if first <= problem.line <= last
+                   and covers(suppression, problem.rule, problem.line if suppression.applies_to else 0))
+        for suppression in hit:
+            suppression.used = True
+            matched.setdefault(id(suppression), set()).update(
+                rule for rule in suppression.rules if problem.rule.startswith(rule))
+        return any(not self._expired(suppression) for suppression in hit)
 
     def _expired(self, suppression: Suppression) -> bool:
         if suppression.until is None:
@@ -159,26 +159,38 @@ class Engine:
         except ValueError:
             return False
 
-    def _suppression_findings(self, document: Document, inline: list[Suppression],
-                              object_wide: list[Suppression]) -> Iterator[Finding]:
-        """SPK002 for suppressions that matched nothing, or that expired."""
+    def _suppression_findings(self, document: Document, inline: list[Suppression], object_wide: list[Suppression],
+                              matched: dict[int, set[str]]) -> Iterator[Finding]:
+        """SPK002 for suppressions that expired, or that name a rule which matched nothing."""
         if not selected("SPK002", self.config) or "SPK002" not in self.catalog:
             return
         occurrences: dict[tuple[str, str, str], int] = {}
         for suppression in [*inline, *object_wide]:
             rules = ",".join(suppression.rules)
+            unused = [rule for rule in suppression.rules
+                      if rule not in matched.get(id(suppression), ()) and self._judged(rule)]
             if suppression.used and self._expired(suppression):
                 problem = Problem("SPK002", suppression.line, suppression.column,
                                   f"suppression of {rules} expired on {suppression.until}: it no longer suppresses; "
                                   f"fix the finding or renew the date", key=f"expired:{rules}")
-            elif not suppression.used and suppression.report_unused and all(
-                    any(selected(rule_id, self.config) for rule_id in self.catalog if rule_id.startswith(rule))
-                    for rule in suppression.rules):
+            elif not suppression.report_unused or not unused:
+                continue
+            elif suppression.used:
+                names = ",".join(unused)
+                problem = Problem("SPK002", suppression.line, suppression.column,
+                                  f"suppression names {names}, which matches no finding here: remove it from the "
+                                  f"list", key=f"unused:{names}")
+            elif len(unused) == len(suppression.rules):
                 problem = Problem("SPK002", suppression.line, suppression.column,
                                   f"suppression of {rules} matches no finding: remove it", key=f"unused:{rules}")
             else:
-                continue
+                continue  # some named rules do not run here, so the suppression cannot be judged
             yield self._finding(problem, document, occurrences)
+
+    def _judged(self, rule: str) -> bool:
+        """A suppression of ``rule`` can be judged unused only when every rule it covers runs."""
+        covered = [rule_id for rule_id in self.catalog if rule_id.startswith(rule)]
+        return bool(covered) and all(selected(rule_id, self.config) for rule_id in covered)
 
     def _finding(self, problem: Problem, document: Document, occurrences: dict[tuple[str, str, str], int]) -> Finding:
         rule = self.catalog[problem.rule]
