@@ -1,0 +1,369 @@
+"""The training process: reference, interrupted or resumed run of one rank.
+
+It reports every step, checkpoint and state snapshot to the parent on the line protocol,
+holds at the kill step (or half-way through a checkpoint write) until the parent signals
+it, and on SIGTERM only sets a flag: the loop checkpoints at the next step boundary and
+exits with 143.
+"""
+
+from __future__ import annotations
+
+import os
+import platform
+import resource
+import signal
+import time
+from dataclasses import dataclass
+from datetime import timedelta
+from pathlib import Path
+from typing import Any
+from typing import Callable
+
+import torch
+import torch.distributed as dist
+
+from spikelint.smoke.checkpoint import LoadedCheckpoint
+from spikelint.smoke.checkpoint import Refusal
+from spikelint.smoke.checkpoint import WriteResult
+from spikelint.smoke.checkpoint import newest_valid
+from spikelint.smoke.checkpoint import prune_checkpoints
+from spikelint.smoke.checkpoint import quarantine
+from spikelint.smoke.checkpoint import remove_stale_temporaries
+from spikelint.smoke.checkpoint import save_atomically
+from spikelint.smoke.checkpoint import write_checkpoint
+from spikelint.smoke.compare import leaf_to_json
+from spikelint.smoke.determinism import apply_deterministic_settings
+from spikelint.smoke.job import check_job
+from spikelint.smoke.job import step_info
+from spikelint.smoke.probe import live_digests
+from spikelint.smoke.protocol import CHECKPOINT
+from spikelint.smoke.protocol import DONE
+from spikelint.smoke.protocol import ERROR
+from spikelint.smoke.protocol import EXIT_NO_CHECKPOINT
+from spikelint.smoke.protocol import EXIT_PREEMPTED
+from spikelint.smoke.protocol import HOLD
+from spikelint.smoke.protocol import PREEMPTED
+from spikelint.smoke.protocol import PROBE
+from spikelint.smoke.protocol import READY
+from spikelint.smoke.protocol import RESTORED
+from spikelint.smoke.protocol import STEP
+from spikelint.smoke.protocol import WRITING
+from spikelint.smoke.protocol import ChildChannel
+from spikelint.smoke.rngstate import capture_rng
+from spikelint.smoke.rngstate import seed_everything
+
+REFERENCE = "reference"
+INTERRUPTED = "interrupted"
+RESUMED = "resumed"
+
+EXIT_FAILED = 1
+EXIT_PARENT_GONE = 4
+DISTRIBUTED_TIMEOUT = timedelta(seconds=120)
+
+
+@dataclass(frozen=True)
+class ChildConfig:
+    """Everything a training process needs; it reaches the child through fork, not a file."""
+
+    label: str  # names the logs and final-state files: "reference", "sigterm.resumed", ...
+    role: str  # REFERENCE, INTERRUPTED or RESUMED
+    world_size: int
+    device_type: str  # "cpu" or "cuda"
+    backend: str | None
+    master_port: int | None
+    seed: int
+    steps: int
+    checkpoint_every: int
+    checkpoint_folder: Path | None
+    hold_at_step: int | None
+    pause_in_write_at_step: int | None
+    probe_steps: frozenset[int]
+    final_state_folder: Path
+    job_factory: Callable[[], Any]
+    num_threads: int
+
+
+class StopFlag:
+    """Set by the SIGTERM handler; read by the loop at step boundaries (nothing else runs in a handler)."""
+
+    def __init__(self) -> None:
+        self.requested = False
+
+    def request(self, signum: int, frame: Any) -> None:
+        self.requested = True
+
+
+class ChildLog:
+    def __init__(self, label: str, rank: int, forked_at: float) -> None:
+        self.prefix = f"{label} rank {rank}"
+        self.forked_at = forked_at
+
+    def __call__(self, message: str) -> None:
+        print(f"[{time.monotonic() - self.forked_at:8.3f}s] {self.prefix}: {message}", flush=True)
+
+
+def cpu_name() -> str:
+    try:
+        with open("/proc/cpuinfo", encoding="utf-8") as handle:
+            for line in handle:
+                if line.startswith("model name"):
+                    return line.split(":", 1)[1].strip()
+    except OSError:
+        pass
+    return platform.processor() or platform.machine() or "cpu"
+
+
+def describe_device(device: str) -> dict[str, Any]:
+    if not device.startswith("cuda"):
+        return {"type": "cpu", "name": cpu_name()}
+    index = torch.device(device).index or 0
+    properties = torch.cuda.get_device_properties(index)
+    return {
+        "type": "cuda",
+        "name": torch.cuda.get_device_name(index),
+        "capability": f"{properties.major}.{properties.minor}",
+        "total_memory_bytes": int(properties.total_memory),
+        "cuda_runtime": str(torch.version.cuda),
+        "cudnn": str(torch.backends.cudnn.version()),
+    }
+
+
+def init_distributed(config: ChildConfig, rank: int) -> None:
+    """The environment ``torchrun`` would give, on loopback only."""
+    os.environ.update(
+        MASTER_ADDR="127.0.0.1",
+        MASTER_PORT=str(config.master_port),
+        RANK=str(rank),
+        WORLD_SIZE=str(config.world_size),
+        LOCAL_RANK=str(rank),
+        LOCAL_WORLD_SIZE=str(config.world_size),
+    )
+    if os.path.isdir("/sys/class/net/lo"):
+        os.environ.setdefault("GLOO_SOCKET_IFNAME", "lo")
+        os.environ.setdefault("NCCL_SOCKET_IFNAME", "lo")
+    assert config.backend is not None
+    dist.init_process_group(config.backend, init_method="env://", timeout=DISTRIBUTED_TIMEOUT)
+
+
+def choose_checkpoint(
+    folder: Path, rank: int, world_size: int
+) -> tuple[LoadedCheckpoint | None, list[Refusal]]:
+    """The newest step every rank can load: each rank proposes, the group takes the minimum."""
+    refusals: dict[str, Refusal] = {}
+    bound: int | None = None
+    while True:
+        loaded, refused = newest_valid(folder, rank, world_size, at_most=bound)
+        refusals.update((refusal.path, refusal) for refusal in refused)
+        if world_size == 1:
+            return loaded, list(refusals.values())
+        proposals: list[Any] = [None] * world_size
+        dist.all_gather_object(proposals, loaded.step if loaded else -1)
+        agreed = min(int(step) for step in proposals)
+        if agreed < 0:
+            return None, list(refusals.values())
+        if all(int(step) == agreed for step in proposals):
+            return loaded, list(refusals.values())
+        bound = agreed
+
+
+def stop_agreed(stop: StopFlag, world_size: int, device: str) -> bool:
+    """Every rank stops at the same boundary once any rank was asked to."""
+    if world_size == 1:
+        return stop.requested
+    flag = torch.tensor([1 if stop.requested else 0], dtype=torch.int32, device=device)
+    dist.all_reduce(flag, op=dist.ReduceOp.MAX)
+    return bool(flag.item())
+
+
+def peak_rss_bytes() -> int:
+    return int(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss) * 1024
+
+
+class TrainingProcess:
+    """One rank of one run; keeps the stage it is in so that a failure says where it happened."""
+
+    def __init__(self, config: ChildConfig, rank: int, channel: ChildChannel, forked_at: float) -> None:
+        self.config = config
+        self.rank = rank
+        self.channel = channel
+        self.forked_at = forked_at
+        self.log = ChildLog(config.label, rank, forked_at)
+        self.stage = "start"
+        self.cuda = config.device_type == "cuda"
+        self.device = f"cuda:{rank}" if self.cuda else "cpu"
+        self.job: Any = None
+
+    def run(self) -> int:
+        try:
+            return self._run()
+        except Exception as error:  # reported to the parent; the traceback goes to the log
+            import traceback
+
+            traceback.print_exc()
+            self.channel.send(ERROR, stage=self.stage, message=f"{type(error).__name__}: {error}")
+            return EXIT_FAILED
+
+    def _run(self) -> int:
+        config = self.config
+        stop = StopFlag()
+        if config.role != REFERENCE:
+            signal.signal(signal.SIGTERM, stop.request)
+        self.stage = "setup"
+        if self.cuda:
+            torch.cuda.set_device(self.rank)
+        if config.world_size > 1:
+            init_distributed(config, self.rank)
+        settings = apply_deterministic_settings(torch, config.num_threads)
+        seed_everything(config.seed + self.rank, self.cuda)
+        self.job = config.job_factory()
+        check_job(self.job)
+        setup = getattr(self.job, "setup", None)
+        if callable(setup):
+            setup(self.device, config.seed)
+        start_s = time.monotonic() - self.forked_at
+        self.channel.send(READY, start_s=start_s, pid=os.getpid(), device=describe_device(self.device), settings=settings)
+        self.log(f"ready in {start_s:.3f}s on {self.device}, settings {settings}")
+        first_step = 1
+        if config.role == RESUMED:
+            restored = self.restore()
+            if restored is None:
+                return EXIT_NO_CHECKPOINT
+            first_step = restored + 1
+        for step in range(first_step, config.steps + 1):
+            self.stage = f"step {step}"
+            written = self.train_one_step(step)
+            if step == config.hold_at_step:
+                self.channel.send(HOLD, step=step)
+                self.log(f"holding after step {step}")
+                if not self.channel.wait_for_release():
+                    return EXIT_PARENT_GONE
+            if config.role != REFERENCE and stop_agreed(stop, config.world_size, self.device):
+                self.log(f"SIGTERM received: checkpoint at the step {step} boundary, then exit {EXIT_PREEMPTED}")
+                result = None if written else self.checkpoint(step, pause=False)
+                self.channel.send(
+                    PREEMPTED, step=step, write_s=result.write_s if result else 0.0, already_written=written
+                )
+                return EXIT_PREEMPTED
+        self.finish()
+        return 0
+
+    def train_one_step(self, step: int) -> bool:
+        """Train, report, snapshot (reference) or checkpoint (others); True if a checkpoint was written."""
+        config = self.config
+        started = time.perf_counter()
+        loss = float(self.job.train_step())
+        if self.cuda:
+            torch.cuda.synchronize()
+        step_s = time.perf_counter() - started
+        indices, data_wait_s = step_info(self.job)
+        self.channel.send(
+            STEP, step=step, loss=loss.hex(), indices=indices, step_s=step_s, data_wait_s=data_wait_s
+        )
+        self.log(f"step {step} loss {loss!r} ({step_s * 1000:.2f} ms)")
+        if config.role == REFERENCE:
+            if step in config.probe_steps:
+                probe = live_digests(self.job, self.cuda)
+                self.channel.send(PROBE, step=step, probe={key: leaf_to_json(leaf) for key, leaf in probe.items()})
+            return False
+        if step % config.checkpoint_every == 0:
+            self.checkpoint(step, pause=step == config.pause_in_write_at_step)
+            return True
+        return False
+
+    def _pause_inside_write(self, step: int) -> Callable[[str], None]:
+        def pause(temporary: str) -> None:
+            self.channel.send(WRITING, step=step, temporary=temporary)
+            self.log(f"paused half-way through writing checkpoint {step} ({temporary})")
+            self.channel.wait_for_release()
+
+        return pause
+
+    def checkpoint(self, step: int, pause: bool) -> WriteResult:
+        config = self.config
+        assert config.checkpoint_folder is not None
+        self.stage = f"checkpoint {step}"
+        result = write_checkpoint(
+            config.checkpoint_folder,
+            step,
+            self.rank,
+            config.world_size,
+            self.job.state_dict(),
+            self._pause_inside_write(step) if pause else None,
+        )
+        if config.world_size > 1:
+            dist.barrier()  # the new checkpoint is durable on every rank before any old one goes
+        pruned = prune_checkpoints(config.checkpoint_folder, self.rank)
+        self.channel.send(
+            CHECKPOINT,
+            step=step,
+            path=str(result.path),
+            size_bytes=result.size_bytes,
+            write_s=result.write_s,
+            pruned=[str(path) for path in pruned],
+        )
+        self.log(f"checkpoint {step} written ({result.size_bytes} bytes, {result.write_s * 1000:.2f} ms)")
+        return result
+
+    def restore(self) -> int | None:
+        """Load the newest complete checkpoint in this fresh process; report what was refused."""
+        config = self.config
+        assert config.checkpoint_folder is not None
+        self.stage = "load checkpoint"
+        removed = remove_stale_temporaries(config.checkpoint_folder, self.rank)
+        for path in removed:
+            self.log(f"removed torn temporary file {path} (never renamed, never loadable)")
+        loaded, refusals = choose_checkpoint(config.checkpoint_folder, self.rank, config.world_size)
+        for refusal in refusals:
+            self.log(f"refused checkpoint {refusal.path}: {refusal.reason}")
+        if loaded is None:
+            reasons = "; ".join(f"{Path(r.path).name}: {r.reason}" for r in refusals) or "no checkpoint files"
+            self.channel.send(
+                ERROR,
+                stage=self.stage,
+                message=f"no checkpoint could be loaded ({reasons})",
+                refused=[refusal._asdict() for refusal in refusals],
+                removed_temporaries=[str(path) for path in removed],
+            )
+            return None
+        quarantined = [str(quarantine(Path(r.path))) for r in refusals if r.step > loaded.step]
+        self.stage = "load_state_dict"
+        self.job.load_state_dict(loaded.payload["job"])
+        probe = live_digests(self.job, self.cuda)
+        self.channel.send(
+            RESTORED,
+            step=loaded.step,
+            path=str(loaded.path),
+            read_s=loaded.read_s,
+            refused=[refusal._asdict() for refusal in refusals],
+            removed_temporaries=[str(path) for path in removed],
+            quarantined=quarantined,
+            probe={key: leaf_to_json(leaf) for key, leaf in probe.items()},
+        )
+        self.log(f"resumed from {loaded.path} (step {loaded.step}, read in {loaded.read_s * 1000:.2f} ms)")
+        return loaded.step
+
+    def finish(self) -> None:
+        """Save the final state (job state and process RNGs) for the parent to compare."""
+        config = self.config
+        self.stage = "save final state"
+        path = config.final_state_folder / f"{config.label}.rank{self.rank}.pt"
+        payload = {"step": config.steps, "state": self.job.state_dict(), "rng": capture_rng(self.cuda)}
+        save_atomically(path, payload)
+        peak_device = int(torch.cuda.max_memory_allocated(self.device)) if self.cuda else None
+        self.channel.send(
+            DONE,
+            step=config.steps,
+            final_state=str(path),
+            peak_rss_bytes=peak_rss_bytes(),
+            peak_device_memory_bytes=peak_device,
+        )
+        self.log(f"done after step {config.steps}; final state in {path}")
+
+
+def child_target(config: ChildConfig) -> Callable[[int, ChildChannel, float], int]:
+    """What ``processes.launch`` runs in each forked rank."""
+
+    def run(rank: int, channel: ChildChannel, forked_at: float) -> int:
+        return TrainingProcess(config, rank, channel, forked_at).run()
+
+    return run

@@ -1,0 +1,144 @@
+"""Command line of ``spikelint smoke``: parse options, fail fast, then start the smoke run.
+
+This module must stay importable without torch: the lint path imports the top-level CLI,
+and torch is an optional extra (``pip install spikelint[smoke]``) loaded only after the
+options have been parsed.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import sys
+import time
+from typing import Sequence
+from typing import TextIO
+
+from spikelint import __version__
+from spikelint.smoke.plan import DEVICE_CHOICES
+from spikelint.smoke.plan import FORMAT_CHOICES
+from spikelint.smoke.plan import SIGNAL_CHOICES
+from spikelint.smoke.plan import PlanError
+from spikelint.smoke.plan import SmokeOptions
+from spikelint.smoke.plan import make_plan
+
+EXIT_SETUP_ERROR = 2
+TORCH_MISSING = "spikelint smoke needs PyTorch, which is not installed: pip install spikelint[smoke]"
+
+DESCRIPTION = """\
+Train a tiny (or your own) PyTorch job, kill it mid-run in several ways (SIGKILL between
+checkpoints, SIGKILL during a checkpoint write, a truncated newest checkpoint, SIGTERM
+preemption), resume each in a fresh process and prove that the resumed state equals an
+uninterrupted run bit for bit. Exit 0 verified, 1 state differs or resume failed, 2 setup
+error."""
+
+
+def positive_int(text: str) -> int:
+    value = int(text)
+    if value < 1:
+        raise argparse.ArgumentTypeError(f"must be a positive integer, not {text}")
+    return value
+
+
+def positive_seconds(text: str) -> float:
+    value = float(text)
+    if not value > 0:
+        raise argparse.ArgumentTypeError(f"must be a positive number of seconds, not {text}")
+    return value
+
+
+def build_parser() -> argparse.ArgumentParser:
+    defaults = SmokeOptions()
+    parser = argparse.ArgumentParser(prog="spikelint smoke", description=DESCRIPTION)
+    parser.add_argument("--version", action="version", version=f"spikelint smoke {__version__}")
+    parser.add_argument("--device", choices=DEVICE_CHOICES, default=defaults.device,
+                        help="where to train (default: auto = cuda when available)")
+    parser.add_argument("--steps", type=positive_int, default=defaults.steps,
+                        help=f"training steps of every run (default {defaults.steps})")
+    parser.add_argument("--checkpoint-every", type=positive_int, default=defaults.checkpoint_every,
+                        metavar="K", help=f"checkpoint every K steps (default {defaults.checkpoint_every})")
+    parser.add_argument("--kill-at-step", type=positive_int, default=None, metavar="S",
+                        help="step after which the interruption happens (default: about 60%% in, "
+                             "between two checkpoints)")
+    parser.add_argument("--signal", choices=SIGNAL_CHOICES, default=defaults.signal,
+                        help="kill: SIGKILL variants; term: SIGTERM preemption; both (default)")
+    parser.add_argument("--nproc", type=positive_int, default=defaults.nproc, metavar="P",
+                        help="processes per run under torch.distributed (gloo on CPU, NCCL on CUDA)")
+    parser.add_argument("--checkpoint-dir", default=None, metavar="DIR",
+                        help="folder whose storage is tested (default: RUN_DIR/checkpoints)")
+    parser.add_argument("--run-dir", default=None, metavar="DIR",
+                        help="new folder for manifest, events, logs and summary "
+                             "(default ./spikelint-smoke/RUN_ID; an existing folder is refused)")
+    parser.add_argument("--job", default=None, metavar="MODULE:FACTORY",
+                        help="your training job: FACTORY() returns an object with train_step(), "
+                             "state_dict(), load_state_dict() and optionally setup(device, seed); "
+                             "MODULE may be a dotted name or a path to a .py file")
+    parser.add_argument("--seed", type=int, default=defaults.seed, help="seed of every generator")
+    parser.add_argument("--require-persistent", action="store_true",
+                        help="fail (exit 2) when the checkpoint folder is not persistent storage")
+    parser.add_argument("--format", choices=FORMAT_CHOICES, default=defaults.format,
+                        help="report on standard output: text (default) or the summary JSON")
+    parser.add_argument("--timeout", type=positive_seconds, default=defaults.timeout, metavar="SECONDS",
+                        help=f"limit for the whole smoke run (default {defaults.timeout:g} s)")
+    return parser
+
+
+def options_from_args(args: argparse.Namespace) -> SmokeOptions:
+    return SmokeOptions(
+        device=args.device,
+        steps=args.steps,
+        checkpoint_every=args.checkpoint_every,
+        kill_at_step=args.kill_at_step,
+        signal=args.signal,
+        nproc=args.nproc,
+        checkpoint_dir=args.checkpoint_dir,
+        run_dir=args.run_dir,
+        job=args.job,
+        seed=args.seed,
+        require_persistent=args.require_persistent,
+        format=args.format,
+        timeout=args.timeout,
+    )
+
+
+def fail_setup(message: str, options: SmokeOptions | None, stdout: TextIO, stderr: TextIO) -> int:
+    """Exit 2 before a run folder exists: the message, and the summary JSON when asked for."""
+    print(f"spikelint smoke: setup error: {message}", file=stderr)
+    if options is not None and options.format == "json":
+        from spikelint.smoke.report import render_json
+        from spikelint.smoke.report import setup_error_summary
+
+        stdout.write(render_json(setup_error_summary(message)))
+    return EXIT_SETUP_ERROR
+
+
+def main(argv: Sequence[str] | None = None, stdout: TextIO | None = None, stderr: TextIO | None = None) -> int:
+    """Parse options, check what needs no torch, then run the smoke test; returns the exit code."""
+    stdout = stdout or sys.stdout
+    stderr = stderr or sys.stderr
+    started = time.monotonic()
+    try:
+        args = build_parser().parse_args(list(sys.argv[1:] if argv is None else argv))
+    except SystemExit as exit_request:  # --help, --version, or a usage error (2)
+        return exit_request.code if isinstance(exit_request.code, int) else EXIT_SETUP_ERROR
+    options = options_from_args(args)
+    try:
+        plan = make_plan(options)
+    except PlanError as error:
+        return fail_setup(str(error), options, stdout, stderr)
+    if options.run_dir is not None and os.path.lexists(options.run_dir):
+        return fail_setup(
+            f"run folder {options.run_dir} already exists; every smoke run needs a new folder", options, stdout, stderr
+        )
+    import_started = time.monotonic()
+    try:
+        import torch  # noqa: F401  (the optional extra; imported only now)
+    except ImportError:
+        return fail_setup(TORCH_MISSING, options, stdout, stderr)
+    except Exception as error:  # a broken installation (missing CUDA libraries, ...)
+        return fail_setup(f"import torch failed: {type(error).__name__}: {error}", options, stdout, stderr)
+    import_torch_s = time.monotonic() - import_started
+
+    from spikelint.smoke.orchestrate import run_smoke
+
+    return run_smoke(options, plan, started=started, import_torch_s=import_torch_s, stdout=stdout, stderr=stderr)

@@ -1,0 +1,185 @@
+"""Bit-for-bit comparison of training state: SHA-256 of every leaf's raw bytes, dtype and shape.
+
+Never ``allclose`` and never key names only: a resumed run either reproduces every byte of
+the uninterrupted one or it does not. Raw bytes (``view(uint8)``) make bf16 and other
+dtypes without a NumPy equivalent safe; Python floats are hashed through ``float.hex``.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import math
+from typing import Any
+from typing import Iterator
+from typing import Mapping
+from typing import NamedTuple
+
+import numpy as np
+import torch
+
+
+class Leaf(NamedTuple):
+    """What is compared for one leaf: its kind, dtype, shape and SHA-256."""
+
+    kind: str
+    dtype: str
+    shape: tuple[int, ...]
+    sha256: str
+
+
+class Difference(NamedTuple):
+    key: str
+    kind: str  # value | dtype | shape | type | missing_in_resumed | extra_in_resumed
+    max_abs_diff: float | None
+    detail: str
+
+
+def flatten(value: Any, prefix: str = "") -> Iterator[tuple[str, Any]]:
+    """(dotted key, leaf) pairs in insertion order; containers are walked, everything else is a leaf."""
+    if isinstance(value, Mapping):
+        if not value:
+            yield prefix, {}
+        for key, item in value.items():
+            yield from flatten(item, f"{prefix}.{key}" if prefix else str(key))
+    elif isinstance(value, (list, tuple)):
+        if not value:
+            yield prefix, type(value)()
+        for index, item in enumerate(value):
+            yield from flatten(item, f"{prefix}.{index}" if prefix else str(index))
+    else:
+        yield prefix, value
+
+
+def tensor_bytes(tensor: torch.Tensor) -> bytes:
+    plain = tensor.detach().cpu()
+    if plain.is_sparse:
+        plain = plain.to_dense()
+    plain = plain.resolve_conj().resolve_neg().contiguous().reshape(-1)
+    return plain.view(torch.uint8).numpy().tobytes()
+
+
+def _hash(*parts: bytes) -> str:
+    digest = hashlib.sha256()
+    for part in parts:
+        digest.update(len(part).to_bytes(8, "little"))
+        digest.update(part)
+    return digest.hexdigest()
+
+
+def leaf_digest(value: Any) -> Leaf:
+    """The digest of one leaf; the dtype and shape are part of what must match."""
+    if isinstance(value, torch.Tensor):
+        dtype, shape = str(value.dtype), tuple(value.shape)
+        return Leaf("tensor", dtype, shape, _hash(dtype.encode(), repr(shape).encode(), tensor_bytes(value)))
+    if isinstance(value, np.ndarray):
+        dtype, shape = str(value.dtype), tuple(value.shape)
+        raw = np.ascontiguousarray(value).tobytes()
+        return Leaf("ndarray", dtype, shape, _hash(dtype.encode(), repr(shape).encode(), raw))
+    if isinstance(value, bool) or isinstance(value, np.bool_):
+        return Leaf("bool", "bool", (), _hash(b"bool", str(bool(value)).encode()))
+    if isinstance(value, (int, np.integer)):
+        return Leaf("int", "int", (), _hash(b"int", str(int(value)).encode()))
+    if isinstance(value, (float, np.floating)):
+        return Leaf("float", "float", (), _hash(b"float", float(value).hex().encode()))
+    if isinstance(value, str):
+        return Leaf("str", "str", (), _hash(b"str", value.encode("utf-8", "surrogatepass")))
+    if isinstance(value, bytes):
+        return Leaf("bytes", "bytes", (len(value),), _hash(b"bytes", value))
+    if value is None:
+        return Leaf("none", "none", (), _hash(b"none"))
+    if isinstance(value, Mapping) or isinstance(value, (list, tuple)):  # an empty container
+        name = type(value).__name__
+        return Leaf("empty", name, (), _hash(b"empty", name.encode()))
+    # Functions, lambdas and other objects: only their type is comparable across processes.
+    name = f"{type(value).__module__}.{type(value).__qualname__}"
+    return Leaf("object", name, (), _hash(b"object", name.encode()))
+
+
+def digests(state: Any) -> dict[str, Leaf]:
+    return {key: leaf_digest(value) for key, value in flatten(state)}
+
+
+def _numeric(value: Any) -> torch.Tensor | None:
+    if isinstance(value, torch.Tensor):
+        tensor = value.detach().cpu()
+        if tensor.is_complex():
+            return tensor.to(torch.complex128)
+        return tensor.to(torch.float64)
+    if isinstance(value, np.ndarray) and value.dtype.kind in "biuf":
+        return torch.from_numpy(value.astype(np.float64))
+    if isinstance(value, (bool, int, float, np.number)) and not isinstance(value, complex):
+        return torch.tensor(float(value), dtype=torch.float64)
+    return None
+
+
+def max_abs_difference(reference: Any, resumed: Any) -> float | None:
+    """The largest absolute elementwise difference, ``None`` when not numeric or not comparable."""
+    left, right = _numeric(reference), _numeric(resumed)
+    if left is None or right is None or left.shape != right.shape:
+        return None
+    if left.numel() == 0:
+        return 0.0
+    difference = (left - right).abs()
+    both_nan = torch.isnan(left) & torch.isnan(right)
+    difference = torch.where(both_nan, torch.zeros_like(difference), difference)
+    largest = float(difference.max().item())
+    return largest if math.isfinite(largest) else None
+
+
+def describe_leaf(leaf: Leaf) -> str:
+    if leaf.kind in ("tensor", "ndarray"):
+        return f"{leaf.dtype}{list(leaf.shape)} sha256:{leaf.sha256[:12]}"
+    return f"{leaf.kind} sha256:{leaf.sha256[:12]}"
+
+
+def compare_digests(
+    reference: Mapping[str, Leaf],
+    resumed: Mapping[str, Leaf],
+    reference_values: Mapping[str, Any] | None = None,
+    resumed_values: Mapping[str, Any] | None = None,
+) -> list[Difference]:
+    """Differences in the reference's key order, then keys only the resumed state has."""
+    differences: list[Difference] = []
+    for key, expected in reference.items():
+        actual = resumed.get(key)
+        if actual is None:
+            differences.append(Difference(key, "missing_in_resumed", None, f"reference has {describe_leaf(expected)}"))
+            continue
+        if actual == expected:
+            continue
+        if actual.kind != expected.kind:
+            kind = "type"
+        elif actual.dtype != expected.dtype:
+            kind = "dtype"
+        elif actual.shape != expected.shape:
+            kind = "shape"
+        else:
+            kind = "value"
+        largest = None
+        if reference_values is not None and resumed_values is not None and kind == "value":
+            largest = max_abs_difference(reference_values[key], resumed_values[key])
+        detail = f"reference {describe_leaf(expected)}, resumed {describe_leaf(actual)}"
+        differences.append(Difference(key, kind, largest, detail))
+    for key, actual in resumed.items():
+        if key not in reference:
+            differences.append(Difference(key, "extra_in_resumed", None, f"resumed has {describe_leaf(actual)}"))
+    return differences
+
+
+def compare_states(reference: Any, resumed: Any) -> tuple[int, list[Difference]]:
+    """(number of leaves compared, differences) between two full states, with the largest |Δ|."""
+    reference_values = dict(flatten(reference))
+    resumed_values = dict(flatten(resumed))
+    reference_digests = {key: leaf_digest(value) for key, value in reference_values.items()}
+    resumed_digests = {key: leaf_digest(value) for key, value in resumed_values.items()}
+    differences = compare_digests(reference_digests, resumed_digests, reference_values, resumed_values)
+    return len(reference_digests), differences
+
+
+def leaf_to_json(leaf: Leaf) -> list[Any]:
+    return [leaf.kind, leaf.dtype, list(leaf.shape), leaf.sha256]
+
+
+def leaf_from_json(data: list[Any]) -> Leaf:
+    kind, dtype, shape, sha = data
+    return Leaf(str(kind), str(dtype), tuple(int(v) for v in shape), str(sha))

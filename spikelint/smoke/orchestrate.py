@@ -1,0 +1,589 @@
+"""The parent process of a smoke run: preflight, reference, interruptions, resumes, report.
+
+The parent imports torch once, triggers deterministic mode's one-off import once, and then
+forks every training process (reference, interrupted, resumed, per rank) before any CUDA
+initialisation; it never trains itself, so every child starts from a process that holds
+no training state. It waits on the children's line protocol, kills them at the planned
+point, damages checkpoints where a variant asks for it, and compares what they report.
+"""
+
+from __future__ import annotations
+
+import os
+import platform
+import shutil
+import signal
+import socket
+import time
+from dataclasses import asdict
+from pathlib import Path
+from typing import Any
+from typing import TextIO
+
+from spikelint import __version__
+from spikelint.schemas import validation_errors
+from spikelint.smoke import analysis
+from spikelint.smoke import measure
+from spikelint.smoke.analysis import FinalStates
+from spikelint.smoke.analysis import Interruption
+from spikelint.smoke.analysis import RunRecord
+from spikelint.smoke.analysis import analyse_variant
+from spikelint.smoke.analysis import describe_exit
+from spikelint.smoke.analysis import overall_verdict
+from spikelint.smoke.analysis import record_of
+from spikelint.smoke.checkpoint import list_checkpoints
+from spikelint.smoke.child import INTERRUPTED
+from spikelint.smoke.child import REFERENCE
+from spikelint.smoke.child import RESUMED
+from spikelint.smoke.child import ChildConfig
+from spikelint.smoke.child import child_target
+from spikelint.smoke.determinism import NUM_THREADS
+from spikelint.smoke.determinism import prepare_environment
+from spikelint.smoke.determinism import warm_up_deterministic_mode
+from spikelint.smoke.gpu import GpuInventory
+from spikelint.smoke.gpu import NoSampler
+from spikelint.smoke.gpu import UtilisationSampler
+from spikelint.smoke.gpu import query_inventory
+from spikelint.smoke.gpu import start_sampler
+from spikelint.smoke.job import JobError
+from spikelint.smoke.job import JobSpec
+from spikelint.smoke.job import resolve_job
+from spikelint.smoke.plan import SmokeOptions
+from spikelint.smoke.plan import SmokePlan
+from spikelint.smoke.plan import VariantSpec
+from spikelint.smoke.preflight import DeviceChoice
+from spikelint.smoke.preflight import PreflightError
+from spikelint.smoke.preflight import StorageReport
+from spikelint.smoke.preflight import check_checkpoint_folder
+from spikelint.smoke.preflight import resolve_device
+from spikelint.smoke.processes import ProcessGroup
+from spikelint.smoke.processes import launch
+from spikelint.smoke.protocol import CHECKPOINT
+from spikelint.smoke.protocol import DONE
+from spikelint.smoke.protocol import ERROR
+from spikelint.smoke.protocol import EXIT_PREEMPTED
+from spikelint.smoke.protocol import HOLD
+from spikelint.smoke.protocol import PREEMPTED
+from spikelint.smoke.protocol import READY
+from spikelint.smoke.protocol import RESTORED
+from spikelint.smoke.protocol import WRITING
+from spikelint.smoke.report import SCHEMA_NAME
+from spikelint.smoke.report import base_summary
+from spikelint.smoke.report import render_json
+from spikelint.smoke.report import render_text
+from spikelint.smoke.report import setup_error_summary
+from spikelint.smoke.runfolder import Journal
+from spikelint.smoke.runfolder import RunFolder
+from spikelint.smoke.runfolder import create_run_folder
+from spikelint.smoke.runfolder import git_revision
+from spikelint.smoke.runfolder import new_run_id
+from spikelint.smoke.runfolder import python_version
+from spikelint.smoke.runfolder import utc_now
+from spikelint.smoke.runfolder import write_json_atomically
+
+EXIT_SETUP_ERROR = 2
+
+
+class SetupError(Exception):
+    """The smoke test cannot run here (exit 2), raised once a run folder exists."""
+
+
+def free_loopback_port() -> int:
+    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as probe:
+        probe.bind(("127.0.0.1", 0))
+        return int(probe.getsockname()[1])
+
+
+def steps_list(steps: list[int]) -> str:
+    return ", ".join(str(step) for step in steps) if steps else "none"
+
+
+class SmokeRun:
+    """One smoke run's state in the parent: folder, journal, deadline, reports of the children."""
+
+    def __init__(
+        self,
+        options: SmokeOptions,
+        plan: SmokePlan,
+        torch: Any,
+        device: DeviceChoice,
+        folder: RunFolder,
+        run_id: str,
+        journal: Journal,
+        started: float,
+        import_torch_s: float,
+        environment: dict[str, str],
+    ) -> None:
+        self.options = options
+        self.plan = plan
+        self.torch = torch
+        self.device = device
+        self.folder = folder
+        self.run_id = run_id
+        self.journal = journal
+        self.started = started
+        self.deadline = started + options.timeout
+        self.import_torch_s = import_torch_s
+        self.deterministic_mode_s = 0.0
+        self.environment = environment
+        self.warnings: list[str] = []
+        self.storage: StorageReport | None = None
+        self.checkpoint_root: Path | None = None
+        self.job: JobSpec | None = None
+        self.inventory: GpuInventory | None = None
+        self.sampler: UtilisationSampler = NoSampler()
+        self.records: list[RunRecord] = []
+        self.reference_device: dict[str, Any] | None = None
+        self.reference_settings: dict[str, Any] | None = None
+
+    # ----------------------------------------------------------------- set-up
+
+    def prepare(self) -> None:
+        """Checkpoint folder, job import, manifest, and the one-off imports the children share."""
+        requested = Path(self.options.checkpoint_dir) if self.options.checkpoint_dir else self.folder.root / "checkpoints"
+        try:
+            self.storage, warning = check_checkpoint_folder(requested, self.options.require_persistent)
+        except PreflightError as error:
+            raise SetupError(str(error)) from None
+        if warning:
+            self.warnings.append(warning)
+            self.journal.progress(f"warning: {warning}")
+        self.checkpoint_root = (
+            requested / f"spikelint-smoke-{self.run_id}" if self.options.checkpoint_dir else requested
+        )
+        self.checkpoint_root.mkdir(parents=True, exist_ok=True)
+        try:
+            self.job = resolve_job(self.options.job, self.plan.steps)
+        except JobError as error:
+            raise SetupError(str(error)) from None
+        if self.device.type == "cuda" and self.torch.cuda.is_initialized():
+            raise SetupError(
+                "CUDA was initialised in the parent (importing the job module?); the training processes are "
+                "forked and cannot use CUDA then: move CUDA work from import time into the factory or setup()"
+            )
+        self.inventory = query_inventory() if self.device.type == "cuda" else None
+        self.deterministic_mode_s = warm_up_deterministic_mode(self.torch)
+        if self.options.nproc > 1:
+            import torch.distributed  # noqa: F401  (imported once here, not in every child)
+        self.write_manifest()
+        self.journal.event("configuration_accepted", options=asdict(self.options), kill_at_step=self.plan.kill_at_step)
+        self.journal.progress(
+            f"preflight passed: device {self.device.type}, {self.options.nproc} process(es) per run, "
+            f"checkpoints in {self.checkpoint_root} ({self.storage.fstype}: {self.storage.storage_class}), "
+            f"job {self.job.label}"
+        )
+
+    def manifest(self) -> dict[str, Any]:
+        options = self.options
+        inventory = self.inventory
+        device_name = (self.reference_device or {}).get("name") or (
+            inventory.names[0] if inventory and inventory.names else None
+        )
+        return {
+            "schema": "spikelint-smoke-manifest/1",
+            "run_id": self.run_id,
+            "created": utc_now(),
+            "spikelint_version": __version__,
+            "versions": {
+                "python": python_version(),
+                "torch": str(self.torch.__version__),
+                "numpy": _numpy_version(),
+                "cuda": self.torch.version.cuda,
+                "cudnn": (self.reference_device or {}).get("cudnn"),
+                "driver": inventory.driver_version if inventory else "not available",
+            },
+            "device": {"type": self.device.type, "name": device_name, "count": max(self.device.count, 1)},
+            "git": git_revision(Path.cwd()),
+            "options": asdict(options),
+            "effective": {
+                "device": self.device.type,
+                "kill_at_step": self.plan.kill_at_step,
+                "variants": [spec.name for spec in self.plan.variants],
+                "run_dir": str(self.folder.root),
+                "checkpoint_folder": str(self.checkpoint_root),
+                "job": self.job.label if self.job else options.job,
+                "num_threads": NUM_THREADS,
+                "backend": self.backend(),
+                "start_method": "fork before CUDA initialisation",
+            },
+            "seed": options.seed,
+            "environment": self.environment,
+            "determinism": self.reference_settings,
+            "platform": platform.platform(),
+        }
+
+    def write_manifest(self) -> None:
+        write_json_atomically(self.folder.manifest, self.manifest())
+
+    def backend(self) -> str | None:
+        if self.options.nproc == 1:
+            return None
+        return "nccl" if self.device.type == "cuda" else "gloo"
+
+    # -------------------------------------------------------------- processes
+
+    def config(self, label: str, role: str, spec: VariantSpec | None) -> ChildConfig:
+        assert self.job is not None and self.checkpoint_root is not None
+        return ChildConfig(
+            label=label,
+            role=role,
+            world_size=self.options.nproc,
+            device_type=self.device.type,
+            backend=self.backend(),
+            master_port=free_loopback_port() if self.options.nproc > 1 else None,
+            seed=self.options.seed,
+            steps=self.plan.steps,
+            checkpoint_every=self.plan.checkpoint_every,
+            checkpoint_folder=self.checkpoint_root / spec.name if spec else None,
+            hold_at_step=spec.hold_at_step if spec and role == INTERRUPTED else None,
+            pause_in_write_at_step=spec.pause_in_write_at_step if spec and role == INTERRUPTED else None,
+            probe_steps=self.plan.probe_steps,
+            final_state_folder=self.folder.final_states,
+            job_factory=self.job.factory,
+            num_threads=NUM_THREADS,
+        )
+
+    def start(self, config: ChildConfig) -> ProcessGroup:
+        if self.device.type == "cuda" and self.torch.cuda.is_initialized():
+            raise SetupError("CUDA was initialised in the parent; the training processes could not use it")
+        group = launch(config.label, config.world_size, child_target(config), lambda rank: self.folder.log_for(config.label, rank))
+        self.journal.event("process_started", run=config.label, role=config.role, pids=[r.pid for r in group.ranks])
+        return group
+
+    def tick(self, group: ProcessGroup) -> Any:
+        """Runs on every wake-up of the wait loop: sample the GPU, journal what the children said."""
+
+        def on_messages(fresh: list[dict[str, Any]]) -> None:
+            self.sampler.poll()
+            for message in fresh:
+                kind = message.get("type")
+                details = {"run": group.name, "rank": message.get("rank")}
+                if kind == READY:
+                    self.journal.event("process_ready", **details, start_s=message.get("start_s"))
+                elif kind == CHECKPOINT:
+                    self.journal.event("checkpoint_written", **details, step=message["step"],
+                                       write_s=message["write_s"], size_bytes=message["size_bytes"])
+                elif kind == RESTORED:
+                    self.journal.event("resumed", **details, from_step=message["step"], checkpoint=message["path"],
+                                       refused=message.get("refused"))
+                elif kind in (HOLD, WRITING, PREEMPTED, DONE):
+                    self.journal.event(f"process_{kind}", **details, step=message.get("step"))
+                elif kind == ERROR:
+                    self.journal.event("process_error", **details, stage=message.get("stage"),
+                                       message=message.get("message"))
+
+        return on_messages
+
+    def wait(self, group: ProcessGroup, condition: Any) -> bool:
+        return group.wait_until(condition, self.deadline, self.tick(group))
+
+    def finish_group(self, group: ProcessGroup, timed_out: bool = False) -> RunRecord:
+        group.reap(min(self.deadline, time.monotonic() + 30))
+        group.close()
+        record = record_of(group, timed_out=timed_out)
+        self.records.append(record)
+        self.journal.event("process_ended", run=group.name, exits=[describe_exit(c) for c in record.exit_codes])
+        return record
+
+    # ------------------------------------------------------------------ runs
+
+    def run_reference(self) -> RunRecord:
+        self.journal.event("reference_started")
+        self.journal.progress(f"reference: training {self.plan.steps} steps uninterrupted")
+        group = self.start(self.config("reference", REFERENCE, None))
+        try:
+            finished = self.wait(group, group.exited)
+        finally:
+            group.close()
+        record = self.finish_group(group, timed_out=not finished)
+        if not record.completed:
+            log = self.folder.log_for("reference", 0)
+            raise SetupError(f"the reference run failed: {record.failure_reason()} (see {log})")
+        self.reference_device = record.ready[0]["device"] if record.ready[0] else None
+        self.reference_settings = record.ready[0].get("settings") if record.ready[0] else None
+        step_times = [m["step_s"] for m in record.steps[0].values()]
+        median = sorted(step_times)[len(step_times) // 2]
+        self.journal.event("device_ready", device=self.reference_device)
+        self.journal.event("reference_done", steps=self.plan.steps)
+        self.journal.progress(
+            f"reference: {self.plan.steps} steps done on {self.reference_device.get('name') if self.reference_device else '?'}"
+            f" (median step {median * 1000:.2f} ms)"
+        )
+        self.write_manifest()
+        return record
+
+    def interrupt(self, spec: VariantSpec) -> Interruption:
+        """Start the run that gets interrupted and interrupt it as ``spec`` says."""
+        interruption = Interruption(spec)
+        assert self.checkpoint_root is not None
+        (self.checkpoint_root / spec.name).mkdir(parents=True, exist_ok=True)
+        group = self.start(self.config(f"{spec.name}.interrupted", INTERRUPTED, spec))
+        timed_out = False
+        try:
+            if spec.pause_in_write_at_step is not None:
+                self.journal.progress(f"{spec.name}: training; will stop half-way through checkpoint {spec.pause_in_write_at_step}")
+                reached = self.wait(group, lambda: group.every_rank_sent(WRITING))
+                point = spec.pause_in_write_at_step
+            else:
+                self.journal.progress(f"{spec.name}: training until step {spec.hold_at_step}")
+                reached = self.wait(group, lambda: group.every_rank_sent(HOLD))
+                point = spec.hold_at_step
+            timed_out = not reached and time.monotonic() >= self.deadline
+            interruption.checkpoints_before = sorted(
+                {int(m["step"]) for m in group.rank_messages(0, CHECKPOINT)}
+            )
+            if not reached:
+                record = record_of(group, timed_out)
+                interruption.failure = (
+                    f"the run to be interrupted never reached step {point}: {record.failure_reason()}"
+                )
+            elif spec.signal == "SIGTERM":
+                self.preempt(group, interruption)
+            else:
+                group.send_signal(signal.SIGKILL)
+                interruption.interrupted_at_step = point
+                where = "half-way through writing its checkpoint" if spec.pause_in_write_at_step else "after step"
+                self.journal.event("child_killed", variant=spec.name, signal="SIGKILL", step=point,
+                                   during_checkpoint_write=spec.pause_in_write_at_step is not None)
+                self.journal.progress(
+                    f"{spec.name}: SIGKILL to the process group {where} {point} "
+                    f"(durable checkpoints: {steps_list(interruption.checkpoints_before)})"
+                )
+                if not interruption.checkpoints_before:
+                    interruption.failure = "no checkpoint was written before the kill"
+        finally:
+            group.close()
+        interruption.record = self.finish_group(group, timed_out)
+        if spec.truncate_newest and interruption.failure is None:
+            self.truncate_newest(spec, interruption)
+        return interruption
+
+    def preempt(self, group: ProcessGroup, interruption: Interruption) -> None:
+        """SIGTERM as a scheduler sends it; the process must checkpoint and exit 143 within the grace period."""
+        spec = interruption.spec
+        signalled = time.monotonic()
+        group.send_signal(signal.SIGTERM)
+        group.release()
+        interruption.interrupted_at_step = spec.hold_at_step
+        self.journal.event("child_signalled", variant=spec.name, signal="SIGTERM", step=spec.hold_at_step)
+        self.journal.progress(f"{spec.name}: SIGTERM to the process group after step {spec.hold_at_step}")
+        grace_deadline = min(self.deadline, signalled + measure.SIGTERM_GRACE_PERIOD_S)
+        exited = group.wait_until(group.exited, grace_deadline, self.tick(group))
+        if not exited:
+            group.send_signal(signal.SIGKILL)
+            interruption.failure = (
+                f"the process did not exit within the {measure.SIGTERM_GRACE_PERIOD_S:g} s grace period after "
+                "SIGTERM (a scheduler would SIGKILL it now)"
+            )
+            return
+        ended = [rank.exited_at for rank in group.ranks if rank.exited_at is not None]
+        interruption.sigterm_exit_s = max(ended) - signalled if ended else None
+        preempted = group.messages(PREEMPTED)
+        interruption.sigterm_write_s = max((float(m.get("write_s") or 0.0) for m in preempted), default=None)
+        codes = [rank.exit_code for rank in group.ranks]
+        if any(code != EXIT_PREEMPTED for code in codes) or len(preempted) < len(group.ranks):
+            endings = ", ".join(describe_exit(code) for code in codes)
+            interruption.failure = (
+                f"after SIGTERM the processes ended with {endings} instead of a checkpoint and exit {EXIT_PREEMPTED}"
+            )
+            return
+        checkpoint_step = int(preempted[0]["step"])
+        interruption.checkpoints_before = sorted(set(interruption.checkpoints_before) | {checkpoint_step})
+        self.journal.event("child_preempted", variant=spec.name, step=checkpoint_step,
+                           exit_s=interruption.sigterm_exit_s, write_s=interruption.sigterm_write_s)
+        self.journal.progress(
+            f"{spec.name}: checkpoint at the step {checkpoint_step} boundary, exit {EXIT_PREEMPTED} "
+            f"{interruption.sigterm_exit_s:.3f} s after SIGTERM"
+        )
+
+    def truncate_newest(self, spec: VariantSpec, interruption: Interruption) -> None:
+        """A torn, non-atomic write as another tool would leave it: the loader must refuse it."""
+        assert self.checkpoint_root is not None
+        newest = list_checkpoints(self.checkpoint_root / spec.name, 0)
+        if not newest:
+            interruption.failure = "no checkpoint on disk to truncate"
+            return
+        target = newest[0]
+        size = target.path.stat().st_size
+        os.truncate(target.path, size // 2)
+        interruption.damaged_steps.append(target.step)
+        self.journal.event("checkpoint_damaged", variant=spec.name, path=str(target.path), step=target.step,
+                           size_bytes=size, truncated_to=size // 2)
+        self.journal.progress(f"{spec.name}: truncated the newest checkpoint {target.path.name} to {size // 2} of {size} bytes")
+
+    def resume(self, spec: VariantSpec) -> RunRecord:
+        label = f"{spec.name}.resumed"
+        self.journal.progress(f"{spec.name}: resuming in a fresh process")
+        group = self.start(self.config(label, RESUMED, spec))
+        try:
+            finished = self.wait(group, group.exited)
+        finally:
+            group.close()
+        record = self.finish_group(group, timed_out=not finished)
+        for restored in record.restored[:1]:
+            if restored is None:
+                continue
+            for refusal in restored.get("refused", []):
+                self.journal.progress(f"{spec.name}: refused {Path(refusal['path']).name}: {refusal['reason']}")
+            self.journal.progress(f"{spec.name}: resumed from step {restored['step']}, trained to step {self.plan.steps}"
+                                  if record.completed else f"{spec.name}: resumed from step {restored['step']}")
+        if not record.completed:
+            self.journal.progress(f"{spec.name}: resume failed: {record.failure_reason()}")
+        return record
+
+    # ---------------------------------------------------------------- summary
+
+    def summary(self, reference: RunRecord, results: list[dict[str, Any]], gpu: Any) -> dict[str, Any]:
+        verdict = overall_verdict(results)
+        failing = [result for result in results if result["verdict"] != analysis.VERIFIED]
+        if failing:
+            message = f"{len(failing)} of {len(results)} variants failed; {failing[0]['name']}: {failing[0]['message']}"
+        else:
+            message = f"resume verified bit for bit in all {len(results)} interruption variants"
+        summary = base_summary(verdict, message)
+        sigterm = next((r.get("sigterm") for r in results if r.get("sigterm")), None)
+        summary["measurements"] = {
+            "total_wall_s": time.monotonic() - self.started,
+            "startup": measure.startup_measurements(self.records, self.import_torch_s, self.deterministic_mode_s),
+            **measure.step_measurements(reference),
+            **measure.memory_measurements(self.records),
+            "gpu_utilisation": gpu,
+            **measure.checkpoint_measurements(self.records),
+            "sigterm": measure.sigterm_measurements(
+                sigterm.get("checkpoint_write_s") if sigterm else None, sigterm.get("signal_to_exit_s") if sigterm else None
+            ),
+        }
+        summary["variants"] = results
+        summary["differences"] = [difference for result in results for difference in result["differences"]]
+        measured = summary["measurements"]["sigterm"]
+        if measured and not measured["fits_grace_period"]:
+            self.warnings.append("the SIGTERM checkpoint does not fit the 30 s grace period")
+        return summary
+
+    def decorate(self, summary: dict[str, Any]) -> dict[str, Any]:
+        """Identity, device, plan and storage: known for every outcome once the folder exists."""
+        summary["run_id"] = self.run_id
+        summary["run_dir"] = str(self.folder.root)
+        device = dict(self.reference_device or {"type": self.device.type})
+        device["processes"] = self.options.nproc
+        summary["device"] = device
+        summary["job"] = self.job.label if self.job else self.options.job
+        summary["plan"] = {
+            "steps": self.plan.steps,
+            "checkpoint_every": self.plan.checkpoint_every,
+            "kill_at_step": self.plan.kill_at_step,
+            "signal": self.options.signal,
+            "seed": self.options.seed,
+            "nproc": self.options.nproc,
+            "variants": [spec.name for spec in self.plan.variants],
+        }
+        summary["storage"] = self.storage._asdict() if self.storage else None
+        summary["warnings"] = list(self.warnings) + summary["warnings"]
+        return summary
+
+    def clean_up(self, verdict: str) -> bool:
+        """Checkpoints and final states are removed after a verified run, kept for inspection otherwise."""
+        if verdict != analysis.VERIFIED:
+            return True
+        if self.checkpoint_root is not None:
+            shutil.rmtree(self.checkpoint_root, ignore_errors=True)
+        shutil.rmtree(self.folder.final_states, ignore_errors=True)
+        return False
+
+    def execute(self) -> dict[str, Any]:
+        try:
+            self.prepare()
+            self.sampler = start_sampler(self.device.type, self.folder.logs / "gpu-utilisation.csv")
+            reference = self.run_reference()
+            interruptions: list[tuple[Interruption, RunRecord | None]] = []
+            for spec in self.plan.variants:
+                if time.monotonic() >= self.deadline:
+                    skipped = Interruption(spec, failure="not run: the time limit (--timeout) was reached")
+                    interruptions.append((skipped, None))
+                    continue
+                interruption = self.interrupt(spec)
+                resumed = self.resume(spec) if interruption.failure is None else None
+                interruptions.append((interruption, resumed))
+            gpu = self.sampler.stop()
+            self.sampler = NoSampler()
+            states = FinalStates()
+            results = []
+            for interruption, resumed in interruptions:
+                result = analyse_variant(interruption, resumed, reference, states, self.plan.steps)
+                results.append(result)
+                self.journal.event("compared", variant=result["name"], verdict=result["verdict"],
+                                   leaves=result["leaves_compared"], first_divergent_step=result["first_divergent_step"])
+                self.journal.progress(f"compared {result['name']}: {result['verdict']}")
+            summary = self.summary(reference, results, gpu)
+        except SetupError as error:
+            self.sampler.stop()
+            self.journal.progress(f"setup error: {error}")
+            summary = setup_error_summary(str(error))
+            summary["measurements"]["total_wall_s"] = time.monotonic() - self.started
+        summary = self.decorate(summary)
+        summary["checkpoints_kept"] = self.clean_up(summary["verdict"])
+        return summary
+
+
+def _numpy_version() -> str | None:
+    try:
+        import numpy
+
+        return str(numpy.__version__)
+    except ImportError:
+        return None
+
+
+def write_summary(folder: RunFolder, summary: dict[str, Any], journal: Journal) -> None:
+    """Validate against the shipped schema, then write atomically."""
+    problems = validation_errors(SCHEMA_NAME, summary)
+    if problems:
+        summary["errors"].append(f"summary does not match {SCHEMA_NAME}: {problems[0]}")
+        journal.progress(f"internal error: summary does not match {SCHEMA_NAME}: {'; '.join(problems[:3])}")
+    write_json_atomically(folder.summary, summary)
+
+
+def run_smoke(
+    options: SmokeOptions,
+    plan: SmokePlan,
+    *,
+    started: float,
+    import_torch_s: float,
+    stdout: TextIO,
+    stderr: TextIO,
+) -> int:
+    """Run the whole protocol and print the report; returns the exit code, which matches the verdict."""
+    import torch
+
+    environment = prepare_environment(os.environ)
+    run_id = new_run_id()
+    early = Journal(None, None, stderr, started)
+    try:
+        device = resolve_device(options.device, options.nproc, torch)
+        folder = create_run_folder(options.run_dir, run_id)
+    except PreflightError as error:
+        return _early_failure(str(error), options, stdout, early)
+    except FileExistsError:
+        return _early_failure(f"run folder {options.run_dir} already exists", options, stdout, early)
+    except OSError as error:
+        return _early_failure(f"cannot create the run folder: {error}", options, stdout, early)
+    journal = Journal(folder.events, folder.logs / "spikelint.log", stderr, started)
+    try:
+        smoke = SmokeRun(options, plan, torch, device, folder, run_id, journal, started, import_torch_s, environment)
+        journal.event("run_started", run_id=run_id, run_dir=str(folder.root), pid=os.getpid())
+        summary = smoke.execute()
+        write_summary(folder, summary, journal)
+        journal.event("finished", verdict=summary["verdict"], exit_code=summary["exit_code"])
+        journal.progress(f"finished: {summary['verdict']} (exit {summary['exit_code']}), run folder {folder.root}")
+    finally:
+        journal.close()
+    stdout.write(render_json(summary) if options.format == "json" else render_text(summary))
+    stdout.flush()
+    return int(summary["exit_code"])
+
+
+def _early_failure(message: str, options: SmokeOptions, stdout: TextIO, journal: Journal) -> int:
+    journal.progress(f"setup error: {message}")
+    summary = setup_error_summary(message)
+    stdout.write(render_json(summary) if options.format == "json" else render_text(summary))
+    return EXIT_SETUP_ERROR

@@ -1,0 +1,189 @@
+"""Options of ``spikelint smoke`` and the interruption plan derived from them (no torch here).
+
+The plan is computed before anything expensive starts, so that impossible combinations
+(a kill step that is not between two checkpoints, too few steps) fail fast with exit 2.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import NamedTuple
+
+SIGNAL_CHOICES = ("kill", "term", "both")
+DEVICE_CHOICES = ("cpu", "cuda", "auto")
+FORMAT_CHOICES = ("text", "json")
+
+KILL_BETWEEN = "kill-between-checkpoints"
+KILL_DURING_WRITE = "kill-during-write"
+TRUNCATED_NEWEST = "truncated-newest"
+SIGTERM_PREEMPTION = "sigterm"
+
+MAX_SEED = 2**31 - 1 - 1024  # numpy seeds must stay below 2**32 even after adding the rank
+MAX_NPROC = 64
+
+
+class PlanError(ValueError):
+    """The options cannot describe a meaningful smoke test (exit 2)."""
+
+
+@dataclass(frozen=True)
+class SmokeOptions:
+    """Every option of ``spikelint smoke`` as the user gave it (``None`` = default)."""
+
+    device: str = "auto"
+    steps: int = 40
+    checkpoint_every: int = 4
+    kill_at_step: int | None = None
+    signal: str = "both"
+    nproc: int = 1
+    checkpoint_dir: str | None = None
+    run_dir: str | None = None
+    job: str | None = None
+    seed: int = 0
+    require_persistent: bool = False
+    format: str = "text"
+    timeout: float = 600.0
+
+
+class VariantSpec(NamedTuple):
+    """One interruption and the checkpoint the resume is expected to start from."""
+
+    name: str
+    signal: str  # "SIGKILL" or "SIGTERM"
+    description: str
+    hold_at_step: int | None  # the child waits after this step until it is signalled
+    pause_in_write_at_step: int | None  # the child stops half-way through this checkpoint
+    truncate_newest: bool  # the parent damages the newest checkpoint before the resume
+    expected_resume_step: int
+
+
+class SmokePlan(NamedTuple):
+    steps: int
+    checkpoint_every: int
+    kill_at_step: int
+    variants: tuple[VariantSpec, ...]
+    probe_steps: frozenset[int]  # steps at which the reference records its live state
+
+
+def kill_step_candidates(steps: int, every: int, need_kill: bool) -> list[int]:
+    """Steps where an interruption exercises the protocol.
+
+    A SIGKILL must land after two checkpoints (so a damaged newest one has a predecessor)
+    and between two checkpoints (so the resume replays lost steps).
+    """
+    if need_kill:
+        return [step for step in range(2 * every + 1, steps) if step % every]
+    return list(range(1, steps))
+
+
+def default_kill_step(steps: int, every: int, need_kill: bool) -> int | None:
+    """About 60 % into the run, half a checkpoint interval past a checkpoint."""
+    candidates = kill_step_candidates(steps, every, need_kill)
+    if not candidates:
+        return None
+    target = max(2 * every, (steps * 3 // 5) // every * every) + max(1, every // 2)
+    return min(candidates, key=lambda step: (abs(step - target), step))
+
+
+def _check_ranges(options: SmokeOptions) -> None:
+    if options.device not in DEVICE_CHOICES:
+        raise PlanError(f"--device must be one of {', '.join(DEVICE_CHOICES)}")
+    if options.signal not in SIGNAL_CHOICES:
+        raise PlanError(f"--signal must be one of {', '.join(SIGNAL_CHOICES)}")
+    if options.format not in FORMAT_CHOICES:
+        raise PlanError(f"--format must be one of {', '.join(FORMAT_CHOICES)}")
+    if options.steps < 2:
+        raise PlanError("--steps must be at least 2")
+    if options.checkpoint_every < 1:
+        raise PlanError("--checkpoint-every must be at least 1")
+    if not 1 <= options.nproc <= MAX_NPROC:
+        raise PlanError(f"--nproc must be between 1 and {MAX_NPROC}")
+    if not 0 <= options.seed <= MAX_SEED:
+        raise PlanError(f"--seed must be between 0 and {MAX_SEED}")
+    if not options.timeout > 0:
+        raise PlanError("--timeout must be a positive number of seconds")
+
+
+def _kill_step(options: SmokeOptions, need_kill: bool) -> int:
+    steps, every = options.steps, options.checkpoint_every
+    if options.kill_at_step is None:
+        chosen = default_kill_step(steps, every, need_kill)
+        if chosen is None:
+            raise PlanError(
+                f"--steps {steps} is too short for --checkpoint-every {every}: a SIGKILL between "
+                f"checkpoints after two of them needs --checkpoint-every of at least 2 and "
+                f"--steps of at least {2 * max(every, 2) + 2}"
+            )
+        return chosen
+    step = options.kill_at_step
+    if step not in kill_step_candidates(steps, every, need_kill):
+        if need_kill:
+            raise PlanError(
+                f"--kill-at-step {step} must lie between two checkpoints (not a multiple of "
+                f"--checkpoint-every {every}), after at least two of them (> {2 * every}) and "
+                f"before the last step (< {steps})"
+            )
+        raise PlanError(f"--kill-at-step {step} must be between 1 and {steps - 1}")
+    return step
+
+
+def make_plan(options: SmokeOptions) -> SmokePlan:
+    """The interruption variants for ``--signal`` and the steps they happen at."""
+    _check_ranges(options)
+    need_kill = options.signal in ("kill", "both")
+    every = options.checkpoint_every
+    kill_at = _kill_step(options, need_kill)
+    last_checkpoint = kill_at // every * every
+    variants: list[VariantSpec] = []
+    if need_kill:
+        variants += [
+            VariantSpec(
+                KILL_BETWEEN,
+                "SIGKILL",
+                f"SIGKILL at step {kill_at}, between the checkpoints at steps {last_checkpoint} "
+                f"and {last_checkpoint + every}",
+                hold_at_step=kill_at,
+                pause_in_write_at_step=None,
+                truncate_newest=False,
+                expected_resume_step=last_checkpoint,
+            ),
+            VariantSpec(
+                KILL_DURING_WRITE,
+                "SIGKILL",
+                f"SIGKILL half-way through writing the checkpoint of step {last_checkpoint}",
+                hold_at_step=None,
+                pause_in_write_at_step=last_checkpoint,
+                truncate_newest=False,
+                expected_resume_step=last_checkpoint - every,
+            ),
+            VariantSpec(
+                TRUNCATED_NEWEST,
+                "SIGKILL",
+                f"SIGKILL at step {kill_at}, then the newest checkpoint (step {last_checkpoint}) "
+                f"is truncated on disk",
+                hold_at_step=kill_at,
+                pause_in_write_at_step=None,
+                truncate_newest=True,
+                expected_resume_step=last_checkpoint - every,
+            ),
+        ]
+    if options.signal in ("term", "both"):
+        variants.append(
+            VariantSpec(
+                SIGTERM_PREEMPTION,
+                "SIGTERM",
+                f"SIGTERM after step {kill_at}: checkpoint at the next step boundary, exit 143",
+                hold_at_step=kill_at,
+                pause_in_write_at_step=None,
+                truncate_newest=False,
+                expected_resume_step=kill_at,
+            )
+        )
+    checkpoints = range(every, options.steps + 1, every)
+    return SmokePlan(
+        steps=options.steps,
+        checkpoint_every=every,
+        kill_at_step=kill_at,
+        variants=tuple(variants),
+        probe_steps=frozenset(checkpoints) | {kill_at},
+    )

@@ -1,0 +1,134 @@
+"""The run folder: identity, manifest, timestamped events, per-process logs, summary.
+
+Every smoke run gets a new folder (an existing one is refused), so results from two runs
+can never mix; JSON files are written atomically.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import secrets
+import subprocess
+import sys
+import time
+from datetime import datetime
+from datetime import timezone
+from pathlib import Path
+from typing import Any
+from typing import NamedTuple
+from typing import TextIO
+
+DEFAULT_PARENT = "spikelint-smoke"
+
+
+class RunFolder(NamedTuple):
+    root: Path
+
+    @property
+    def logs(self) -> Path:
+        return self.root / "logs"
+
+    @property
+    def final_states(self) -> Path:
+        return self.root / "state"
+
+    @property
+    def manifest(self) -> Path:
+        return self.root / "manifest.json"
+
+    @property
+    def events(self) -> Path:
+        return self.root / "events.jsonl"
+
+    @property
+    def summary(self) -> Path:
+        return self.root / "summary.json"
+
+    def log_for(self, label: str, rank: int) -> Path:
+        return self.logs / f"{label}.rank{rank}.log"
+
+
+def utc_now() -> str:
+    return datetime.now(timezone.utc).isoformat(timespec="milliseconds").replace("+00:00", "Z")
+
+
+def new_run_id() -> str:
+    return f"{datetime.now(timezone.utc):%Y%m%dT%H%M%SZ}-{secrets.token_hex(3)}"
+
+
+def create_run_folder(requested: str | None, run_id: str) -> RunFolder:
+    """Create the folder (``FileExistsError`` if it exists) with its ``logs/`` and ``state/``."""
+    root = (Path(requested) if requested else Path(DEFAULT_PARENT) / run_id).absolute()
+    root.parent.mkdir(parents=True, exist_ok=True)
+    root.mkdir()
+    folder = RunFolder(root)
+    folder.logs.mkdir()
+    folder.final_states.mkdir()
+    return folder
+
+
+def write_json_atomically(path: Path, data: Any) -> None:
+    temporary = path.with_name(f".{path.name}.tmp-{os.getpid()}")
+    with open(temporary, "w", encoding="utf-8") as handle:
+        json.dump(data, handle, indent=2, sort_keys=False)
+        handle.write("\n")
+        handle.flush()
+        os.fsync(handle.fileno())
+    os.replace(temporary, path)
+
+
+def git_revision(folder: Path) -> dict[str, Any] | None:
+    """The current repository's commit and whether the work tree has uncommitted changes."""
+    try:
+        revision = subprocess.run(
+            ["git", "rev-parse", "HEAD"], cwd=folder, capture_output=True, text=True, timeout=10
+        )
+        if revision.returncode != 0:
+            return None
+        status = subprocess.run(
+            ["git", "status", "--porcelain", "--untracked-files=no"],
+            cwd=folder,
+            capture_output=True,
+            text=True,
+            timeout=10,
+        )
+    except (OSError, subprocess.SubprocessError):
+        return None
+    return {"revision": revision.stdout.strip(), "dirty": bool(status.stdout.strip())}
+
+
+class Journal:
+    """``events.jsonl`` plus the progress lines on stderr and in the parent's log."""
+
+    def __init__(self, events_path: Path | None, log_path: Path | None, stderr: TextIO, started: float) -> None:
+        self._events = open(events_path, "a", encoding="utf-8") if events_path else None
+        self._log = open(log_path, "a", encoding="utf-8") if log_path else None
+        self._stderr = stderr
+        self._started = started
+
+    def elapsed(self) -> float:
+        return time.monotonic() - self._started
+
+    def event(self, name: str, **details: Any) -> None:
+        if self._events is None:
+            return
+        record = {"time": utc_now(), "elapsed_s": round(self.elapsed(), 4), "event": name, **details}
+        self._events.write(json.dumps(record, default=str) + "\n")
+        self._events.flush()
+
+    def progress(self, message: str) -> None:
+        line = f"spikelint smoke [{self.elapsed():6.2f}s] {message}"
+        print(line, file=self._stderr, flush=True)
+        if self._log is not None:
+            self._log.write(line + "\n")
+            self._log.flush()
+
+    def close(self) -> None:
+        for handle in (self._events, self._log):
+            if handle is not None:
+                handle.close()
+
+
+def python_version() -> str:
+    return sys.version.split()[0]
