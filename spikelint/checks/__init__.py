@@ -11,6 +11,11 @@ CHECK_MODULES: tuple[str, ...] = (
     "spikelint.checks.images",
     "spikelint.checks.capacity",
     "spikelint.checks.identity",
+    "spikelint.checks.storage",
+    "spikelint.checks.checkpoint",
+    "spikelint.checks.checkpoint_code",
+    "spikelint.checks.logs_workload",
+    "spikelint.checks.paths_relative",
 )
 
 

@@ -1,0 +1,255 @@
+"""SPK401, SPK402, SPK404–SPK407: checkpoints that are missing, never resumed, or cannot resume.
+
+Workload checks look at the command, env and referenced run configs together
+(:func:`spikelint.paths.run_view`); SPK404/SPK406/SPK407 also run on standalone run configs
+and launch scripts as document checks.  Values that come from a referenced config or script
+are reported in that file by the document checks, never twice.
+"""
+
+from __future__ import annotations
+
+from typing import Iterable
+from typing import Iterator
+
+from spikelint.adapters.common import UNBOUNDED_RETRIES
+from spikelint.checks.registry import CheckContext
+from spikelint.checks.registry import check
+from spikelint.model import Document
+from spikelint.model import FileKind
+from spikelint.model import Located
+from spikelint.model import Node
+from spikelint.model import Problem
+from spikelint.model import Workload
+from spikelint.paths import describe
+from spikelint.paths import expand
+from spikelint.paths import names_run
+from spikelint.paths import run_view
+from spikelint.paths import script_invocations
+from spikelint.paths import script_lookup
+from spikelint.paths import timestamp_sources
+from spikelint.runconfig import CKPT_LOCATION
+from spikelint.runconfig import LOG
+from spikelint.runconfig import OUTPUT
+from spikelint.runconfig import RunFacts
+from spikelint.runconfig import Setting
+from spikelint.runconfig import config_settings
+from spikelint.runconfig import flag_settings
+from spikelint.runconfig import summarise
+
+CONFIG_KINDS = (FileKind.YAML, FileKind.JSON, FileKind.TOML)
+
+
+# --------------------------------------------------------------------------- SPK401, SPK402, SPK405
+
+
+def retry_count(workload: Workload) -> int:
+    """Retries the platform will make: as written, else the platform's default."""
+    if workload.retries is not None:
+        value = workload.retries.value
+        if isinstance(value, bool):
+            return int(value)
+        if isinstance(value, (int, float)):
+            return int(value)
+        if isinstance(value, str):
+            lowered = value.strip().lower()
+            if lowered in ("onfailure", "always", "exitcode"):
+                return UNBOUNDED_RETRIES
+            try:
+                return int(float(lowered))
+            except ValueError:
+                return workload.default_retries
+    return workload.default_retries
+
+
+def _retries_text(workload: Workload) -> str:
+    count = retry_count(workload)
+    if workload.retries is None:
+        return f"retries {count} times by default"
+    if count >= UNBOUNDED_RETRIES:
+        return "restarts failed pods"
+    return f"retries {count} times"
+
+
+def _severity(workload: Workload) -> str:
+    return "error" if workload.preemptible else "warning"
+
+
+def _unseen(workload: Workload, document: Document, ctx: CheckContext) -> list[Located]:
+    """References to configs/scripts that are not in the scanned tree (their settings are unknown)."""
+    view = run_view(workload, document, ctx.project)
+    return view.missing_configs + view.opaque
+
+
+def _preempt_words(workload: Workload) -> str:
+    return "is preempted" if workload.preemptible else "fails or is restarted"
+
+
+@check("SPK401", "SPK402", "SPK405", scope="workload")
+def checkpoint_and_resume(workload: Workload, document: Document, ctx: CheckContext) -> Iterator[Problem]:
+    """No checkpoint setting (SPK401); checkpoints but no resume (SPK405 when it retries, else SPK402)."""
+    if not workload.is_training:
+        return
+    view = run_view(workload, document, ctx.project)
+    facts = view.facts
+    if facts is None:
+        return
+    unseen = _unseen(workload, document, ctx)
+    configs = ", ".join(sorted({path for _, path in view.configs}))
+    looked = f" (or in {configs})" if configs else ""
+    if not facts.checkpoints and not facts.resumes:
+        if unseen:
+            return  # the settings may live in the config or script it points at
+        off = facts.disabled[0] if facts.disabled else None
+        reason = (f"checkpointing is switched off ({describe(off)} = {off.raw})" if off is not None
+                  else f"no checkpoint location or interval is set in its command, env{looked}")
+        yield Problem.at("SPK401", workload.anchor,
+                         f"{reason}: when the run {_preempt_words(workload)}, all training so far is lost and it "
+                         f"starts again from step 0 — save checkpoints periodically to a persistent volume "
+                         f"(e.g. --output_dir /ckpt/<run> --save_steps 500, ModelCheckpoint, "
+                         f"[checkpoint] enable_checkpoint = true)",
+                         severity=_severity(workload), key="missing-checkpoint-config")
+        return
+    if facts.resumes or unseen:
+        return
+    retries = retry_count(workload)
+    if retries > 0:
+        yield Problem.at("SPK405", workload.anchor,
+                         f"the workload {_retries_text(workload)} but nothing tells the program to resume from its "
+                         f"checkpoints{looked}: every retry starts again from step 0 and pays for the same work "
+                         f"again — add a resume setting (--resume_from_checkpoint <run dir>/checkpoint-N, "
+                         f"ckpt_path, --resume) or set the retries to 0",
+                         key="retries-without-resume")
+        return
+    yield Problem.at("SPK402", workload.anchor,
+                     f"checkpoints are written but no setting resumes from them{looked}: a relaunch after "
+                     f"preemption or a crash starts from step 0 and may overwrite them — add an explicit resume "
+                     f"setting (--resume_from_checkpoint, ckpt_path, --resume, checkpoint.load_step)",
+                     severity=_severity(workload), key="missing-resume-setting")
+
+
+# --------------------------------------------------------------------------- SPK404, SPK406, SPK407 (shared logic)
+
+
+def _identity_names(workload: Workload | None) -> list[str]:
+    if workload is None or workload.name is None:
+        return []
+    return [str(workload.name.value)]
+
+
+def implicit_resumes(settings: list[Setting], facts: RunFacts, names: Iterable[str] = ()) -> Iterator[Problem]:
+    """``ckpt_path: last``, ``--resume auto``, ``resume_from_checkpoint: true`` with no per-run folder."""
+    known = list(names) + [str(s.value) for s in facts.identities if isinstance(s.value, str)]
+    folders = [s for s in settings if s.roles & {OUTPUT, CKPT_LOCATION} and isinstance(s.value, str)]
+    if any(names_run(str(s.value), known) or any(names_run(text) for _, text in s.sources) for s in folders):
+        return
+    for setting in facts.implicit_resume:
+        value = "a bare flag" if setting.bare else repr(setting.raw if setting.raw is not None else setting.value)
+        yield Problem.at("SPK404", setting.where,
+                         f"{setting.origin} = {value} resumes from whatever checkpoint happens to be in the output "
+                         f"folder: relaunching a changed config into the same folder silently continues the old "
+                         f"run — resume by naming the checkpoint (…/checkpoint-1500, step=…ckpt) or keep each run "
+                         f"in a folder named after a stable run id",
+                         key=f"{setting.origin}={setting.value}")
+
+
+def timestamped_dirs(settings: Iterable[Setting]) -> Iterator[Problem]:
+    """Output/checkpoint folders built from the launch time, reported where the time is written."""
+    seen: set[tuple[int, int]] = set()
+    for setting in settings:
+        if OUTPUT not in setting.roles or (LOG in setting.roles and CKPT_LOCATION not in setting.roles):
+            continue
+        if setting.key == ("redirect",):
+            continue
+        for where, text in timestamp_sources(setting.sources):
+            if (where.line, where.column) in seen:
+                continue
+            seen.add((where.line, where.column))
+            via = "" if (where.line, where.column) == (setting.where.line, setting.where.column) else \
+                f", used by {setting.origin}"
+            yield Problem.at("SPK406", where,
+                             f"{text.strip()!r} builds the output folder from the launch time{via}: a restarted pod "
+                             f"computes a new folder, finds no checkpoint and starts from step 0 — derive it from "
+                             f"a stable run id ($JOB_NAME, $JOB_UUID, a run name in the config)",
+                             key=text.strip())
+
+
+def model_only_checkpoints(facts: RunFacts, must_resume: bool) -> Iterator[Problem]:
+    if not must_resume:
+        return
+    for setting in facts.model_only:
+        yield Problem.at("SPK407", setting.where,
+                         f"{setting.origin} = {setting.raw!r} keeps model weights only, but this run resumes from "
+                         f"its checkpoints: optimizer moments, LR schedule, step and RNG state are not saved, so "
+                         f"a resume fails or restarts the optimizer from scratch — keep full checkpoints "
+                         f"(save_only_model: false, or a second ModelCheckpoint without save_weights_only)",
+                         key=f"{setting.origin}={setting.value}")
+
+
+# --------------------------------------------------------------------------- workloads
+
+
+@check("SPK404", "SPK406", "SPK407", scope="workload")
+def workload_resume_hygiene(workload: Workload, document: Document, ctx: CheckContext) -> Iterator[Problem]:
+    """Implicit resume, timestamped folders and weights-only checkpoints in a workload's own command/env."""
+    if document.kind == FileKind.SHELL:
+        return  # the launch script is checked as a whole by script_resume_hygiene
+    view = run_view(workload, document, ctx.project)
+    own = [setting for setting in view.settings if setting.config is None]
+    facts = summarise(own)
+    yield from implicit_resumes(own, facts, _identity_names(workload))
+    yield from timestamped_dirs(own)
+    must_resume = bool(view.facts and view.facts.resumes) or workload.preemptible or retry_count(workload) > 0
+    yield from model_only_checkpoints(facts, must_resume)
+
+
+# --------------------------------------------------------------------------- standalone run configs
+
+
+def is_run_config(root: Node) -> bool:
+    """A mapping that is not a workload or another Kubernetes object."""
+    if root.kind != "map":
+        return False
+    from spikelint.adapters import tree_format
+
+    return tree_format(root) is None and not (root.get("apiVersion") is not None and root.get("kind") is not None)
+
+
+@check("SPK404", "SPK406", "SPK407", scope="document", kinds=CONFIG_KINDS)
+def config_resume_hygiene(document: Document, ctx: CheckContext) -> Iterator[Problem]:
+    """The same three rules on a run config file (HF, Lightning, Hydra, torchtitan, generic)."""
+    for root in document.trees:
+        if not is_run_config(root):
+            continue
+        settings = config_settings(root, None)
+        facts = summarise(settings)
+        yield from implicit_resumes(settings, facts)
+        yield from timestamped_dirs(settings)
+        yield from model_only_checkpoints(facts, facts.resumes)
+
+
+# --------------------------------------------------------------------------- launch scripts
+
+
+@check("SPK404", "SPK406", "SPK407", scope="document", kinds=(FileKind.SHELL,))
+def script_resume_hygiene(document: Document, ctx: CheckContext) -> Iterator[Problem]:
+    """The same three rules on every command of a launch script (``runai … -- cmd`` included)."""
+    script = document.parsed
+    if script is None or not hasattr(script, "pipelines"):
+        return
+    lookup = script_lookup(script)
+    every: list[Setting] = []
+    for invocation in script_invocations(script, None, lookup):
+        settings = []
+        for setting in flag_settings(invocation.words):
+            if isinstance(setting.value, str):
+                expanded = expand(setting.value, setting.where, invocation.lookup or lookup)
+                setting = setting._replace(value=expanded.text, sources=expanded.sources)
+            settings.append(setting)
+        if not settings:
+            continue
+        every.extend(settings)
+        facts = summarise(settings)
+        yield from implicit_resumes(settings, facts)
+        runs_on_runai = bool(invocation.words) and str(invocation.words[0].value).endswith("runai")
+        yield from model_only_checkpoints(facts, facts.resumes or runs_on_runai)
+    yield from timestamped_dirs(every)

@@ -1,0 +1,118 @@
+"""SPK503 and SPK504: where a training workload's log goes.
+
+SPK503: several pods append to one fixed log file on shared storage.  SPK504: no log
+destination is visible at all (one that is not persistent is SPK301's).
+"""
+
+from __future__ import annotations
+
+import re
+from typing import Iterator
+
+from spikelint.checks.registry import CheckContext
+from spikelint.checks.registry import check
+from spikelint.model import Container
+from spikelint.model import Document
+from spikelint.model import Problem
+from spikelint.model import Workload
+from spikelint.paths import Invocation
+from spikelint.paths import PathUse
+from spikelint.paths import is_relative
+from spikelint.paths import place
+from spikelint.paths import resolve
+from spikelint.paths import run_view
+from spikelint.paths import torchrun_nodes
+from spikelint.runconfig import LOG
+from spikelint.runconfig import UNRESOLVED
+
+PER_POD = re.compile(
+    r"\$\{?\(?(?:RANK|NODE_RANK|GROUP_RANK|GLOBAL_RANK|WORLD_RANK|HOSTNAME|HOST|POD_NAME|MY_POD_NAME|POD_UUID|"
+    r"POD_INDEX|POD_IP|JOB_COMPLETION_INDEX|PMI_RANK|PMIX_RANK|OMPI_COMM_WORLD_RANK|SLURM_PROCID|SLURM_NODEID|"
+    r"REPLICA_INDEX|WORKER_INDEX|TASK_INDEX)\b|\$\(\s*hostname\b|`\s*hostname\b|%h\b|\{rank\}|\{node_rank\}")
+RANK_GUARD = re.compile(r"RANK|_INDEX|HOSTNAME|POD_NAME|rank", re.IGNORECASE)
+
+
+# --------------------------------------------------------------------------- SPK503
+
+
+def _pods_running(container: Container, invocation: Invocation, workload: Workload) -> int:
+    """Pods that run this command: the container's replicas, or torchrun's --nnodes when it says more."""
+    replicas = container.replicas if container.replicas > 0 else 0
+    return max(replicas, torchrun_nodes(invocation.words) if replicas <= 1 else 0)
+
+
+def _log_file_uses(workload: Workload, document: Document, ctx: CheckContext) -> Iterator[PathUse]:
+    """Redirect/tee targets and log-file flags written by the workload's own commands."""
+    view = run_view(workload, document, ctx.project)
+    for use in view.uses:
+        if use.invocation is None or use.config_ref is not None:
+            continue
+        if use.write is not None or (LOG in use.setting.roles and use.setting.key[-1] in ("log_file", "logfile",
+                                                                                         "log_path")):
+            yield use
+
+
+@check("SPK503", scope="workload")
+def shared_log_across_ranks(workload: Workload, document: Document, ctx: CheckContext) -> Iterator[Problem]:
+    """Two or more pods of a distributed run append to the same fixed file on shared storage."""
+    view = run_view(workload, document, ctx.project)
+    if max(workload.pods, view.nnodes) <= 1:
+        return
+    groups: dict[str, list[tuple[PathUse, int]]] = {}
+    for use in _log_file_uses(workload, document, ctx):
+        invocation = use.invocation
+        assert invocation is not None
+        if RANK_GUARD.search(invocation.condition or ""):
+            continue
+        if any(PER_POD.search(text) for _, text in use.sources) or UNRESOLVED in use.text and not use.sources:
+            continue
+        if is_relative(use.text) and use.cwd is None:
+            continue
+        absolute = resolve(use.text, use.cwd)
+        if absolute is None or UNRESOLVED in use.text:
+            continue
+        placement = place(absolute, use.container, workload, ctx.config)
+        if placement.persistent is not True:
+            continue  # node-local or lost: SPK301 speaks about it
+        groups.setdefault(absolute, []).append((use, _pods_running(use.container, invocation, workload)))
+    for absolute, uses in groups.items():
+        containers = {id(use.container): pods for use, pods in uses}
+        pods = sum(containers.values())
+        if pods < 2:
+            continue
+        seen: set[tuple[int, int]] = set()
+        for use, _ in uses:
+            where = use.report_at
+            if (where.line, where.column) in seen:
+                continue
+            seen.add((where.line, where.column))
+            operator = use.write.operator if use.write is not None else use.setting.origin
+            yield Problem.at("SPK503", where,
+                             f"{pods} pods of this workload write the same file {absolute!r} ({operator}) on shared "
+                             f"storage: their lines interleave and overwrite each other, and the log of a failed "
+                             f"run is unreadable — put the rank in the name (train-rank${{RANK}}.log, ${{HOSTNAME}}) "
+                             f"or write the file from rank 0 only",
+                             key=f"{absolute}")
+
+
+# --------------------------------------------------------------------------- SPK504
+
+
+@check("SPK504", scope="workload")
+def log_not_persisted(workload: Workload, document: Document, ctx: CheckContext) -> Iterator[Problem]:
+    """A training workload's log goes only to stdout: no tee, redirect, log dir or trainer output folder."""
+    if not workload.is_training:
+        return
+    view = run_view(workload, document, ctx.project)
+    facts = view.facts
+    if facts is None or facts.logs or view.missing_configs or view.opaque:
+        return
+    if any(use.write is not None for use in view.uses) or any(LOG in s.roles for s in view.settings):
+        return
+    yield Problem.at("SPK504", workload.anchor,
+                     "the training log goes only to the container's stdout, which is rotated and deleted with the "
+                     "pod: after a failed run the evidence is gone — also write it to the PVC (… 2>&1 | tee -a "
+                     "/ckpt/<run>/train.log with set -o pipefail, --log-dir /ckpt/<run>/logs, or the trainer's "
+                     "--output_dir on the PVC)",
+                     key="log-not-persisted")
+

@@ -1,0 +1,153 @@
+"""SPK301–SPK303: training output that vanishes with the pod.
+
+One check decides all three so that the most specific finding wins: an output path
+reported by SPK301 silences SPK303 for the mount that holds it and SPK302 for its workload.
+"""
+
+from __future__ import annotations
+
+import posixpath
+import re
+from typing import Iterator
+from typing import NamedTuple
+
+from spikelint.checks.registry import CheckContext
+from spikelint.checks.registry import check
+from spikelint.model import Document
+from spikelint.model import Mount
+from spikelint.model import Problem
+from spikelint.model import Workload
+from spikelint.paths import PathUse
+from spikelint.paths import Placement
+from spikelint.paths import describe
+from spikelint.paths import is_relative
+from spikelint.paths import place
+from spikelint.paths import resolve
+from spikelint.paths import run_view
+from spikelint.paths import shown
+from spikelint.paths import under
+from spikelint.runconfig import CKPT_LOCATION
+from spikelint.runconfig import LOG
+
+DURABLE_NAME = re.compile(r"^(data|datasets?|checkpoints?.*|ckpts?.*|outputs?.*|results?|logs?|runs?|models?|"
+                          r"artifacts?|experiments?|saved?|save_dir)$", re.IGNORECASE)
+CACHE_NAME = re.compile(r"^(\.cache|cache|caches|tmp|temp|\.tmp|shm|scratch-cache)$", re.IGNORECASE)
+EPHEMERAL_SOURCES = ("emptyDir", "hostPath")
+
+
+class Ephemeral(NamedTuple):
+    """An output path that lands somewhere that does not survive the pod."""
+
+    use: PathUse
+    placement: Placement
+
+
+def what_it_is(use: PathUse) -> str:
+    """``checkpoints``, ``logs`` or ``outputs`` — the words a message uses for the path."""
+    roles = use.setting.roles
+    if use.write is not None or (LOG in roles and CKPT_LOCATION not in roles):
+        return "logs"
+    if CKPT_LOCATION in roles:
+        return "checkpoints"
+    return "outputs"
+
+
+def ephemeral_outputs(workload: Workload, document: Document, ctx: CheckContext) -> list[Ephemeral]:
+    """Output paths of the workload that resolve to a non-persistent place."""
+    view = run_view(workload, document, ctx.project)
+    found: list[Ephemeral] = []
+    seen: set[tuple[int, int, str]] = set()
+    for use in view.uses:
+        if is_relative(use.text) and use.cwd is None:
+            continue  # SPK603: where it lands depends on the image's WORKDIR
+        absolute = resolve(use.text, use.cwd)
+        if absolute is None:
+            continue
+        placement = place(absolute, use.container, workload, ctx.config)
+        identity = (use.report_at.line, use.report_at.column, absolute)
+        if placement.persistent is False and identity not in seen:
+            seen.add(identity)
+            found.append(Ephemeral(use, placement))
+    return found
+
+
+def ephemeral_problem(item: Ephemeral) -> Problem:
+    use, placement = item.use, item.placement
+    kind = what_it_is(use)
+    source = describe(use.setting)
+    via = f" (from {source})" if use.config_ref is not None else f" ({source})"
+    fix = "back that mount with a PVC" if placement.mount is not None else "write under a mounted PVC"
+    message = (f"{kind} in {shown(use.text)!r}{via} go to {placement.reason}: they are lost when the pod is "
+               f"preempted, evicted or retried — {fix} (or a Run:ai data source), or list the path in "
+               f"persistent_paths if it is persistent")
+    return Problem.at("SPK301", use.report_at, message, key=f"{shown(use.text)}")
+
+
+def _persistent_anywhere(workload: Workload, document: Document, ctx: CheckContext) -> bool:
+    """A PVC, Run:ai PVC/data source or NFS is mounted, or the run writes under persistent_paths."""
+    if workload.persistent_mount_paths or any(volume.persistent for volume in workload.volumes):
+        return True
+    if workload.extra.get("unresolved_assets") or workload.extra.get("unresolved_storage"):
+        return True
+    for container in workload.main_containers():
+        for mount in container.mounts:
+            if mount.volume is None or mount.volume.persistent:
+                return True  # undeclared volume: cannot tell, stay quiet
+    if ctx.config.persistent_paths:
+        view = run_view(workload, document, ctx.project)
+        for use in view.uses:
+            absolute = resolve(use.text, use.cwd)
+            if absolute is not None and any(under(absolute, prefix) for prefix in ctx.config.persistent_paths):
+                return True
+    return False
+
+
+def durable_mounts(workload: Workload) -> Iterator[Mount]:
+    """emptyDir/hostPath mounts named like checkpoints, outputs, logs or data (not /dev/shm, not caches)."""
+    seen: set[tuple[int, int]] = set()
+    for container in workload.main_containers():
+        for mount in container.mounts:
+            volume = mount.volume
+            path = str(mount.path.value).strip()
+            if volume is None or volume.source not in EPHEMERAL_SOURCES or not path:
+                continue
+            normal = posixpath.normpath(path)
+            parts = [part for part in normal.split("/") if part]
+            if normal == "/dev/shm" or not parts or any(CACHE_NAME.match(part) for part in parts):
+                continue
+            if not any(DURABLE_NAME.match(part) for part in parts):
+                continue
+            if (mount.path.line, mount.path.column) not in seen:
+                seen.add((mount.path.line, mount.path.column))
+                yield mount
+
+
+@check("SPK301", "SPK302", "SPK303", scope="workload")
+def output_storage(workload: Workload, document: Document, ctx: CheckContext) -> Iterator[Problem]:
+    """Outputs on ephemeral places (SPK301), no persistent volume (SPK302), durable-named emptyDir (SPK303)."""
+    if not workload.is_training:
+        return
+    ephemeral = ephemeral_outputs(workload, document, ctx)
+    for item in ephemeral:
+        yield ephemeral_problem(item)
+    covered = {id(item.placement.mount) for item in ephemeral if item.placement.mount is not None}
+    for mount in durable_mounts(workload):
+        if id(mount) in covered:
+            continue
+        volume = mount.volume
+        assert volume is not None
+        lost = "deleted with the pod" if volume.source == "emptyDir" else \
+            "left on one node, where a rescheduled pod will not find it"
+        yield Problem.at("SPK303", mount.path,
+                         f"{volume.source} volume {volume.name!r} is mounted at {mount.path.value!r}, a path named "
+                         f"for data that must last, but its content is {lost} — back it with a "
+                         f"persistentVolumeClaim (Run:ai: --existing-pvc …,path={mount.path.value})",
+                         key=f"{volume.source}:{mount.path.value}")
+    if ephemeral or _persistent_anywhere(workload, document, ctx):
+        return
+    yield Problem.at("SPK302", workload.anchor,
+                     "this training workload mounts no persistent volume: every checkpoint, log and result it "
+                     "writes is lost when the pod stops, is preempted or retried — mount a PVC (Run:ai: "
+                     "--existing-pvc claimname=…,path=/ckpt, or a data source) and write there, or declare the "
+                     "storage a template attaches in persistent_paths",
+                     key="no-persistent-volume")

@@ -1,0 +1,560 @@
+"""What a run is configured with: checkpoint, resume, output, log and seed settings.
+
+The same table classifies a key whether it comes from a run config file (Hugging Face
+``TrainingArguments`` YAML/JSON, LightningCLI, Hydra/OmegaConf, torchtitan TOML, generic),
+from a command-line flag (``--output_dir x``, ``--checkpoint.interval=500``), from a Hydra
+override (``trainer.default_root_dir=/ckpt``) or from an environment variable
+(``CHECKPOINT_DIR``).  Checks then ask :class:`RunFacts` questions ("is any checkpoint
+setting visible?") instead of knowing every framework's spelling.
+"""
+
+from __future__ import annotations
+
+import re
+from typing import Any
+from typing import Iterable
+from typing import Iterator
+from typing import NamedTuple
+from typing import Sequence
+
+from spikelint.model import Located
+from spikelint.model import Node
+
+# --------------------------------------------------------------------------- roles
+
+OUTPUT = "output"  # a path the run writes to (SPK301, SPK603, SPK406)
+LOG = "log"  # a log destination (SPK504)
+LOG_HOLDER = "log-holder"  # a trainer output folder that also holds the logs (SPK504)
+CKPT_LOCATION = "checkpoint-location"  # where checkpoints go (SPK401)
+CKPT_INTERVAL = "checkpoint-interval"  # how often / whether checkpoints are saved (SPK401)
+CKPT_TOGGLE = "checkpoint-toggle"  # switches checkpointing on or off
+RESUME = "resume"  # a way to resume (SPK402, SPK405, SPK404)
+MODEL_ONLY = "model-only"  # checkpoints hold weights only (SPK407)
+SEED = "seed"
+IDENTITY = "run-identity"  # run name / id
+CONFIG_REF = "config-ref"  # a run config file the command passes
+
+UNRESOLVED = "\x00"  # stands for a part of a value that cannot be known statically
+
+_DIR_OUT = frozenset((OUTPUT, LOG_HOLDER, CKPT_LOCATION))
+_CKPT_DIR = frozenset((OUTPUT, CKPT_LOCATION))
+_LOG_DIR = frozenset((OUTPUT, LOG))
+_AMBIGUOUS = frozenset((CKPT_LOCATION, RESUME))  # `ckpt_path`: Lightning resumes from it, others save to it
+
+LEAF_ROLES: dict[str, frozenset[str]] = {
+    **{key: _DIR_OUT for key in ("output_dir", "default_root_dir", "work_dir", "exp_dir", "experiment_dir",
+                                 "run_dir", "dump_folder")},
+    **{key: frozenset((OUTPUT,)) for key in ("out_dir", "outdir", "output_folder", "results_dir", "result_dir",
+                                             "project_dir", "output_root")},
+    **{key: _CKPT_DIR for key in ("save_dir", "save_path", "save_folder", "checkpoint_dir", "checkpoints_dir",
+                                  "ckpt_dir", "ckpts_dir", "checkpoint_folder", "ckpt_folder", "checkpoint_root",
+                                  "ckpt_root", "checkpoint_save_dir", "save_checkpoint_dir", "checkpoint_output_dir",
+                                  "checkpoints_path")},
+    **{key: _AMBIGUOUS for key in ("checkpoint_path", "ckpt_path", "checkpoint", "ckpt", "checkpoint_file",
+                                   "ckpt_file")},
+    **{key: _LOG_DIR for key in ("log_dir", "logging_dir", "logdir", "logs_dir", "log_root", "tensorboard_dir",
+                                 "tensorboard_log_dir", "tensorboard_logging_dir", "tb_dir", "tb_log_dir",
+                                 "log_file", "logfile", "log_path")},
+    **{key: frozenset((CKPT_INTERVAL,)) for key in (
+        "save_steps", "save_strategy", "save_interval", "save_freq", "save_frequency", "save_every",
+        "save_every_n_steps", "save_every_n_epochs", "save_every_n_iters", "save_epochs", "save_total_limit",
+        "save_on_each_node", "checkpointing_steps", "checkpoint_interval", "checkpoint_every", "checkpoint_steps",
+        "checkpoint_freq", "checkpoint_frequency", "checkpoint_every_n_steps", "ckpt_interval", "ckpt_every",
+        "ckpt_freq", "ckpt_steps", "enable_jit_checkpoint", "save_model_every", "checkpoint_every_n_epochs")},
+    **{key: frozenset((CKPT_INTERVAL, CKPT_TOGGLE)) for key in ("enable_checkpointing", "enable_checkpoint")},
+    **{key: frozenset((RESUME,)) for key in (
+        "resume", "resume_from", "resume_from_checkpoint", "resume_path", "resume_dir", "resume_checkpoint",
+        "resume_ckpt", "auto_resume", "autoresume", "resume_if_exists", "load_checkpoint", "load_ckpt",
+        "load_from_checkpoint", "restore_from", "restore_checkpoint", "resume_training", "resume_step")},
+    "save_only_model": frozenset((MODEL_ONLY,)),
+    "save_weights_only": frozenset((MODEL_ONLY,)),
+    **{key: frozenset((SEED,)) for key in ("seed", "random_seed", "seed_everything", "data_seed")},
+    **{key: frozenset((IDENTITY,)) for key in ("run_name", "run_id", "experiment_name", "exp_name", "job_name")},
+}
+# leaves whose meaning needs a path-like value (Megatron `--save /ckpt/x`, `--load /ckpt/x`)
+PATH_ONLY_LEAVES: dict[str, frozenset[str]] = {
+    "save": _CKPT_DIR,
+    "load": frozenset((RESUME,)),
+    "out": frozenset((OUTPUT,)),
+}
+CHECKPOINT_SECTIONS = frozenset((
+    "checkpoint", "checkpoints", "checkpointing", "ckpt", "model_checkpoint", "checkpoint_callback",
+    "checkpoint_callback_params", "checkpoint_config", "modelcheckpoint", "checkpointer"))
+SECTION_ROLES: dict[str, frozenset[str]] = {
+    **{key: _CKPT_DIR for key in ("dirpath", "dir", "folder", "path", "save_dir", "root", "directory",
+                                  "dir_path", "output_dir")},
+    **{key: frozenset((RESUME,)) for key in ("load_step", "resume", "resume_from", "restore", "load",
+                                             "load_path", "resume_path")},
+    **{key: frozenset((CKPT_INTERVAL, CKPT_TOGGLE)) for key in ("enable", "enabled", "enable_checkpoint")},
+    "save_weights_only": frozenset((MODEL_ONLY,)),
+}
+NOT_CHECKPOINT_SECTION_KEYS = frozenset(("initial_load_path", "initial_load_model_only", "exclude_from_loading",
+                                         "last_save_model_only", "model_weights_only", "async_mode",
+                                         "initial_load_in_hf"))
+LOGGER_SECTIONS = frozenset(("logger", "loggers"))
+LOGGER_LEAVES = frozenset(("save_dir", "dir", "log_dir", "root_dir", "logdir"))
+# activation/gradient checkpointing is about memory, not about saving the run
+NOT_CHECKPOINT = re.compile(r"activation|gradient|grad_ckpt|recompute|(^|_)ac(_|$)|init|pretrain|teacher|reference|"
+                            r"reward|base_model|(^|_)ref(_|$)|hub|export|tokenizer")
+CONFIG_REF_KEYS = frozenset((("config",), ("config_file",), ("cfg",), ("configs",), ("job", "config_file"),
+                             ("c",), ("config_path",), ("config_name",), ("cp",), ("cn",), ("args_file",)))
+CONFIG_SUFFIXES = (".yaml", ".yml", ".json", ".toml")
+CONFIG_REF_KEYS_LEAVES = frozenset(key[-1] for key in CONFIG_REF_KEYS)
+HYDRA_OUTPUT_KEYS = {("hydra", "run", "dir"): _DIR_OUT, ("hydra", "sweep", "dir"): frozenset((OUTPUT,))}
+REMOTE = re.compile(r"^[a-z][a-z0-9+.-]*://|^(s3|gs|gcs|az|abfs|abfss|hdfs|dbfs|wandb|hf|oci|r2):", re.IGNORECASE)
+
+FALSE_WORDS = frozenset(("false", "no", "none", "null", "off", "0", "", "~"))
+IMPLICIT_RESUME_WORDS = frozenset(("true", "auto", "last", "latest", "yes", "on"))
+DISABLING = {"save_strategy": frozenset(("no",))}
+
+
+def normalise_key(text: str) -> tuple[str, ...]:
+    """``--Trainer.Default-Root-Dir`` -> ``("trainer", "default_root_dir")``."""
+    cleaned = text.strip().lstrip("-+~").lower().replace("-", "_")
+    return tuple(part for part in cleaned.split(".") if part)
+
+
+def is_path_like(value: Any) -> bool:
+    """A value that names a file or folder (not a number, a boolean or a keyword)."""
+    if not isinstance(value, str):
+        return False
+    text = value.strip()
+    if not text or text.lower() in FALSE_WORDS or text.lower() in IMPLICIT_RESUME_WORDS:
+        return False
+    if re.fullmatch(r"[-+]?\d+(\.\d+)?", text):
+        return False
+    return not any(char in text for char in "\n;|&<>") and " " not in text.strip()
+
+
+def is_remote(value: str) -> bool:
+    """Object stores and trackers (``s3://``, ``gs://``, ``hf://`` …) keep what is written there."""
+    return bool(REMOTE.match(value.strip()))
+
+
+def _leaf_roles(leaf: str) -> frozenset[str]:
+    roles = LEAF_ROLES.get(leaf)
+    if roles is not None:
+        return roles
+    if ("checkpoint" in leaf or "ckpt" in leaf) and not NOT_CHECKPOINT.search(leaf):
+        if "resume" in leaf or leaf.startswith(("load", "restore")):
+            return frozenset((RESUME,))
+        if leaf.endswith(("dir", "folder", "root", "dirpath")):
+            return _CKPT_DIR
+        if leaf.endswith(("path", "file", "name")):
+            return _AMBIGUOUS
+        return frozenset((CKPT_INTERVAL,))
+    if "resume" in leaf:
+        return frozenset((RESUME,))
+    return frozenset()
+
+
+def roles_of(key: Sequence[str], value: Any = None, section: str = "") -> frozenset[str]:
+    """What a (normalised) key means; ``section`` is ``"checkpoint"``/``"logger"`` context."""
+    if not key:
+        return frozenset()
+    hydra = HYDRA_OUTPUT_KEYS.get(tuple(key[-3:]))
+    if hydra is not None and len(key) >= 3:
+        return hydra
+    leaf = key[-1]
+    if leaf in CONFIG_REF_KEYS_LEAVES and tuple(key) in CONFIG_REF_KEYS:
+        return frozenset((CONFIG_REF,))
+    parents = set(key[:-1])
+    if section == "logger" or parents & LOGGER_SECTIONS:
+        if leaf in LOGGER_LEAVES:
+            return _LOG_DIR
+    if section == "checkpoint" or (parents & CHECKPOINT_SECTIONS):
+        if leaf in NOT_CHECKPOINT_SECTION_KEYS or NOT_CHECKPOINT.search(leaf):
+            return frozenset()
+        roles = SECTION_ROLES.get(leaf) or _leaf_roles(leaf)
+        if roles & {SEED, IDENTITY}:
+            return roles
+        return roles or frozenset((CKPT_INTERVAL,))
+    if leaf in PATH_ONLY_LEAVES:
+        return PATH_ONLY_LEAVES[leaf] if is_path_like(value) else frozenset()
+    return _leaf_roles(leaf)
+
+
+# --------------------------------------------------------------------------- settings
+
+
+class Setting(NamedTuple):
+    """One key = value a run is launched with."""
+
+    key: tuple[str, ...]  # normalised key path
+    value: Any  # resolved value; unknown parts of strings are UNRESOLVED
+    where: Located  # where the value (or a bare flag) is written
+    roles: frozenset[str]
+    raw: Any = None  # the value as written
+    origin: str = ""  # how messages name it: "--output_dir", "output_dir", "env CHECKPOINT_DIR"
+    sources: tuple[tuple[Located, str], ...] = ()  # written texts it was built from (interpolations, variables)
+    bare: bool = False  # a flag given without a value
+    config: str | None = None  # the config file it was read from
+    scope: tuple[str | int, ...] = ()  # the checkpoint callback / section it belongs to
+
+
+def setting_text(setting: Setting) -> str:
+    return "" if setting.value is None else str(setting.value)
+
+
+def is_off(value: Any) -> bool:
+    if value is None or value is False:
+        return True
+    return isinstance(value, str) and value.strip().lower() in FALSE_WORDS
+
+
+def disables_checkpointing(setting: Setting) -> bool:
+    """``save_strategy: no``, ``enable_checkpoint: false``, ``enable_checkpointing: false``."""
+    leaf = setting.key[-1] if setting.key else ""
+    words = DISABLING.get(leaf)
+    if words is not None:
+        return isinstance(setting.value, str) and setting.value.strip().lower() in words or setting.value is False
+    return CKPT_TOGGLE in setting.roles and is_off(setting.value)
+
+
+def is_implicit_resume(setting: Setting) -> bool:
+    """A resume that loads whatever exists: ``true``, ``auto``, ``last``, ``latest``, a bare ``--resume``."""
+    if RESUME not in setting.roles:
+        return False
+    if setting.bare or setting.value is True:
+        return True
+    return isinstance(setting.value, str) and setting.value.strip().lower() in IMPLICIT_RESUME_WORDS
+
+
+# --------------------------------------------------------------------------- command-line flags
+
+_OVERRIDE = re.compile(r"^(?:\+\+|\+|~)?([A-Za-z_][\w\-]*(?:\.[\w\-]+)*)=(.*)$", re.DOTALL)
+_NEGATIVE_NUMBER = re.compile(r"^-\d+(\.\d+)?$")
+
+
+def _value_after(word: Located, prefix: int) -> Located:
+    """The part of ``--key=value`` after ``=``, positioned at the value."""
+    text = str(word.value)[prefix:]
+    column = word.column + prefix
+    end = word.end_column if word.end_column is not None else column + len(text)
+    if word.end_line is not None and word.end_line != word.line:
+        return Located(text, word.line, column, word.end_line, end)
+    return Located(text, word.line, column, word.line, end)
+
+
+def _is_flag(text: str) -> bool:
+    return text.startswith("--") and len(text) > 2 and not _NEGATIVE_NUMBER.match(text)
+
+
+def flag_settings(words: Sequence[Located], origin_prefix: str = "") -> list[Setting]:
+    """``--key value``, ``--key=value``, bare ``--flag``, ``-c file`` and Hydra ``a.b=value`` words."""
+    found: list[Setting] = []
+    index = 0
+    count = len(words)
+    while index < count:
+        word = words[index]
+        text = str(word.value)
+        if _is_flag(text):
+            name, equals, rest = text[2:].partition("=")
+            key = normalise_key(name)
+            if equals:
+                value_at = _value_after(word, 2 + len(name) + 1)
+                found.append(_flag(key, rest, value_at, f"--{name}", origin_prefix))
+            elif index + 1 < count and _takes_value(str(words[index + 1].value)):
+                following = words[index + 1]
+                found.append(_flag(key, str(following.value), following, f"--{name}", origin_prefix))
+                index += 1
+            else:
+                found.append(Setting(key, True, word, roles_of(key, True), True, f"--{name}", bare=True))
+        elif text in ("-c", "-cn", "-cp") and index + 1 < count and str(words[index + 1].value).endswith(
+                CONFIG_SUFFIXES if text == "-c" else ("",)):
+            following = words[index + 1]
+            key = (text[1:],)
+            found.append(Setting(key, str(following.value), following, frozenset((CONFIG_REF,)),
+                                 str(following.value), text))
+            index += 1
+        else:
+            match = _OVERRIDE.match(text)
+            if match and not text.startswith("-"):
+                key = normalise_key(match.group(1))
+                value_at = _value_after(word, match.start(2))
+                value = match.group(2)
+                found.append(Setting(key, value, value_at, roles_of(key, value), value, match.group(1)))
+        index += 1
+    return found
+
+
+def _takes_value(following: str) -> bool:
+    return not following.startswith("-") or bool(_NEGATIVE_NUMBER.match(following)) or following == "-"
+
+
+def _flag(key: tuple[str, ...], value: str, where: Located, origin: str, prefix: str) -> Setting:
+    roles = roles_of(key, value)
+    if "ModelCheckpoint" in value:
+        roles = roles | {CKPT_INTERVAL}
+    return Setting(key, value, where, roles, value, prefix + origin)
+
+
+def positional_configs(words: Sequence[Located]) -> list[Located]:
+    """Config files passed as plain arguments (``python run_sft.py recipes/sft.yaml``)."""
+    found = []
+    previous = ""
+    for word in words:
+        text = str(word.value)
+        if text.endswith(CONFIG_SUFFIXES) and not text.startswith("-") and "=" not in text \
+                and not _is_flag(previous) and not previous.startswith("-"):
+            found.append(word)
+        previous = text
+    return found
+
+
+# --------------------------------------------------------------------------- environment variables
+
+ENV_SUFFIXES: tuple[tuple[str, frozenset[str]], ...] = tuple(sorted(
+    ((leaf, roles) for leaf, roles in LEAF_ROLES.items()
+     if roles & {OUTPUT, RESUME, CKPT_LOCATION, CKPT_INTERVAL} and leaf not in ("checkpoint", "ckpt")),
+    key=lambda item: -len(item[0])))
+NOT_OUTPUT_ENV = re.compile(r"CACHE|HOME|TMP|TEMP", re.IGNORECASE)
+
+
+def env_roles(name: str, value: Any = None) -> frozenset[str]:
+    """``CHECKPOINT_DIR``, ``HF_OUTPUT_DIR``, ``RESUME_FROM`` … (caches such as ``HF_HOME`` mean nothing)."""
+    lowered = name.lower()
+    if NOT_OUTPUT_ENV.search(name):
+        return frozenset()
+    if lowered in ("resume", "auto_resume"):
+        return frozenset((RESUME,))
+    for leaf, roles in ENV_SUFFIXES:
+        if lowered == leaf or lowered.endswith("_" + leaf):
+            return roles
+    if lowered.startswith("resume") or "_resume" in lowered:
+        return frozenset((RESUME,))
+    return frozenset()
+
+
+def env_setting(name: Located, value: Located | None) -> Setting | None:
+    if value is None:
+        return None
+    roles = env_roles(str(name.value), value.value)
+    if not roles:
+        return None
+    key = (str(name.value).lower(),)
+    return Setting(key, value.value, value, roles, value.value, f"env {name.value}")
+
+
+# --------------------------------------------------------------------------- config trees
+
+_INTERPOLATION = re.compile(r"\$\{([^{}]*)\}")
+MAX_INTERPOLATION_DEPTH = 12
+
+
+class _Tree:
+    """A config tree with OmegaConf-style ``${a.b}`` interpolation (and ``oc.env`` defaults)."""
+
+    def __init__(self, root: Node, env: dict[str, str] | None) -> None:
+        self.root = root
+        self.env = env or {}
+
+    def lookup(self, path: str, here: tuple[str | int, ...]) -> Node | None:
+        if path.startswith("."):
+            depth = len(path) - len(path.lstrip("."))
+            base = list(here[:-depth]) if depth <= len(here) else []
+            parts: list[str | int] = [*base, *[p for p in path.lstrip(".").split(".") if p]]
+        else:
+            parts = [p for p in path.split(".") if p]
+        node: Node | None = self.root
+        for part in parts:
+            if node is None:
+                return None
+            if node.kind == "seq" and isinstance(part, str) and part.isdigit():
+                node = node.get(int(part))
+            elif isinstance(part, int):
+                node = node.get(part)
+            else:
+                node = node.get(str(part))
+        return node
+
+    def resolve(self, text: str, where: Located, here: tuple[str | int, ...],
+                depth: int = 0) -> tuple[str, tuple[tuple[Located, str], ...]]:
+        """Interpolations expanded; the written texts that took part, for tracing timestamps."""
+        sources: list[tuple[Located, str]] = [(where, text)]
+        if "${" not in text or depth > MAX_INTERPOLATION_DEPTH:
+            return text, tuple(sources)
+
+        def substitute(match: re.Match[str]) -> str:
+            body = match.group(1).strip()
+            if body.startswith(("oc.env:", "env:")):
+                name, _, default = body.split(":", 1)[1].partition(",")
+                name = name.strip()
+                if name in self.env:
+                    return self.env[name]
+                return default.strip().strip("'\"") if default else UNRESOLVED
+            if ":" in body:
+                return UNRESOLVED  # ${now:…}, ${hydra:…}, other resolvers
+            node = self.lookup(body, here)
+            if node is None or node.kind != "scalar" or node.value is None:
+                return UNRESOLVED
+            value = node.value
+            if not isinstance(value, str):
+                return str(value)
+            resolved, inner = self.resolve(value, node.located(), (*body.split("."),), depth + 1)
+            sources.extend(inner)
+            return resolved
+
+        resolved = text
+        for _ in range(4):  # nested ${a.${b}} forms resolve from the inside out
+            updated = _INTERPOLATION.sub(substitute, resolved)
+            if updated == resolved:
+                break
+            resolved = updated
+        return resolved, tuple(dict.fromkeys(sources))
+
+
+def _section(path: tuple[str | int, ...],
+             parents: dict[tuple[str | int, ...], str]) -> tuple[str, tuple[str | int, ...]]:
+    """The innermost marked section (``checkpoint``/``logger``) holding ``path``, and its path."""
+    for length in range(len(path) - 1, -1, -1):
+        marked = parents.get(path[:length])
+        if marked:
+            return marked, path[:length]
+    return "", ()
+
+
+CLASS_KEYS = ("class_path", "_target_", "class", "type")
+
+
+def _class_name(node: Node) -> str:
+    for key in CLASS_KEYS:
+        value = node.scalar(key)
+        if isinstance(value, str):
+            return value
+    return ""
+
+
+def _string_key(path: tuple[str | int, ...]) -> tuple[str, ...]:
+    return tuple(str(part).lower().replace("-", "_") for part in path if not isinstance(part, int)
+                 and part not in ("init_args", "dict_kwargs"))
+
+
+def config_settings(root: Node, config: str | None = None, env: dict[str, str] | None = None) -> list[Setting]:
+    """Every classified setting of a run config tree, interpolations resolved."""
+    from spikelint.model import walk
+
+    if root.kind != "map":
+        return []
+    tree = _Tree(root, env)
+    marks: dict[tuple[str | int, ...], str] = {}
+    found: list[Setting] = []
+    for path, node in walk(root):
+        if node.kind == "map":
+            name = _class_name(node)
+            key_name = str(path[-1]).lower() if path and not isinstance(path[-1], int) else ""
+            if name.endswith("ModelCheckpoint") or key_name in CHECKPOINT_SECTIONS:
+                marks[path] = "checkpoint"
+                if name.endswith("ModelCheckpoint"):
+                    where = node.get(next(k for k in CLASS_KEYS if isinstance(node.scalar(k), str)))
+                    assert where is not None
+                    found.append(Setting(_string_key(path) + ("modelcheckpoint",), name, where.located(),
+                                         frozenset((CKPT_INTERVAL,)), name, "ModelCheckpoint", config=config,
+                                         scope=path))
+            elif name.endswith("Logger") or key_name in LOGGER_SECTIONS:
+                marks[path] = "logger"
+            continue
+        if node.kind != "scalar" or not path or isinstance(path[-1], int):
+            continue
+        key = _string_key(path)
+        if key and key[-1] in CLASS_KEYS:
+            continue
+        section, scope = _section(path, marks)
+        value: Any = node.value
+        sources: tuple[tuple[Located, str], ...] = ((node.located(), str(value)),) if value is not None else ()
+        if isinstance(value, str) and "${" in value:
+            value, sources = tree.resolve(value, node.located(), path[:-1])
+        roles = roles_of(key, value, section)
+        if not roles:
+            continue
+        origin = "".join(f"[{part}]" if isinstance(part, int) else f".{part}" for part in path).lstrip(".")
+        found.append(Setting(key, value, node.located(), roles, node.value, origin, sources, config=config,
+                             scope=scope))
+    return _torchtitan_folders(found)
+
+
+def _torchtitan_folders(settings: list[Setting]) -> list[Setting]:
+    """torchtitan's ``[checkpoint] folder`` is relative to ``[job] dump_folder``."""
+    dump = next((s for s in settings if s.key == ("job", "dump_folder") and isinstance(s.value, str)), None)
+    if dump is None:
+        return settings
+    joined = []
+    for setting in settings:
+        if setting.key == ("checkpoint", "folder") and isinstance(setting.value, str) \
+                and not setting.value.startswith("/"):
+            value = f"{str(dump.value).rstrip('/')}/{setting.value}"
+            setting = setting._replace(value=value, sources=setting.sources + dump.sources)
+        joined.append(setting)
+    return joined
+
+
+# --------------------------------------------------------------------------- what the settings add up to
+
+
+class RunFacts(NamedTuple):
+    """The checkpoint/resume/output picture of a run, from all its settings."""
+
+    checkpoint: list[Setting]  # settings that save checkpoints (enabled)
+    disabled: list[Setting]  # settings that switch checkpointing off
+    resume: list[Setting]  # settings that resume (not switched off)
+    implicit_resume: list[Setting]  # resumes that load whatever is there
+    model_only: list[Setting]  # weights-only saving with no full checkpoint beside it
+    outputs: list[Setting]  # output/checkpoint/log paths
+    logs: list[Setting]  # log destinations (log dirs and trainer folders that hold logs)
+    seeds: list[Setting]
+    identities: list[Setting]
+
+    @property
+    def checkpoints(self) -> bool:
+        return bool(self.checkpoint) and not self.disabled
+
+    @property
+    def resumes(self) -> bool:
+        return bool(self.resume)
+
+
+def summarise(settings: Iterable[Setting]) -> RunFacts:
+    items = list(settings)
+    disabled = [s for s in items if disables_checkpointing(s)]
+    checkpoint = [s for s in items if s.roles & {CKPT_LOCATION, CKPT_INTERVAL} and not disables_checkpointing(s)
+                  and not (CKPT_LOCATION not in s.roles and is_off(s.value))
+                  and not (s.roles == _AMBIGUOUS and is_off(s.value))]
+    resume = [s for s in items if RESUME in s.roles and not is_off(s.value)]
+    if any(s.key[-2:] == ("checkpoint", "enable_checkpoint") and s.value is True for s in items):
+        # torchtitan resumes by itself from {dump_folder}/{folder} when checkpointing is on
+        resume.extend(s for s in items if s.key[-2:] == ("checkpoint", "enable_checkpoint"))
+    implicit = [s for s in resume if is_implicit_resume(s)]
+    outputs = [s for s in items if OUTPUT in s.roles and is_path_like(s.value)
+               and not is_remote(str(s.value))]
+    logs = [s for s in items if s.roles & {LOG, LOG_HOLDER} and is_path_like(s.value)]
+    return RunFacts(checkpoint, disabled, resume, implicit, _model_only(items), outputs, logs,
+                    [s for s in items if SEED in s.roles], [s for s in items if IDENTITY in s.roles])
+
+
+def _model_only(settings: list[Setting]) -> list[Setting]:
+    """Weights-only saving, unless another ModelCheckpoint keeps full checkpoints."""
+    flagged = [s for s in settings if MODEL_ONLY in s.roles and not is_off(s.value)]
+    if not flagged:
+        return []
+    callbacks = {s.scope for s in settings if s.key and s.key[-1] == "modelcheckpoint"}
+    weights_only = {s.scope for s in flagged}
+    if any(callback not in weights_only for callback in callbacks):
+        return []  # a full ModelCheckpoint is kept as well
+    if any(s.key[-1] == "save_only_model" and is_off(s.value) for s in settings):
+        return []
+    return flagged
+
+
+def facts_of(tree: Node, config: str | None = None, env: dict[str, str] | None = None) -> RunFacts:
+    """A config tree's run facts (standalone run configs and referenced ones)."""
+    return summarise(config_settings(tree, config, env))
+
+
+def unique(settings: Iterable[Setting]) -> Iterator[Setting]:
+    """Each written value once (YAML aliases and shared containers repeat them)."""
+    seen: set[tuple[int, int, tuple[str, ...], str | None]] = set()
+    for setting in settings:
+        identity = (setting.where.line, setting.where.column, setting.key, setting.config)
+        if identity not in seen:
+            seen.add(identity)
+            yield setting
