@@ -174,6 +174,10 @@ def parse_text(source: SourceFile, text: str) -> Document:
 
 def read_document(source: SourceFile) -> Document:
     """Read, decode and parse one file; problems are recorded on the document."""
+    if source.kind == FileKind.IMAGE:  # streamed from disk, never read whole
+        from spikelint.documents.image import read_image_document
+
+        return read_image_document(source)
     try:
         with open(source.abspath, "rb") as handle:
             data = handle.read()

@@ -1,0 +1,566 @@
+"""SPK201–SPK207: secrets in any scanned file, workload env literals, command-line credentials,
+notebook outputs, image tarballs and credential files.
+
+One value, one finding: each document is scanned once by the specific rules (SPK202–SPK206)
+and once by the general detector (SPK201); a general finding for a value a specific rule
+already reported on the same line is dropped.  Every message holds the redacted form only,
+and every problem's key is a hash of the secret, so neither output nor baseline holds it.
+"""
+
+from __future__ import annotations
+
+import ast
+from typing import Callable
+from typing import Iterable
+from typing import Iterator
+from typing import NamedTuple
+
+from spikelint.checks.registry import CheckContext
+from spikelint.checks.registry import check
+from spikelint.model import Document
+from spikelint.model import EnvVar
+from spikelint.model import FileKind
+from spikelint.model import Located
+from spikelint.model import Node
+from spikelint.model import Problem
+from spikelint.model import Workload
+from spikelint.model import walk
+from spikelint.secrets.cmdline import ArgWord
+from spikelint.secrets.cmdline import command_secrets
+from spikelint.secrets.cmdline import shell_script_word
+from spikelint.secrets.cmdline import split_commands
+from spikelint.secrets.context import classify_key
+from spikelint.secrets.context import is_not_a_credential_literal
+from spikelint.secrets.context import is_placeholder
+from spikelint.secrets.context import is_reference
+from spikelint.secrets.context import is_secret_env_name
+from spikelint.secrets.context import looks_like_secret_name
+from spikelint.secrets.credentials import credential_file_secrets
+from spikelint.secrets.credentials import credential_object_secrets
+from spikelint.secrets.detectors import PREFILTER
+from spikelint.secrets.detectors import DETECT_SECRETS_PREFILTER
+from spikelint.secrets.detectors import Secret
+from spikelint.secrets.detectors import token_secrets
+from spikelint.secrets.detectors import type_for_key
+from spikelint.secrets.python import magic_free_source
+from spikelint.secrets.python import python_secrets
+from spikelint.secrets.redact import redact
+from spikelint.secrets.redact import secret_key
+from spikelint.secrets.text import SECRET_HINT
+from spikelint.secrets.text import find_in_text
+
+DOCUMENT_RULES = ("SPK201", "SPK202", "SPK203", "SPK204", "SPK206")
+SPECIFIC_RULES = frozenset(("SPK202", "SPK203", "SPK204", "SPK205", "SPK206"))
+COMMAND_KEYS = frozenset(("command", "args", "arguments", "cmd", "entrypoint", "script", "run", "before_script",
+                          "after_script", "commands"))
+PROGRAM_KEYS = frozenset(("command", "cmd", "entrypoint"))
+VALUE_KEYS = frozenset(("value", "default", "defaultValue", "val"))
+NAME_KEYS = ("name", "key", "variable", "env", "envName")
+MAX_SHELL_DEPTH = 3
+
+FIX_GENERAL = "rotate it and load it from a secret store or an environment variable injected from a secret"
+FIX_ENV = ("reference a secret instead (valueFrom.secretKeyRef, Run:ai SECRET:<name>,<key> or --env-secret, "
+           "REST secret: {name, key}) and rotate it")
+FIX_COMMAND = ("command lines show up in ps, shell history, CI logs and the workload spec: pass it through an "
+               "environment variable populated from a secret, and rotate it")
+
+
+class Found(NamedTuple):
+    """A secret located in a document, with the rule that reports it and how to say where it is."""
+
+    rule: str
+    value: str
+    type: str
+    line: int
+    column: int
+    end_line: int
+    end_column: int
+    context: str = ""  # " under 'HF_TOKEN'", " in cell 3", …
+
+
+# --------------------------------------------------------------------------- positions
+
+
+def locate(lines: list[str], value: str, first: int, last: int, fallback: tuple[int, int]) -> tuple[int, int, int, int]:
+    """Where ``value`` is written between lines ``first`` and ``last`` (1-based, inclusive).
+
+    Parsers give the position of the scalar or word; the secret inside it is found by
+    searching the file lines, which also copes with block scalars, JSON escapes around it
+    and words joined across continuation lines.
+    """
+    needle = value.split("\n", 1)[0][:60] or value[:60]
+    if needle:
+        for number in range(max(first, 1), min(max(last, first), len(lines)) + 1):
+            column = lines[number - 1].find(needle)
+            if column >= 0:
+                if "\n" in value:
+                    return number, column + 1, number, column + 1 + len(needle)
+                return number, column + 1, number, column + 1 + len(value)
+    return fallback[0], fallback[1], fallback[0], fallback[1]
+
+
+def _found(rule: str, lines: list[str], secret: Secret, first: int, last: int, fallback: tuple[int, int],
+           context: str = "") -> Found:
+    line, column, end_line, end_column = locate(lines, secret.value, first, last, fallback)
+    return Found(rule, secret.value, secret.type, line, column, end_line, end_column, context)
+
+
+def _quoted_key(key: str, value: str) -> str:
+    if not key or value in key or len(key) > 60:
+        return ""
+    return f" under {key!r}"
+
+
+# --------------------------------------------------------------------------- messages
+
+
+def _message(found: Found) -> str:
+    shown = redact(found.value, found.type)
+    if found.rule == "SPK202":
+        return f"secret-named env var{found.context} has the literal value {shown}: {FIX_ENV}"
+    if found.rule == "SPK203":
+        return f"credential {shown} {found.context or 'on a command line'}: {FIX_COMMAND}"
+    if found.rule == "SPK204":
+        return (f"notebook output{found.context} shows {shown}: rotate it, clear the outputs "
+                f"(jupyter nbconvert --clear-output --inplace) and stop printing secrets")
+    if found.rule == "SPK205":
+        return f"image {found.context} holds {shown}: rebuild without it (BuildKit --mount=type=secret) and rotate it"
+    if found.rule == "SPK206":
+        return (f"credential file/object committed: {shown}{found.context}; remove it from the repository "
+                f"(and its history), keep only a reference, and rotate it")
+    return f"hardcoded {shown}{found.context}: {FIX_GENERAL}"
+
+
+def to_problem(found: Found) -> Problem:
+    return Problem(found.rule, found.line, found.column, _message(found), end_line=found.end_line,
+                   end_column=found.end_column, key=secret_key(found.value))
+
+
+def one_value_one_finding(found: Iterable[Found], taken: Iterable[tuple[int, str]] = ()) -> list[Found]:
+    """Drop general (SPK201) findings of values that a specific rule reports on the same line."""
+    items = list(found)
+    specific = [(item.line, item.value) for item in items if item.rule != "SPK201"] + list(taken)
+    kept: list[Found] = []
+    seen: set[tuple[str, int, str]] = set()
+    for item in items:
+        identity = (item.rule, item.line, item.value)
+        if identity in seen:
+            continue
+        seen.add(identity)
+        if item.rule == "SPK201" and any(line == item.line and (item.value in value or value in item.value)
+                                         for line, value in specific):
+            continue
+        kept.append(item)
+    return kept
+
+
+# --------------------------------------------------------------------------- command lines
+
+
+def _node_words(node: Node | None) -> list[ArgWord]:
+    """argv words of a ``command``/``args`` value: a list is one word per item, a string is shell-split."""
+    if node is None:
+        return []
+    if node.kind == "map" and len(node.value) == 1:
+        node = next(iter(node.value.values()))  # Run:ai CRD ``{value: …}``
+    if node.kind == "seq":
+        return [ArgWord(str(item.value), item.line, item.column, item.end_line)
+                for item in node.value if item.kind == "scalar" and item.value is not None]
+    if node.kind == "scalar" and isinstance(node.value, str):
+        return _string_words(node.value, node.line, node.column, node.end_line)
+    return []
+
+
+def _string_words(text: str, line: int, column: int, end_line: int) -> list[ArgWord]:
+    from spikelint.adapters.common import split_words
+
+    return [ArgWord(span.text, line, column, end_line) for span in split_words(text) if span.text]
+
+
+def argv_secrets(argv: list[ArgWord], depth: int = 0) -> Iterator[tuple[ArgWord, Secret, str]]:
+    """SPK203 candidates in an argv, following ``bash -c`` scripts."""
+    for command in split_commands(argv):
+        for found in command_secrets(command):
+            yield found.word, found.secret, found.how
+        script = shell_script_word(command)
+        if script is not None and depth < MAX_SHELL_DEPTH:
+            yield from script_secrets(script.text, script.line, script.end_line, depth + 1)
+
+
+def script_secrets(text: str, first: int, last: int, depth: int = 0) -> Iterator[tuple[ArgWord, Secret, str]]:
+    """SPK203 candidates in a shell script held in a string (positions: the lines it spans)."""
+    from spikelint.documents.shell import parse_shell
+
+    script = parse_shell(text, first)
+    for nested in script.scripts():
+        for command in nested.commands():
+            argv = [ArgWord(word.text, first, word.column, last, word.raw) for word in command.words]
+            for found in command_secrets(argv):
+                yield found.word, found.secret, found.how
+
+
+def shell_document_secrets(script: object) -> Iterator[tuple[ArgWord, Secret, str]]:
+    """SPK203 candidates of a parsed launch script (its ``bash -c`` strings and heredocs included)."""
+    for nested in script.scripts():  # type: ignore[attr-defined]
+        for command in nested.commands():
+            argv = [ArgWord(word.text, word.line, word.column, word.end_line, word.raw) for word in command.words]
+            for found in command_secrets(argv):
+                yield found.word, found.secret, found.how
+
+
+def _command_found(lines: list[str], items: Iterable[tuple[ArgWord, Secret, str]]) -> Iterator[Found]:
+    for word, secret, how in items:
+        yield _found("SPK203", lines, secret, word.line, word.end_line, (word.line, word.column), how)
+
+
+# --------------------------------------------------------------------------- YAML / JSON / TOML
+
+
+def effective_key(root: Node, path: tuple[str | int, ...]) -> str:
+    """The name a scalar is written under: its map key, the ``name`` beside a ``value``, the
+    key above a Run:ai ``{value: …}`` wrapper, the key of the list it is an item of."""
+    keys = [step for step in path if isinstance(step, str)]
+    if not keys:
+        return ""
+    key = keys[-1]
+    if key in VALUE_KEYS and path and path[-1] == key:
+        parent = root.get(*path[:-1])
+        if parent is not None and parent.kind == "map":
+            for name_key in NAME_KEYS:
+                name = parent.scalar(name_key)
+                if isinstance(name, str) and name:
+                    return name
+        return keys[-2] if len(keys) >= 2 else key
+    return key
+
+
+def tree_general(document: Document, root: Node, lines: list[str]) -> Iterator[Found]:
+    """SPK201 candidates: every string scalar, judged with the key it is written under."""
+    for path, node in walk(root):
+        if node.kind != "scalar" or not isinstance(node.value, str) or not node.value:
+            continue
+        key = effective_key(root, path)
+        for secret in find_in_text(node.value, key):
+            yield _found("SPK201", lines, secret, node.line, node.end_line, (node.line, node.column),
+                         _quoted_key(key, secret.value))
+
+
+def tree_commands(root: Node, lines: list[str]) -> Iterator[Found]:
+    """SPK203 candidates in ``command``/``args`` (Kubernetes, Run:ai CRD/REST), CI ``script``/``run``."""
+    for _, node in walk(root):
+        if node.kind != "map" or not COMMAND_KEYS.intersection(node.value):
+            continue
+        program = next((node.value[key] for key in PROGRAM_KEYS if key in node.value), None)
+        words = _node_words(program) if program is not None else [ArgWord("", node.line, node.column, node.line)]
+        for key in ("args", "arguments"):
+            words.extend(_node_words(node.value.get(key)))
+        yield from _command_found(lines, argv_secrets(words))
+        for key in ("script", "run", "before_script", "after_script", "commands"):
+            for word in _node_words_as_scripts(node.value.get(key)):
+                yield from _command_found(lines, script_secrets(word.text, word.line, word.end_line))
+
+
+def _node_words_as_scripts(node: Node | None) -> list[ArgWord]:
+    """CI ``script:``/``run:`` entries are whole shell lines, not argv words."""
+    if node is None:
+        return []
+    items = node.value if node.kind == "seq" else [node]
+    return [ArgWord(item.value, item.line, item.column, item.end_line) for item in items
+            if item.kind == "scalar" and isinstance(item.value, str)]
+
+
+def tree_credentials(root: Node, lines: list[str]) -> Iterator[Found]:
+    for item in credential_object_secrets(root):
+        node = item.node
+        yield _found("SPK206", lines, item.secret, node.line, node.end_line, (node.line, node.column), f" ({item.what})")
+
+
+def tree_findings(document: Document) -> Iterator[Found]:
+    lines = document.lines
+    for root in document.trees:
+        yield from tree_credentials(root, lines)
+        yield from tree_commands(root, lines)
+        yield from tree_general(document, root, lines)
+
+
+# --------------------------------------------------------------------------- text-like files
+
+
+def text_general(document: Document, text: str | None = None, first_line: int = 1) -> Iterator[Found]:
+    """SPK201 candidates in raw text, with key context from the lines themselves."""
+    lines = document.lines
+    body = document.text if text is None else text
+    for secret in find_in_text(body):
+        start_line = first_line + body.count("\n", 0, secret.start)
+        yield _found("SPK201", lines, secret, start_line, start_line + secret.value.count("\n"), (start_line, 1))
+
+
+def file_credentials(document: Document) -> Iterator[Found]:
+    lines = document.lines
+    for secret in credential_file_secrets(document.path, document.text):
+        line = 1 + document.text.count("\n", 0, secret.start)
+        yield _found("SPK206", lines, secret, line, line, (line, 1), " (credential file)")
+
+
+def text_findings(document: Document) -> Iterator[Found]:
+    yield from file_credentials(document)
+    yield from text_general(document)
+
+
+def shell_findings(document: Document) -> Iterator[Found]:
+    lines = document.lines
+    if document.parsed is not None:
+        yield from _command_found(lines, shell_document_secrets(document.parsed))
+    yield from file_credentials(document)
+    yield from text_general(document)
+
+
+def python_findings(document: Document) -> Iterator[Found]:
+    tree = document.parsed
+    if not isinstance(tree, ast.AST):
+        yield from text_general(document)
+        return
+    lines = document.lines
+    for literal, secret in python_secrets(tree):
+        yield _found("SPK201", lines, secret, literal.line, literal.end_line, (literal.line, literal.column),
+                     _quoted_key(literal.key, secret.value))
+
+
+# --------------------------------------------------------------------------- Dockerfiles
+
+
+def _env_pairs(keyword: str, value: str) -> list[tuple[str, str]]:
+    """``ENV A=1 B="x y"`` / legacy ``ENV A some value`` / ``ARG A=1`` -> ``[(name, value)]``."""
+    from spikelint.adapters.common import split_words
+
+    words = [span.text for span in split_words(value) if not span.text.startswith("--")]
+    if not words:
+        return []
+    if keyword == "ENV" and "=" not in words[0]:
+        parts = value.strip().split(None, 1)
+        return [(parts[0], parts[1].strip().strip("\"'"))] if len(parts) == 2 else []
+    return [(word.partition("=")[0], word.partition("=")[2]) for word in words if "=" in word]
+
+
+def env_literal(name: str, value: str) -> bool:
+    """SPK202's test: a secret-named variable with a literal (not a reference or placeholder)."""
+    text = value.strip()
+    if not text or not is_secret_env_name(name):
+        return False
+    if is_reference(text) or is_placeholder(text) or is_not_a_credential_literal(text):
+        return False
+    return not looks_like_secret_name(text) or bool(token_secrets(text))
+
+
+def _env_type(name: str, value: str) -> str:
+    tokens = token_secrets(value)
+    return tokens[0].type if tokens else type_for_key(name, value)
+
+
+def dockerfile_findings(document: Document) -> Iterator[Found]:
+    lines = document.lines
+    dockerfile = document.parsed
+    for instruction in getattr(dockerfile, "instructions", []):
+        keyword = instruction.keyword
+        if keyword in ("ENV", "ARG"):
+            for name, value in _env_pairs(keyword, instruction.value):
+                if env_literal(name, value):
+                    yield _found("SPK202", lines, Secret(value, _env_type(name, value), 0, len(value)),
+                                 instruction.line, instruction.end_line, (instruction.line, instruction.column),
+                                 f" {name} ({keyword})")
+        elif keyword == "RUN":
+            if instruction.script is not None:
+                items = shell_document_secrets(instruction.script)
+            else:
+                items = script_secrets(instruction.value, instruction.line, instruction.end_line)
+            yield from _command_found(lines, items)
+    yield from text_general(document)
+
+
+# --------------------------------------------------------------------------- notebooks
+
+
+def notebook_findings(document: Document) -> Iterator[Found]:
+    notebook = document.parsed
+    if notebook is None:
+        return
+    lines = document.lines
+    for cell in notebook.cells:
+        yield from _cell_source_findings(cell, lines)
+        if cell.cell_type == "code":
+            yield from _cell_output_findings(cell, lines)
+
+
+def _cell_source_findings(cell: object, lines: list[str]) -> Iterator[Found]:
+    source: list[Located] = cell.source  # type: ignore[attr-defined]
+    index: int = cell.index  # type: ignore[attr-defined]
+    where = f" in cell {index}"
+    texts = [str(line.value).rstrip("\n") for line in source]
+    if cell.cell_type == "code":  # type: ignore[attr-defined]
+        for position, text in enumerate(texts):
+            stripped = text.lstrip()
+            if stripped.startswith("!"):
+                at = source[position]
+                items = script_secrets(stripped[1:], at.line, at.line)
+                yield from (found._replace(context=f"{found.context} (cell {index})")
+                            for found in _command_found(lines, items))
+        yield from _cell_python(texts, source, lines, where)
+    for position, text in enumerate(texts):
+        if cell.cell_type != "code" or text.lstrip().startswith(("!", "%")):
+            at = source[position]
+            for secret in find_in_text(text):
+                yield _found("SPK201", lines, secret, at.line, at.line, (at.line, at.column), where)
+
+
+def _cell_python(texts: list[str], source: list[Located], lines: list[str], where: str) -> Iterator[Found]:
+    try:
+        tree = ast.parse(magic_free_source(texts))
+    except (SyntaxError, ValueError, RecursionError, MemoryError):
+        for position, text in enumerate(texts):
+            if not text.lstrip().startswith(("!", "%")):
+                at = source[position]
+                for secret in find_in_text(text):
+                    yield _found("SPK201", lines, secret, at.line, at.line, (at.line, at.column), where)
+        return
+    for literal, secret in python_secrets(tree):
+        first = source[min(literal.line, len(source)) - 1]
+        last = source[min(literal.end_line, len(source)) - 1]
+        yield _found("SPK201", lines, secret, first.line, last.line, (first.line, first.column),
+                     _quoted_key(literal.key, secret.value) + where)
+
+
+OUTPUT_TEXT_MIMES = ("text/html",)
+
+
+def _cell_output_findings(cell: object, lines: list[str]) -> Iterator[Found]:
+    index: int = cell.index  # type: ignore[attr-defined]
+    for output in cell.outputs:  # type: ignore[attr-defined]
+        where = f" of cell {index} ({output.output_type})"
+        texts: list[Located] = list(output.texts)
+        data = output.node.get("data")
+        for mime in OUTPUT_TEXT_MIMES:
+            from spikelint.documents.notebook import text_lines
+
+            texts.extend(text_lines(data.get(mime) if data is not None else None, strip_ansi=True))
+        for text in texts:
+            for secret in find_in_text(str(text.value)):
+                yield _found("SPK204", lines, secret, text.line, text.end_line or text.line, (text.line, text.column),
+                             where)
+
+
+# --------------------------------------------------------------------------- the checks
+
+COLLECTORS: dict[str, Callable[[Document], Iterator[Found]]] = {
+    FileKind.YAML: tree_findings,
+    FileKind.JSON: tree_findings,
+    FileKind.TOML: tree_findings,
+    FileKind.SHELL: shell_findings,
+    FileKind.DOCKERFILE: dockerfile_findings,
+    FileKind.PYTHON: python_findings,
+    FileKind.NOTEBOOK: notebook_findings,
+    FileKind.TEXT: text_findings,
+}
+
+
+def _worth_scanning(document: Document) -> bool:
+    """A whole-text prefilter: most files hold nothing token-shaped and no secret-ish word."""
+    text = document.text
+    return bool(PREFILTER.search(text) or SECRET_HINT.search(text) or DETECT_SECRETS_PREFILTER.search(text))
+
+
+def workload_env_values(document: Document, ctx: CheckContext) -> list[tuple[int, str]]:
+    """``(line, value)`` of env literals SPK202 reports through the workload model (for de-duplication)."""
+    if document.kind not in (FileKind.YAML, FileKind.JSON, FileKind.SHELL):
+        return []
+    try:
+        from spikelint.adapters import workloads_in
+
+        workloads = workloads_in(document, ctx.config)
+    except Exception:  # noqa: BLE001 - the adapters report their own failures; here it only costs a duplicate
+        return []
+    return [(found.line, found.value) for workload in workloads for found in workload_env_findings(workload, document)]
+
+
+@check(*DOCUMENT_RULES, scope="document")
+def secrets_in_document(document: Document, ctx: CheckContext) -> Iterator[Problem]:
+    """Every secret rule that reads a document directly (SPK202 here only for Dockerfiles)."""
+    collector = COLLECTORS.get(document.kind)
+    if collector is None or not document.text or not _worth_scanning(document):
+        return
+    found = list(collector(document))
+    if not found:
+        return
+    taken = workload_env_values(document, ctx) if any(item.rule == "SPK201" for item in found) else []
+    for item in one_value_one_finding(found, taken):
+        yield to_problem(item)
+
+
+def workload_env_findings(workload: Workload, document: Document) -> Iterator[Found]:
+    lines = document.lines
+    for container in workload.containers:
+        for variable in container.env:
+            found = env_var_finding(variable, lines)
+            if found is not None:
+                yield found
+
+
+def env_var_finding(variable: EnvVar, lines: list[str]) -> Found | None:
+    if variable.value is None or variable.reference:
+        return None
+    name = str(variable.name.value)
+    value = variable.value.value
+    if not isinstance(value, str) or not env_literal(name, value):
+        return None
+    where = variable.value
+    secret = Secret(value, _env_type(name, value), 0, len(value))
+    return _found("SPK202", lines, secret, where.line, where.end_line or where.line, (where.line, where.column),
+                  f" {name}")
+
+
+@check("SPK202", scope="workload")
+def secret_env_literals(workload: Workload, document: Document, ctx: CheckContext) -> Iterator[Problem]:
+    """Kubernetes ``env[].value``, Run:ai CRD/REST env values and ``runai -e NAME=value``."""
+    seen: set[tuple[int, str]] = set()
+    for found in workload_env_findings(workload, document):
+        if (found.line, found.value) not in seen:
+            seen.add((found.line, found.value))
+            yield to_problem(found)
+
+
+@check("SPK207", scope="document", kinds=(FileKind.NOTEBOOK,))
+def notebook_outputs_committed(document: Document, ctx: CheckContext) -> Iterator[Problem]:
+    """One finding per notebook, at the first output of the first code cell that has outputs."""
+    notebook = document.parsed
+    if notebook is None:
+        return
+    with_outputs = [cell for cell in notebook.cells if cell.cell_type == "code" and cell.outputs]
+    if not with_outputs:
+        return
+    first = with_outputs[0].outputs[0].node
+    yield Problem("SPK207", first.line, first.column,
+                  f"notebook committed with outputs in {len(with_outputs)} code cell(s), first in cell "
+                  f"{with_outputs[0].index}: outputs can expose prompts, data samples, personal data or secrets; "
+                  f"clear them (jupyter nbconvert --clear-output --inplace) or install nbstripout",
+                  key=f"outputs:{document.path}")
+
+
+@check("SPK205", scope="document", kinds=(FileKind.IMAGE,))
+def secrets_in_image(document: Document, ctx: CheckContext) -> Iterator[Problem]:
+    """Secrets in an image tarball's config and credential files in its layers."""
+    from spikelint.documents.image import ImageContents
+
+    image = document.parsed
+    if not isinstance(image, ImageContents):
+        return
+    for item in image_findings(image):
+        yield to_problem(item)
+
+
+def image_findings(image: object) -> Iterator[Found]:
+    from spikelint.secrets.image_scan import image_secrets
+
+    for secret, where in image_secrets(image):  # type: ignore[arg-type]
+        yield Found("SPK205", secret.value, secret.type, 1, 1, 1, 1, where)
+
+
+__all__ = ["COLLECTORS", "Found", "locate", "one_value_one_finding", "classify_key"]

@@ -1,0 +1,262 @@
+"""What a value's surroundings say about it: is its key secret-named, is it a placeholder, a
+reference to a secret store, or a public value (digest, checksum, commit, id)?
+
+Detectors only recognise shapes; these tables decide whether a shape in a given place is a
+credential.  They are shared by every file kind so that YAML, JSON, scripts, notebooks and
+image configs agree.
+"""
+
+from __future__ import annotations
+
+import math
+import re
+from collections import Counter
+from functools import lru_cache
+from typing import NamedTuple
+
+# --------------------------------------------------------------------------- key names
+
+_CAMEL = re.compile(r"(?<=[a-z0-9])(?=[A-Z])|(?<=[A-Z])(?=[A-Z][a-z])")
+_SEPARATORS = re.compile(r"[^A-Za-z0-9]+")
+
+# single words that name a credential
+SECRET_WORDS = frozenset((
+    "token", "secret", "password", "passwd", "pwd", "pass", "passphrase", "passcode", "apikey", "apitoken",
+    "credential", "credentials", "creds", "cred", "auth", "authtoken", "authkey", "accesskey", "secretkey",
+    "privatekey", "clientsecret", "bearer", "pat", "hftoken", "hubtoken", "sessiontoken", "accesstoken",
+    "refreshtoken", "authorization", "contrasena", "senha", "passwort",
+))
+# two consecutive words that name a credential (``api_key``, ``access_key`` …)
+SECRET_PAIRS = frozenset((
+    ("api", "key"), ("access", "key"), ("private", "key"), ("secret", "key"), ("auth", "key"),
+    ("account", "key"), ("master", "key"), ("encryption", "key"), ("signing", "key"), ("client", "key"),
+    ("service", "key"), ("wandb", "key"), ("license", "key"), ("storage", "key"), ("subscription", "key"),
+    ("app", "key"), ("admin", "key"), ("sas", "key"), ("shared", "key"), ("ssh", "key"), ("deploy", "key"),
+))
+# words that turn a secret-named key into the *name*, *location* or *property* of a secret
+NOT_SECRET_WORDS = frozenset((
+    "name", "names", "file", "files", "filename", "path", "paths", "dir", "directory", "ref", "refs", "reference",
+    "env", "envvar", "var", "variable", "limit", "limits", "length", "len", "count", "type", "types", "size", "url",
+    "uri", "urls", "endpoint", "host", "hostname", "port", "id", "ids", "max", "min", "num", "number", "pad",
+    "eos", "bos", "unk", "sep", "cls", "mask", "special", "tokenizer", "tokenizers", "vocab", "prefix", "suffix",
+    "field", "template", "format", "enabled", "enable", "disable", "disabled", "required", "require", "use",
+    "expires", "expiry", "expiration", "ttl", "timeout", "lifetime", "regex", "pattern", "mount", "mounts",
+    "provider", "store", "manager", "backend", "policy", "existing", "class", "generator", "selector", "source",
+    "from", "mode", "method", "methods", "header", "scheme", "strategy", "hash", "hashed", "salt", "rotation",
+    "version", "key_ref", "keyref", "arn", "annotation", "label", "author", "authority", "authors", "secrets",
+    "kind", "namespace", "volume", "volumes", "secretname", "secretref", "secretkeyref", "location", "command",
+    "stdin", "prompt", "policy", "length", "budget", "per", "rate", "usage", "index", "position", "level",
+    "list", "show", "print", "log", "validate", "verify", "check", "help", "description", "desc", "doc",
+    "docs", "example", "examples", "placeholder", "default", "defaults", "fn", "func", "function", "callback",
+    "cache", "cached", "parallelism", "dropout", "embedding", "embeddings", "emb", "logits", "weight", "weights",
+))
+# keys whose values are public identifiers even when they look random
+PUBLIC_WORDS = frozenset((
+    "sha", "sha1", "sha256", "sha512", "md5", "checksum", "checksums", "digest", "hash", "crc", "etag",
+    "revision", "rev", "commit", "commitid", "ref", "tag", "version", "id", "uuid", "guid", "run", "runid",
+    "fingerprint", "integrity", "git",
+))
+PASSWORD_WORDS = frozenset(("password", "passwd", "pwd", "pass", "passphrase", "passcode", "contrasena", "senha",
+                            "passwort"))
+
+
+def key_words(key: str) -> tuple[str, ...]:
+    """``hfTokenFile`` / ``HF_TOKEN_FILE`` / ``hf-token.file`` -> ``('hf', 'token', 'file')``."""
+    spaced = _CAMEL.sub("_", key)
+    return tuple(word for word in _SEPARATORS.split(spaced.lower()) if word)
+
+
+class KeyClass(NamedTuple):
+    secret: bool  # the key names a credential (``api_key``, ``HF_TOKEN``, ``password``)
+    password: bool  # … and a password, where any literal counts (not only high-entropy ones)
+    public: bool  # the key names a public identifier (checksum, revision, id)
+
+
+NEUTRAL = KeyClass(False, False, False)
+
+
+@lru_cache(maxsize=4096)
+def classify_key(key: str) -> KeyClass:
+    """How a key name colours the value written under it."""
+    if not key:
+        return NEUTRAL
+    words = key_words(key)
+    if not words:
+        return NEUTRAL
+    joined = "".join(words)
+    secret = any(word in SECRET_WORDS for word in words) or any(pair in SECRET_PAIRS for pair in zip(words, words[1:]))
+    if not secret and joined in SECRET_WORDS:
+        secret = True
+    if not secret and len(words) == 1:  # ``hftoken``, ``wandbapikey``, ``dbpassword``
+        secret = bool(_GLUED_SECRET.search(joined)) and not _GLUED_NOT_SECRET.search(joined)
+    if secret and any(word in NOT_SECRET_WORDS for word in words):
+        secret = False
+    public = any(word in PUBLIC_WORDS for word in words) and not secret
+    password = secret and any(word in PASSWORD_WORDS for word in words)
+    return KeyClass(secret, password, public)
+
+
+_GLUED_SECRET = re.compile(r"(?:token|secret|passw(?:or)?d|apikey|accesskey|privatekey|secretkey|credential)$")
+_GLUED_NOT_SECRET = re.compile(r"tokenizer|maxtoken|numtoken|padtoken|eostoken|bostoken")
+
+
+# --------------------------------------------------------------------------- environment names (SPK202)
+
+SECRET_ENV_NAME = re.compile(
+    r"TOKEN(?!S|IZER)|SECRET|PASSWORD|PASSWD|API_?KEY|ACCESS_?KEY|PRIVATE_?KEY|CREDENTIAL|AUTH(?!OR)")
+NOT_SECRET_ENV_NAME = re.compile(
+    r"(?:^|_)(?:MAX|NUM|MIN)_(?:\w*_)?TOKENS?(?:_|$)|TOKEN_(?:LIMIT|LENGTH|LEN|COUNT|ID|BUDGET|TYPE|TTL|EXPIR\w*)"
+    r"|_(?:URL|URI|HOST|ENDPOINT|PORT|FILE|PATH|DIR|NAME|REF|MODE|TYPE|METHOD|ENABLED|DISABLED|REGION|PROVIDER"
+    r"|SECRET_NAME|KEY_NAME|KEY_ID_FILE)$"
+    r"|^(?:AUTH_URL|AUTH_TYPE|AUTH_MODE|AUTH_METHOD|AUTH_ENABLED|AUTH_DISABLED|OAUTHLIB_INSECURE_TRANSPORT"
+    r"|HF_HUB_DISABLE_IMPLICIT_TOKEN|GOOGLE_APPLICATION_CREDENTIALS|AWS_SHARED_CREDENTIALS_FILE"
+    r"|AWS_CONFIG_FILE|AZURE_AUTHORITY_HOST|HF_HUB_ENABLE_HF_TRANSFER|USE_AUTH_TOKEN)$"
+    r"|DISABLE_\w*AUTH|AUTH\w*_DISABLE|SKIP_\w*AUTH|NO_AUTH")
+
+
+@lru_cache(maxsize=4096)
+def is_secret_env_name(name: str) -> bool:
+    """Names SPK202 watches: ``HF_TOKEN``, ``WANDB_API_KEY``, ``DB_PASSWORD`` (not ``MAX_TOKENS``)."""
+    upper = re.sub(r"[^A-Z0-9]+", "_", name.upper())
+    return bool(SECRET_ENV_NAME.search(upper)) and not NOT_SECRET_ENV_NAME.search(upper)
+
+
+# --------------------------------------------------------------------------- placeholders and references
+
+_PLACEHOLDER_SHAPES = re.compile(
+    r"""^(?:
+        <[^<>]*>                      # <token>, <your-api-key>
+      | \$\{[^}]*\}?                  # ${TOKEN}, ${oc.env:HF_TOKEN}, ${{ secrets.X }}
+      | \$\([^)]*\)?                  # $(VAR), $(cat /run/secrets/x)
+      | \$[A-Za-z_][A-Za-z0-9_]*      # $TOKEN
+      | %[A-Za-z_][A-Za-z0-9_]*%      # %TOKEN%
+      | %\([A-Za-z_]\w*\)[sd]         # %(token)s
+      | \{[A-Za-z_][\w.]*\}           # {token}
+      | \[[A-Za-z _-]*\]              # [REDACTED]
+      | [*x#.•…_-]+                   # ****, xxxx, ..., ----
+      | (.)\1*                        # one repeated character
+    )$""", re.VERBOSE | re.IGNORECASE)
+_TEMPLATE_INSIDE = re.compile(r"\{\{.*?\}\}|\{%.*?%\}|\$\{[^}]+\}|\$\([A-Za-z_][^)]*\)|<[A-Za-z_][\w -]*>|\$[A-Z_][A-Z0-9_]{2,}")
+# whole values that are clearly "fill this in" words (compared after dropping separators)
+PLACEHOLDER_VOCABULARY = frozenset((
+    "changeme", "change", "me", "replace", "replaceme", "todo", "tbd", "fixme", "dummy", "fake", "example",
+    "examples", "sample", "test", "testing", "placeholder", "secret", "secrets", "password", "passwd", "token",
+    "none", "null", "nil", "undefined", "empty", "redacted", "hidden", "masked", "your", "yours", "my", "our",
+    "insert", "enter", "put", "add", "here", "the", "a", "an", "api", "key", "hf", "huggingface", "openai",
+    "wandb", "aws", "github", "gh", "gitlab", "access", "private", "value", "values", "xxx", "xxxx", "na", "n",
+    "default", "foo", "bar", "baz", "abc", "string", "str", "some", "generated", "goes", "must", "be", "set",
+    "to", "with", "real", "actual", "valid", "this", "is", "not", "auth", "credentials", "credential", "pass",
+    "pwd", "user", "username", "account", "id", "client", "anthropic", "nvidia", "ngc", "azure", "gcp", "slack",
+    "bot", "of", "for", "and", "or", "in", "new", "secure", "strong", "super", "topsecret", "db", "database",
+    "admin", "root", "org", "registry", "robot", "docker", "harbor", "s3", "minio", "mlflow", "neptune", "comet",
+    "supersecret", "mysecret", "mypassword", "yourpassword", "yoursecret", "yourtoken", "mytoken", "yourkey",
+    "mykey", "apikey", "accesskey", "secretkey", "privatekey", "authtoken", "accesstoken", "tokenhere",
+    "keyhere", "secrethere", "passwordhere", "required", "optional", "unused", "invalid", "notset", "unset",
+))
+_WORD_SPLIT = re.compile(r"[^a-z0-9]+")
+REFERENCE_PREFIXES = re.compile(
+    r"^(?:SECRET:|secret:|secretref:|secretkeyref:|vault:|vault://|op://|sm://|ssm:|ssm://|awssm:|aws-sm:|"
+    r"arn:aws:(?:secretsmanager|ssm|kms):|projects/[^/]+/secrets/|azurekeyvault:|keyvault:|akv:|gcpsm:|"
+    r"env:|file:|@/|@\./|@~|ENC\[)", re.IGNORECASE)
+_BOOLEAN_OR_NUMBER = re.compile(r"^(?:true|false|yes|no|on|off|null|none|nil|[-+]?\d+(?:\.\d+)?(?:e[-+]?\d+)?)$",
+                                re.IGNORECASE)
+_PATH = re.compile(r"^(?:/|\./|\.\./|~/|[A-Za-z]:\\)|^[\w.-]+(?:/[\w.@-]+)+\.\w{1,8}$")
+_URL = re.compile(r"^[a-z][a-z0-9+.-]*://", re.IGNORECASE)
+_NAME_LIKE = re.compile(r"^[a-z][a-z0-9]*(?:[-_.][a-z0-9]+)+$")
+_SECRETISH_IN_NAME = re.compile(r"secret|token|cred|passw|key|auth|pwd")
+
+
+def is_placeholder(value: str) -> bool:
+    """``<token>``, ``${TOKEN}``, ``changeme``, ``xxxx``, ``***``, ``your-api-key-here``, empty."""
+    text = value.strip().strip("'\"").strip()
+    if not text:
+        return True
+    if _PLACEHOLDER_SHAPES.match(text) or _TEMPLATE_INSIDE.search(text):
+        return True
+    words = [word for word in _WORD_SPLIT.split(text.lower()) if word]
+    return bool(words) and all(word in PLACEHOLDER_VOCABULARY or _is_filler(word) for word in words)
+
+
+def _is_filler(word: str) -> bool:
+    """``xxxxxxxx``, ``0000``, ``123``: padding inside a placeholder such as ``your-key-xxxx``."""
+    return len(set(word)) == 1 or word in ("123", "1234", "12345", "123456", "0123", "abc123")
+
+
+def is_token_placeholder(body: str) -> bool:
+    """The part after a token prefix (``hf_…``) only pads the shape: ``xxxx…``, ``0000…``, ``<…>``, ``...``."""
+    if not body:
+        return True
+    if any(mark in body for mark in ("...", "…", "<", ">", "{", "}", "*", "$")):
+        return True
+    distinct = set(body.lower())
+    return len(distinct) <= 2 or distinct <= set("x0_-.#")
+
+
+def is_reference(value: str) -> bool:
+    """A pointer to a secret rather than the secret: ``SECRET:name,key``, ``vault:…``, ``@file``, ``${VAR}``."""
+    text = value.strip().strip("'\"").strip()
+    return bool(REFERENCE_PREFIXES.match(text)) or bool(_PLACEHOLDER_SHAPES.match(text) and text[:1] in "$<%{")
+
+
+def is_not_a_credential_literal(value: str) -> bool:
+    """Literals that cannot be a credential whatever their key: booleans, numbers, paths, plain URLs."""
+    text = value.strip().strip("'\"").strip()
+    if _BOOLEAN_OR_NUMBER.match(text) or _PATH.match(text):
+        return True
+    return bool(_URL.match(text)) and "@" not in text
+
+
+def looks_like_secret_name(value: str) -> bool:
+    """``wandb-credentials``, ``hf_token_secret``: the *name* of a secret object, not its content."""
+    return bool(_NAME_LIKE.match(value)) and bool(_SECRETISH_IN_NAME.search(value))
+
+
+# --------------------------------------------------------------------------- shape and entropy
+
+_HEX = re.compile(r"^[0-9a-fA-F]+$")
+_UUID = re.compile(r"^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}$")
+_DIGEST = re.compile(r"^(?:sha256|sha512|sha1|md5|sha384):[0-9a-fA-F]{32,128}$", re.IGNORECASE)
+_TOKEN_CHARS = re.compile(r"^[A-Za-z0-9+/=_.~:@!#%^&*?-]+$")
+
+
+def shannon_entropy(text: str) -> float:
+    if not text:
+        return 0.0
+    length = len(text)
+    return -sum(count / length * math.log2(count / length) for count in Counter(text).values())
+
+
+def is_public_value(value: str, key: KeyClass) -> bool:
+    """Digests anywhere; hex/UUID values under checksum/revision/id-named keys."""
+    text = value.strip()
+    if _DIGEST.match(text):
+        return True
+    if key.secret:
+        return False
+    return key.public and (bool(_HEX.match(text)) or bool(_UUID.match(text)))
+
+
+def looks_random(value: str, minimum_length: int = 16) -> bool:
+    """A token-like literal: long enough, one word, mixed characters, high entropy."""
+    if len(value) < minimum_length or not _TOKEN_CHARS.match(value):
+        return False
+    if _UUID.match(value):
+        return True
+    classes = sum((any(c.islower() for c in value), any(c.isupper() for c in value), any(c.isdigit() for c in value)))
+    if _HEX.match(value):
+        return len(value) >= 32 and classes >= 2 and shannon_entropy(value) >= 3.0
+    if classes < 2:
+        return False
+    return shannon_entropy(value) >= (3.0 if len(value) < 24 else 3.3)
+
+
+def literal_secret_under_key(value: str, key: KeyClass) -> bool:
+    """Would ``value`` written under a secret-named key be a credential?  (passwords: any real literal)"""
+    text = value.strip().strip("'\"").strip()
+    if not key.secret or not text or " " in text or "\t" in text or "\n" in text:
+        return False
+    if is_placeholder(text) or is_reference(text) or is_not_a_credential_literal(text):
+        return False
+    if key.password:
+        return len(text) >= 4 and not looks_like_secret_name(text)
+    return looks_random(text, 12) and not looks_like_secret_name(text)

@@ -1,0 +1,134 @@
+"""Scan free text (``.env`` files, notebook outputs, markdown, embedded scripts, image history)
+for credentials, with positions.
+
+Free text has no structure, so the key context comes from what the line itself says:
+``NAME=value``, ``name: value``, ``"name": "value"``, ``Authorization: Bearer …``,
+``wandb login <key>``.  Only lines holding a secret-ish word are examined for assignments,
+and a whole-text prefilter skips texts that hold nothing token-shaped.
+"""
+
+from __future__ import annotations
+
+import bisect
+import re
+from typing import Iterator
+from typing import NamedTuple
+
+from spikelint.secrets.context import KeyClass
+from spikelint.secrets.context import classify_key
+from spikelint.secrets.detectors import Secret
+from spikelint.secrets.detectors import keyed_secret
+from spikelint.secrets.detectors import looks_random
+from spikelint.secrets.detectors import token_secrets
+
+
+class Hit(NamedTuple):
+    """A secret found in a text, at 1-based positions."""
+
+    value: str
+    type: str
+    line: int
+    column: int
+    end_line: int
+    end_column: int
+
+
+SECRET_HINT = re.compile(r"(?i)tok|secret|pass|pwd|key|cred|auth|bearer|wandb|senha|contrase")
+ASSIGNMENT_KEY = re.compile(r"(?P<key>[A-Za-z_][\w.-]{0,80})[\"']?[ \t]*(?::=|=>|=|:)[ \t]*")
+ASSIGNMENT_VALUE = re.compile(r"""(?P<quote>["'])(?P<quoted>[^"'\n]{1,500})(?P=quote)|(?P<plain>[^\s"'`,;)}\]]{1,500})""")
+EXPORT_KEY = re.compile(r"(?:^|[\s;&|(])(?:export|set|setenv|declare|local|readonly|ENV|ARG|%env|%set_env)\s+(?:-\w+\s+)*"
+                        r"(?P<key>[A-Za-z_]\w{0,80})[ \t]+(?P<value>[^\s=\"']\S{3,500})")
+AUTH_HEADER = re.compile(r"(?i)(?:proxy-)?authorization[\"']?\s*[:=]\s*[\"']?(?:bearer|basic|token|apikey|api-key)\s+"
+                         r"(?P<value>[\w=~@.+/-]{8,})")
+API_KEY_HEADER = re.compile(r"(?i)\b(?:x-api-key|api-key|private-token|x-auth-token|x-goog-api-key)[\"']?\s*:\s*[\"']?"
+                            r"(?P<value>[\w=~.+/-]{12,})")
+WANDB_CONTEXT = re.compile(r"(?i)wandb[\w.-]{0,30}?(?:login|key|token)[^0-9a-f\n]{0,20}?(?<![0-9a-f])"
+                           r"(?P<value>[0-9a-f]{40})(?![0-9a-f])")
+
+
+class LineIndex:
+    """Offsets in a text -> 1-based (line, column), relative to where the text was written."""
+
+    def __init__(self, text: str, first_line: int = 1, first_column: int = 1) -> None:
+        self.starts = [0] + [match.end() for match in re.finditer("\n", text)]
+        self.first_line = first_line
+        self.first_column = first_column
+
+    def position(self, offset: int) -> tuple[int, int]:
+        index = bisect.bisect_right(self.starts, offset) - 1
+        column = offset - self.starts[index] + 1
+        if index == 0:
+            column += self.first_column - 1
+        return self.first_line + index, column
+
+
+def _hit(secret: Secret, index: LineIndex) -> Hit:
+    line, column = index.position(secret.start)
+    end_line, end_column = index.position(secret.end)
+    return Hit(secret.value, secret.type, line, column, end_line, end_column)
+
+
+def _assignment_values(line: str) -> Iterator[tuple[str, str, int]]:
+    """``(key, value, offset of value)`` for each ``key=value`` / ``key: value`` on a line."""
+    for match in ASSIGNMENT_KEY.finditer(line):
+        value = ASSIGNMENT_VALUE.match(line, match.end())
+        if value is None:
+            continue
+        group = "quoted" if value.group("quoted") is not None else "plain"
+        yield match.group("key"), value.group(group), value.start(group)
+    for match in EXPORT_KEY.finditer(line):
+        yield match.group("key"), match.group("value").strip("\"'"), match.start("value")
+
+
+def _context_secrets(line: str, offset: int, context_key: KeyClass | None) -> Iterator[Secret]:
+    """Secrets a line reveals through its own words: assignments, auth headers, W&B logins."""
+    for regex, kind in ((AUTH_HEADER, "token in Authorization header"), (API_KEY_HEADER, "API key header")):
+        for match in regex.finditer(line):
+            value = match.group("value")
+            if looks_random(value, 12):
+                yield Secret(value, kind, offset + match.start("value"), offset + match.end("value"))
+    for match in WANDB_CONTEXT.finditer(line):
+        yield Secret(match.group("value"), "Weights & Biases API key", offset + match.start("value"),
+                     offset + match.end("value"))
+    for key, value, start in _assignment_values(line):
+        kind = classify_key(key)
+        if not kind.secret:
+            continue
+        for secret in keyed_secret(value, key, kind):
+            yield Secret(secret.value, secret.type, offset + start + secret.start, offset + start + secret.end)
+
+
+def find_in_text(text: str, key: str = "") -> list[Secret]:
+    """Secrets in ``text`` as offsets (token shapes everywhere, key context per line)."""
+    found = token_secrets(text)
+    context_key = classify_key(key) if key else None
+    if context_key is not None and context_key.secret and not found and "\n" not in text.strip():
+        found = keyed_secret(text, key, context_key)
+    if SECRET_HINT.search(text):
+        line_starts = [0] + [match.end() for match in re.finditer("\n", text)]
+        hinted = sorted({bisect.bisect_right(line_starts, match.start()) - 1 for match in SECRET_HINT.finditer(text)})
+        for index in hinted:
+            start = line_starts[index]
+            end = line_starts[index + 1] - 1 if index + 1 < len(line_starts) else len(text)
+            found.extend(_context_secrets(text[start:end], start, context_key))
+    return _dedupe(found)
+
+
+def _dedupe(found: list[Secret]) -> list[Secret]:
+    kept: list[Secret] = []
+    for secret in found:
+        if any(secret.start < other.end and other.start < secret.end for other in kept):
+            continue
+        kept.append(secret)
+    return sorted(kept, key=lambda secret: secret.start)
+
+
+def scan_text(text: str, first_line: int = 1, first_column: int = 1, key: str = "") -> list[Hit]:
+    """Secrets in ``text`` at file positions (``first_line``/``first_column``: where the text starts)."""
+    if not text:
+        return []
+    secrets = find_in_text(text, key)
+    if not secrets:
+        return []
+    index = LineIndex(text, first_line, first_column)
+    return [_hit(secret, index) for secret in secrets]
