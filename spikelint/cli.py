@@ -71,9 +71,9 @@ def command_check(args: argparse.Namespace) -> int:
     except ConfigError as error:
         raise UsageError(f"configuration error: {error}") from None
     config = with_overrides(config, select=_rule_ids(args.select), ignore=_rule_ids(args.ignore), fail_on=args.fail_on)
-    stdin_text = None
+    stdin_text: bytes | None = None
     if args.stdin_filename:
-        stdin_text = sys.stdin.buffer.read().decode("utf-8", "replace")
+        stdin_text = sys.stdin.buffer.read()  # decoded like a file: invalid UTF-8 is SPK001, not mojibake
     paths = args.paths or ["."]
     result = check_paths(paths, config, jobs=args.jobs, stdin_text=stdin_text, stdin_filename=args.stdin_filename)
     if result.discovery.missing:

@@ -247,16 +247,20 @@ def skipped_results(discovery: Discovery, engine: Engine) -> list[FileResult]:
 
 
 def check_paths(paths: list[str], config: Config, *, cwd: Path | None = None, jobs: int | None = None,
-                stdin_text: str | None = None, stdin_filename: str | None = None) -> RunResult:
+                stdin_text: str | bytes | None = None, stdin_filename: str | None = None) -> RunResult:
+    """Check ``paths`` (or ``stdin_text`` as if it were ``stdin_filename``); bytes are decoded like a file."""
     cwd = cwd or Path.cwd()
     engine = Engine.create(config)
     if stdin_text is not None and stdin_filename is not None:
         discovery = Discovery()
-        source = SourceFile(stdin_filename, str(cwd / stdin_filename), detect_kind(stdin_filename, stdin_text[:128]))
+        head = stdin_text[:128] if isinstance(stdin_text, str) else stdin_text[:128].decode("utf-8", "replace")
+        name = Path(os.path.normpath(stdin_filename)).as_posix()  # ./a/b.yaml -> a/b.yaml, like discovered paths
+        source = SourceFile(name, str(cwd / name), detect_kind(name, head))
+        from spikelint.documents import parse_bytes
         from spikelint.documents import parse_text
 
         project = Project([source])
-        document = parse_text(source, stdin_text)
+        document = parse_text(source, stdin_text) if isinstance(stdin_text, str) else parse_bytes(source, stdin_text)
         project.parsed[source.path] = document
         results = [engine.check_document(document, project)]
         discovery.files.append(source)

@@ -183,6 +183,11 @@ def read_document(source: SourceFile) -> Document:
             data = handle.read()
     except OSError as error:
         return Document(source, "", problems=[Problem("SPK001", 1, 1, f"cannot read file: {error.strerror or error}")])
+    return parse_bytes(source, data)
+
+
+def parse_bytes(source: SourceFile, data: bytes) -> Document:
+    """Decode and parse a file's bytes (a file on disk, or standard input)."""
     if b"\0" in data[:8192] and not data.startswith((codecs.BOM_UTF16_LE, codecs.BOM_UTF16_BE)):
         if source.kind in TEXT_KINDS_THAT_MUST_DECODE:
             return Document(source, "", problems=[Problem("SPK003", 1, 1, f"binary content (NUL bytes) in a "

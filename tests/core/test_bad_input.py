@@ -30,6 +30,7 @@ TRUNCATED = {
     "nb.ipynb": ('{\n "cells": [\n  {\n   "cell_type": "code",\n   "source": ["import os\\n",', (5, 5)),
     "train.py": ("import torch\n\n\ndef train(model,\n", (4, 5)),
     "run.sh": ("#!/bin/bash\nset -euo pipefail\nif [ -n \"$X\" ]; then\n  echo 'start\n", (4, 4)),
+    "Dockerfile": ("FROM ubuntu:22.04 AS base\nWORKDIR /app\nCOPY", (3, 3)),
 }
 
 # Files that are wrong at a known line.
@@ -40,6 +41,7 @@ BROKEN_AT = {
     "nb.ipynb": ('{\n "cells": [],\n "metadata": {}\n "nbformat": 4\n}\n', 4),
     "train.py": ("x = 1\ny = (\nz = 2\nif x\n", 2),
     "run.sh": ("echo a\nfor x in a b; do\n  echo \"$x\"\ndone\necho \"c\n", 5),
+    "Dockerfile": ("FROM ubuntu:22.04\nRUN apt-get update\nCOPYY . /app\n", 3),
 }
 
 
