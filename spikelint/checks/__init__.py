@@ -10,6 +10,7 @@ from spikelint.checks.registry import specs_in
 CHECK_MODULES: tuple[str, ...] = (
     "spikelint.checks.images",
     "spikelint.checks.secrets",
+    "spikelint.checks.contract",
     "spikelint.checks.capacity",
     "spikelint.checks.identity",
     "spikelint.checks.storage",

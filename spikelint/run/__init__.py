@@ -1,0 +1,1 @@
+"""The run contract: launch precheck, run manifests and run-folder verification."""
