@@ -286,6 +286,21 @@ class SourceLines:
             line, column = found_line, found_column + len(raw)
         return words
 
+    def located(self, node: Node | None) -> Located | None:
+        """``located_text``, but a block scalar (``|``/``>``) is located at its first content line,
+        where its text starts (so an embedded script's positions can be computed from it)."""
+        where = located_text(node)
+        if where is None or node is None or not node.quoted or not 0 < node.line <= len(self.lines):
+            return where
+        source = self.lines[node.line - 1]
+        if source[node.column - 1:node.column] not in ("|", ">"):
+            return where
+        for number in range(node.line + 1, min(node.end_line, len(self.lines)) + 1):
+            content = self.lines[number - 1]
+            if content.strip():
+                return where._replace(line=number, column=len(content) - len(content.lstrip()) + 1)
+        return where
+
     def _find(self, raw: str, line: int, column: int, last_line: int) -> tuple[int, int] | None:
         if not raw or "\n" in raw:
             return None
@@ -302,7 +317,7 @@ def words_of(node: Node | None, lines: SourceLines) -> list[Located]:
     if node is None:
         return []
     if node.kind == "seq":
-        return [where for where in (located_text(item) for item in node.value) if where is not None]
+        return [where for where in (lines.located(item) for item in node.value) if where is not None]
     text = scalar_text(node)
     if text is None:
         return []

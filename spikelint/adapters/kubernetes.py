@@ -522,8 +522,8 @@ def kubernetes_workload(root: Node, path: str, config: Config, lines: SourceLine
     kind = scalar_text(root.get("kind")) or ""
     handler = HANDLERS.get(kind, GENERIC)
     templates = handler.templates(root)
-    if not templates and handler is GENERIC:
-        return None
+    if not any(as_seq(child(template.spec, key)) for template in templates for key, _ in CONTAINER_ROLES):
+        return None  # no pod template with containers: nothing runs, so nothing to check
     lifecycle = handler.lifecycle(root, templates)
     shared_mounts = volcano_volumes(root)
     shared_volumes = volume_claim_templates(root) + [m.volume for m in shared_mounts if m.volume is not None]

@@ -500,14 +500,15 @@ def parse_submit(words: list[object], expander: Expander) -> Submit | None:
         if flag in BOOLEAN_FLAGS or flag in SWITCHES:
             index += 1
             continue
+        known = flag in FLAG_HANDLERS or flag in VALUE_IGNORED or flag in COMMAND_FLAGS
         if equals:
             value = inline_value(words[index], flag, expander)
             index += 1
-        elif following is not None and following != "--":
+        elif following is not None and following != "--" and (known or not following.startswith("-")):
             value = expander.value(words[index + 1])
             index += 2
         else:
-            index += 1
+            index += 1  # an unknown switch
             continue
         if flag in COMMAND_FLAGS:
             submit.legacy_command.append(value.where)  # very old CLIs: --command CMD --args ARG

@@ -45,6 +45,7 @@ CLASSES: dict[str, tuple[bool, bool, int]] = {
     "inference": (False, False, 0),
 }
 SPEC_KEYS = ("image", "command", "args", "compute", "storage", "environmentVariables", "workingDir")
+REST_ONLY_KEYS = ("compute", "storage", "environmentVariables", "preemptibility")  # no other format has these
 ENDPOINT = re.compile(r"workloads/(workspaces|trainings|distributed|inferences)", re.IGNORECASE)
 CLASS_WORD = re.compile(r"\b(workspace|interactive|inference|training|distributed)s?\b", re.IGNORECASE)
 PATH_WORD = re.compile(r"(workspace|interactive|inference|serving|distributed|train)", re.IGNORECASE)
@@ -88,10 +89,12 @@ def is_rest_body(root: Node) -> bool:
     if root.kind != "map":
         return False
     spec = spec_of(root)
-    identified = any(key in root.value for key in ("projectId", "clusterId", "name", "useGivenNameAsPrefix"))
+    project = any(key in root.value for key in ("projectId", "clusterId", "useGivenNameAsPrefix"))
     if spec is None:
-        return identified and as_map(root.get("assets")) is not None
-    return identified and any(key in spec.value for key in SPEC_KEYS)
+        return project and as_map(root.get("assets")) is not None
+    if project:
+        return any(key in spec.value for key in SPEC_KEYS)
+    return "name" in root.value and "image" in spec.value and any(key in spec.value for key in REST_ONLY_KEYS)
 
 
 def workload_class(root: Node, spec: Node | None, path: str) -> str:

@@ -85,6 +85,8 @@ def test_pod_containers_roles_and_env() -> None:
     assert main.env_from_secret
     assert [str(w.value) for w in main.command] == ["bash", "-c"]
     assert main.args[0].value.startswith("python /src/train.py")
+    # a block scalar is located where its text starts, so embedded scripts keep exact positions
+    assert (main.args[0].line, main.args[0].column) == (line_of(POD, "python /src"), column_of(POD, "python /src"))
 
 
 def test_pod_volumes_and_mounts() -> None:
