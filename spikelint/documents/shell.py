@@ -39,8 +39,16 @@ _BLANK = re.compile(r"[ \t\r\f\v]+")
 _PLAIN = re.compile(r"[^ \t\n\r\f\v|&;()<>'\"\\$`]+")
 _DQ_PLAIN = re.compile(r"[^\"\\$`]+")
 _NESTED_PLAIN = re.compile(r"[^\\`\"'$(){}#]+")
-_REDIRECT = re.compile(r"(\d{1,4})?(&>>|&>|<<<|<<-|<<|>>|<&|>&|<>|>\||<|>)")
-_OPERATOR = re.compile(r";;&|;;|;&|&&|\|\||\|&|\||&|;|\(|\)")
+_MASTER = re.compile(r"""
+     (?P<blank>(?:[ \t\r\f\v]|\\\n)+)
+    |(?P<newline>\n)
+    |(?P<comment>\#[^\n]*)
+    |(?P<procsub>[<>]\()
+    |(?P<redirect>\d{0,4}(?:<<<|<<-|<<|>>|<&|>&|<>|>\||<|>)|&>>|&>)
+    |(?P<arith>\(\()
+    |(?P<operator>;;&|;;|;&|&&|\|\||\|&|\||&|;|\(|\))
+    |(?P<plain>[^ \t\n\r\f\v|&;()<>'"\\$`\#][^ \t\n\r\f\v|&;()<>'"\\$`]*(?=[ \t\n\r\f\v|&;<>)]|\Z))
+""", re.X)
 _ASSIGNMENT = re.compile(r"([A-Za-z_][A-Za-z0-9_]*)(\[[^\]]*\])?\+?=")
 _ARRAY_START = re.compile(r"[A-Za-z_][A-Za-z0-9_]*(\[[^\]]*\])?\+?=")
 _NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
@@ -199,8 +207,23 @@ class Locator:
 
     def locate(self, offset: int) -> tuple[int, int]:
         absolute = offset + self.base
-        index = max(bisect_right(self.starts, absolute) - 1, 0)
+        index = bisect_right(self.starts, absolute) - 1
+        if index < 0:
+            index = 0
         return self.lines[index], self.columns[index] + absolute - self.starts[index]
+
+    def span(self, start: int, end: int) -> tuple[int, int, int, int]:
+        """(line, column, end_line, end_column) of ``[start, end)``, one search when it sits on one run."""
+        absolute = start + self.base
+        starts = self.starts
+        index = bisect_right(starts, absolute) - 1
+        if index < 0:
+            index = 0
+        line, column = self.lines[index], self.columns[index] + absolute - starts[index]
+        if index + 1 >= len(starts) or end + self.base < starts[index + 1]:
+            return line, column, line, column + end - start
+        end_line, end_column = self.locate(end)
+        return line, column, end_line, end_column
 
 
 _NEWLINES = re.compile(r"\n")
@@ -216,6 +239,7 @@ class _Token(NamedTuple):
     text: str  # word: quotes removed; operator/redirect: the operator (fd included)
     quoted: bool = False
     subs: tuple[tuple[str, int, int], ...] = ()  # (kind, start, end) of $(…)/`…`/<(…) bodies
+    bare: bool = False  # a word written without quotes or escapes (so it can be a reserved word)
 
 
 def _scan_nested(s: str, i: int, closer: str, n: int) -> int:
@@ -305,60 +329,64 @@ class _Lexer:
 
     def run(self) -> list[_Token]:
         s, hi = self.s, self.hi
+        tokens = self.tokens
         i = self.lo
         want_delimiter: tuple[int, bool] | None = None
         while i < hi:
-            blank = _BLANK.match(s, i, hi)
-            if blank:
-                i = blank.end()
+            match = _MASTER.match(s, i, hi)
+            kind = match.lastgroup if match else None
+            if kind == "blank" or kind == "comment":
+                i = match.end()  # type: ignore[union-attr]
                 continue
-            c = s[i]
-            if c == "\\" and i + 1 < hi and s[i + 1] == "\n":
-                i += 2
-                continue
-            if c == "\n":
-                self.tokens.append(_Token("o", i, i + 1, "\n"))
+            if kind == "newline":
+                tokens.append(_Token("o", i, i + 1, "\n"))
                 want_delimiter = None
-                i = self._read_heredocs(i + 1)
+                i = self._read_heredocs(i + 1) if self.pending else i + 1
                 continue
-            if c == "#":
-                end = s.find("\n", i, hi)
-                i = hi if end < 0 else end
-                continue
-            if c in "<>" and i + 1 < hi and s[i + 1] == "(":
+            if kind == "plain":
+                end = match.end()  # type: ignore[union-attr]
+                text = s[i:end]
+                tokens.append(_Token("w", i, end, text, False, (), True))
+                i = end
+            elif kind == "procsub":
                 end = _scan_nested(s, i + 2, ")", hi)
                 if end < 0:
                     self.error(i, "unterminated process substitution")
                     end = hi
-                self.tokens.append(_Token("w", i, end, s[i:end], False, ((c + "(", i + 2, max(end - 1, i + 2)),)))
+                tokens.append(_Token("w", i, end, s[i:end], False, ((s[i] + "(", i + 2, max(end - 1, i + 2)),)))
                 i = end
                 continue
-            redirect = _REDIRECT.match(s, i, hi)
-            if redirect and (redirect.group(1) is None or not redirect.group(2).startswith("&")):
-                operator = redirect.group(2)
-                self.tokens.append(_Token("r", i, redirect.end(), redirect.group()))
-                if operator in ("<<", "<<-"):
-                    want_delimiter = (len(self.tokens) - 1, operator == "<<-")
-                i = redirect.end()
+            elif kind == "redirect":
+                text = match.group()  # type: ignore[union-attr]
+                tokens.append(_Token("r", i, match.end(), text))  # type: ignore[union-attr]
+                operator = text.lstrip("0123456789")
+                if operator == "<<" or operator == "<<-":
+                    want_delimiter = (len(tokens) - 1, operator == "<<-")
+                i = match.end()  # type: ignore[union-attr]
                 continue
-            if c == "(" and i + 1 < hi and s[i + 1] == "(":
-                end = _scan_nested(s, i + 1, ")", hi)
-                if end > 0 and end >= i + 4 and s[end - 2:end] == "))" and s[end - 1] == ")":
-                    self.tokens.append(_Token("w", i, end, s[i:end]))
-                    i = end
-                    continue
-            operator_match = _OPERATOR.match(s, i, hi)
-            if operator_match:
-                self.tokens.append(_Token("o", i, operator_match.end(), operator_match.group()))
-                i = operator_match.end()
+            elif kind == "arith" and self._arithmetic(i):
+                i = tokens[-1].end
+            elif kind == "operator" or kind == "arith":
+                end = i + 1 if kind == "arith" else match.end()  # type: ignore[union-attr]
+                tokens.append(_Token("o", i, end, s[i:end]))
+                i = end
                 continue
-            token = self._word(i)
-            self.tokens.append(token)
-            i = max(token.end, i + 1)
+            else:
+                token = self._word(i)
+                tokens.append(token)
+                i = max(token.end, i + 1)
             if want_delimiter is not None:
-                self.pending.append((want_delimiter[0], token.text, want_delimiter[1]))
+                self.pending.append((want_delimiter[0], tokens[-1].text, want_delimiter[1]))
                 want_delimiter = None
-        return self.tokens
+        return tokens
+
+    def _arithmetic(self, i: int) -> bool:
+        """``(( expr ))`` as one word; False when the parentheses are nested subshells instead."""
+        end = _scan_nested(self.s, i + 1, ")", self.hi)
+        if end >= i + 4 and self.s[end - 2:end] == "))":
+            self.tokens.append(_Token("w", i, end, self.s[i:end]))
+            return True
+        return False
 
     def _read_heredocs(self, i: int) -> int:
         """Skip the bodies of here-documents opened on the line that just ended."""
@@ -435,7 +463,8 @@ class _Lexer:
                 i = end
             else:
                 break
-        return _Token("w", start, i, "".join(pieces), quoted, tuple(subs))
+        text = "".join(pieces)
+        return _Token("w", start, i, text, quoted, tuple(subs), not quoted and s[start:i] == text)
 
     def _double_quoted(self, i: int, pieces: list[str], subs: list[tuple[str, int, int]]) -> int:
         s, hi = self.s, self.hi
@@ -461,8 +490,7 @@ class _Lexer:
                     pieces.append("\\")
                     i += 1
             elif c == "$":
-                result = self._dollar(i, pieces, subs)
-                i = -result if result < 0 else result
+                i = self._dollar(i, pieces, subs, in_double_quotes=True)
             else:  # backtick
                 end = self._backtick(i)
                 subs.append(("`", i + 1, max(end - 1, i + 1)))
@@ -471,10 +499,14 @@ class _Lexer:
         self.error(opened, "unterminated double quote")
         return hi
 
-    def _dollar(self, i: int, pieces: list[str], subs: list[tuple[str, int, int]]) -> int:
+    def _dollar(self, i: int, pieces: list[str], subs: list[tuple[str, int, int]],
+                in_double_quotes: bool = False) -> int:
         """Consume a ``$`` construct; returns the next index (negated when it was a quoted form)."""
         s, hi = self.s, self.hi
         following = s[i + 1] if i + 1 < hi else ""
+        if in_double_quotes and following in ("'", '"'):
+            pieces.append("$")
+            return i + 1
         if following == "'":
             j = i + 2
             while j < hi and s[j] != "'":
@@ -562,7 +594,7 @@ def find_shell_call(argv: Sequence[str]) -> ShellCall | None:
     ``bash -lc 'x'``, ``/bin/sh -c "x"``, ``bash -euo pipefail -c 'x'``, ``bash -o pipefail -c``.
     """
     for index, word in enumerate(argv):
-        if word.rsplit("/", 1)[-1] not in SHELLS:
+        if not word.endswith("sh") or word.rsplit("/", 1)[-1] not in SHELLS:
             continue
         options = {"pipefail": False, "errexit": False}
         has_c = False
@@ -637,17 +669,17 @@ class _Parser:
         return token is not None and token.kind == "o" and token.text in texts
 
     def _is_reserved(self, *words: str) -> bool:
-        token = self._peek()
-        return token is not None and token.kind == "w" and not token.quoted and token.text in words \
-            and self.s[token.start:token.end] == token.text
+        if self.i >= len(self.tokens):
+            return False
+        token = self.tokens[self.i]
+        return token.bare and token.text in words
 
     def _skip_newlines(self) -> None:
         while self._is_op("\n"):
             self.i += 1
 
     def _word(self, token: _Token) -> Word:
-        line, column = self.locator.locate(token.start)
-        end_line, end_column = self.locator.locate(token.end)
+        line, column, end_line, end_column = self.locator.span(token.start, token.end)
         return Word(token.text, self.s[token.start:token.end], line, column, end_line, end_column, token.quoted)
 
     def _source_text(self, first: int, last: int) -> str:
@@ -681,7 +713,7 @@ class _Parser:
                 return
             if token.kind == "o" and token.text in end_ops:
                 return
-            if self._is_reserved(*end_words) or (token.kind == "w" and self._is_reserved(*RESERVED_TERMINATORS)):
+            if token.bare and (token.text in end_words or token.text in RESERVED_TERMINATORS):
                 return
             if token.kind == "o" and token.text not in ("(",):
                 if token.text in end_ops or token.text == ")" or token.text in CASE_ENDS:
@@ -753,7 +785,7 @@ class _Parser:
             if token.text == "(":
                 return self._compound_subshell()
             return None
-        if token.kind == "w" and not token.quoted and self.s[token.start:token.end] == token.text:
+        if token.bare:
             handler = _COMPOUND_HANDLERS.get(token.text)
             if handler is not None:
                 return handler(self)
@@ -1001,8 +1033,9 @@ class _Parser:
     def _simple(self) -> SimpleCommand | None:
         command = SimpleCommand([])
         offsets: list[int] = []  # where each of command.words starts in the source
+        tokens = self.tokens
         while True:
-            token = self._peek()
+            token = tokens[self.i] if self.i < len(tokens) else None
             if token is None or token.kind == "o":
                 break
             if token.kind == "r":
@@ -1014,7 +1047,8 @@ class _Parser:
             else:
                 command.words.append(word)
                 offsets.append(token.start)
-            self._substitutions(token)
+            if token.subs:
+                self._substitutions(token)
             self.i += 1
         if not command.words and not command.assignments and not command.redirects:
             return None
