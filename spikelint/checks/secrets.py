@@ -239,7 +239,8 @@ def tree_general(document: Document, root: Node, lines: list[str]) -> Iterator[F
     for path, node in walk(root):
         if node.kind != "scalar" or not isinstance(node.value, str) or not node.value:
             continue
-        key = effective_key(root, path)
+        key = "" if any(isinstance(step, str) and "encrypted" in step.lower() for step in path) else \
+            effective_key(root, path)  # SealedSecret ``encryptedData`` is ciphertext, not a secret
         for secret in find_in_text(node.value, key):
             yield _found("SPK201", lines, secret, node.line, node.end_line, (node.line, node.column),
                          _quoted_key(key, secret.value))

@@ -168,11 +168,10 @@ def _private_keys(text: str) -> Iterator[Secret]:
         material = re.sub(r"\\n|\s", "", body.group(1))
         if len(material) < 40 or is_token_placeholder(material[:40]):
             continue
-        yield Secret(material, "private key", match.start(), body.end(1))
+        yield Secret(text[match.start():body.end(1)].rstrip(), "private key", match.start(), body.end(1))
     if "PuTTY-User" in text:
         for match in PUTTY_KEY.finditer(text):
-            material = re.sub(r"\s", "", match.group(1))
-            yield Secret(material, "private key", match.start(), match.end())
+            yield Secret(match.group(0).rstrip(), "private key", match.start(), match.end())
 
 
 def url_credentials(text: str) -> Iterator[Secret]:
