@@ -2,6 +2,23 @@
 
 ``workloads_in`` picks the adapter from the document's kind and shape (a table, not a
 chain of branches); adapters never raise on documents of the wrong shape.
+
+Conventions every adapter follows:
+
+- numbers are numbers: ``gpus``/``gpus_total`` (float or int), ``retries``, ``grace_period``,
+  ``ttl`` and ``deadline`` in seconds (Run:ai durations such as ``5m`` are converted), each
+  located where it is written; a restart policy that restarts without a count
+  (``OnFailure``/``Always``/``ExitCode``) is ``retries`` = :data:`UNBOUNDED_RETRIES`;
+- ``default_retries`` is what the platform applies when ``retries`` is not written (Job 6,
+  Volcano 3, Run:ai training 6);
+- a block scalar (``|``) command word is located at its first content line;
+- a ``runai`` flag whose whole value is one variable assigned earlier in the script is located
+  at that assignment, where the value is written;
+- ``extra`` holds: ``line_range`` (first, last line of the object, for object-wide
+  suppressions), ``api_version`` (Kubernetes), ``restart_policy`` (located, when written),
+  ``workload_class`` (Run:ai: training/distributed/workspace/interactive/inference),
+  ``unresolved`` / ``unresolved_assets`` (Run:ai templates and assets that cannot be read
+  offline).
 """
 
 from __future__ import annotations

@@ -166,8 +166,9 @@ def read_mounts(container: Node, volumes: dict[str, Volume]) -> list[Mount]:
 
 def read_gpus(container: Node) -> Located | None:
     """GPUs a container asks for: ``limits`` first, ``requests`` when no limit is written."""
+    resources = child(container, "resources") or child(container, "resourcesPerNode")
     for section in ("limits", "requests"):
-        for key, value in map_entries(child(container, "resources", section)):
+        for key, value in map_entries(child(resources, section)):
             name = str(key.value)
             if name in GPU_RESOURCE_NAMES or name.startswith(GPU_RESOURCE_PREFIXES):
                 where = located_number(value)
@@ -473,6 +474,22 @@ def workflow_templates(root: Node) -> list[Template]:
     return templates
 
 
+def trainjob_templates(root: Node) -> list[Template]:
+    """Kubeflow Trainer v2 ``TrainJob``: ``spec.trainer`` overrides the runtime's trainer container
+    (image, command, args, env, ``resourcesPerNode``) on ``numNodes`` pods."""
+    trainer = as_map(child(root, "spec", "trainer"))
+    if trainer is None:
+        return []
+    pod = Node("map", {"containers": Node("seq", [trainer], trainer.line, trainer.column, trainer.end_line,
+                                          trainer.end_column)},
+               trainer.line, trainer.column, trainer.end_line, trainer.end_column, keys={})
+    return [Template(pod, None, count(trainer.get("numNodes"), 1), "trainer")]
+
+
+def _trainjob_lifecycle(root: Node, templates: list[Template]) -> Lifecycle:
+    return Lifecycle(training=True)
+
+
 def _workflow_lifecycle(root: Node, templates: list[Template]) -> Lifecycle:
     return Lifecycle(retries=pod_restarts(templates))
 
@@ -485,6 +502,8 @@ HANDLERS: dict[str, KindHandler] = {
     **{kind: KindHandler(controller_templates, _controller_lifecycle) for kind in CONTROLLER_KINDS},
     **{kind: KindHandler(kubeflow_templates, kubeflow_lifecycle) for kind in KUBEFLOW_KINDS},
     **{kind: KindHandler(workflow_templates, _workflow_lifecycle) for kind in WORKFLOW_KINDS},
+    "TrainJob": KindHandler(trainjob_templates, _trainjob_lifecycle),
+    "RunaiJob": KindHandler(job_templates, _job_handler_lifecycle),  # Run:ai's own Job kind (run.ai/v1)
 }
 GENERIC = KindHandler(generic_templates, _generic_lifecycle)
 

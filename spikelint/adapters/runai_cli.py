@@ -128,12 +128,13 @@ def raw_offset(word: object) -> int:
 class Expander:
     """Expands ``$NAME``/``${NAME}`` from the script's earlier assignments."""
 
-    def __init__(self, assignments: dict[str, list[object]], before_line: int) -> None:
+    def __init__(self, assignments: dict[str, list[object]], before: tuple[int, int]) -> None:
         self.assignments = assignments
-        self.before_line = before_line
+        self.before = before  # only assignments written before this (line, column) apply
 
     def assignment(self, name: str) -> tuple[str, Located] | None:
-        words = [word for word in self.assignments.get(name, []) if getattr(word, "line", 0) < self.before_line]
+        words = [word for word in self.assignments.get(name, [])
+                 if (getattr(word, "line", 0), getattr(word, "column", 0)) < self.before]
         if not words:
             return None
         word = words[-1]
@@ -632,7 +633,7 @@ def cli_workloads(document: Document, config: Config) -> list[Workload]:
         if not words:
             continue
         line = getattr(words[0], "line", 1)
-        submit = parse_submit(words, Expander(assignments, line))
+        submit = parse_submit(words, Expander(assignments, (line, getattr(words[0], "column", 1))))
         if submit is None:
             continue
         last = max((getattr(word, "end_line", None) or getattr(word, "line", line)) for word in words)

@@ -451,3 +451,31 @@ def test_documents_without_workloads() -> None:
     assert load("values.yaml", "image: {repository: x, tag: latest}\n") == []
     assert load("kustomization.yaml", "apiVersion: kustomize.config.k8s.io/v1beta1\nkind: Kustomization\n") == []
     assert load("config.json", '{"lr": 0.1, "spec": {"x": 1}}') == []
+
+
+def test_trainjob_and_runaijob() -> None:
+    text = """\
+apiVersion: trainer.kubeflow.org/v1alpha1
+kind: TrainJob
+metadata: {name: tj}
+spec:
+  runtimeRef: {name: torch-distributed}
+  trainer:
+    image: trainer:1.0.0
+    command: [torchrun, train.py]
+    numNodes: 2
+    resourcesPerNode:
+      limits: {nvidia.com/gpu: 4}
+---
+apiVersion: run.ai/v1
+kind: RunaiJob
+metadata: {name: old}
+spec:
+  template:
+    spec:
+      containers: [{name: c, image: "c:1.0.0"}]
+"""
+    trainjob, runaijob = load("trainjob.yaml", text)
+    assert trainjob.is_training and trainjob.pods == 2 and trainjob.gpus_total.value == 8
+    assert trainjob.gpus_total.line == 11 and not trainjob.supports_ttl
+    assert runaijob.kind == "RunaiJob" and runaijob.is_training and runaijob.default_retries == 6
