@@ -173,6 +173,7 @@ def explain_load_error(error: BaseException) -> str:
     text = str(error)
     if isinstance(error, pickle.UnpicklingError) and "Weights only load failed" in text:
         detail = next((line.strip() for line in text.splitlines() if "Unsupported" in line), "")
+        detail = detail.split(" was not an allowed global")[0].replace("WeightsUnpickler error: ", "")
         return (
             "cannot be loaded with torch.load(weights_only=True)"
             + (f" ({detail})" if detail else "")

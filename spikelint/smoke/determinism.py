@@ -9,7 +9,10 @@ from __future__ import annotations
 
 import os
 import time
+from contextlib import contextmanager
 from typing import Any
+from typing import Iterator
+from typing import Mapping
 from typing import MutableMapping
 
 CUBLAS_WORKSPACE_CONFIG = ":4096:8"
@@ -17,17 +20,30 @@ VALID_CUBLAS_WORKSPACES = (":4096:8", ":16:8")
 NUM_THREADS = 1
 
 
-def prepare_environment(environ: MutableMapping[str, str]) -> dict[str, str]:
-    """Variables every training process needs; the values actually used are returned for the manifest."""
-    if environ.get("CUBLAS_WORKSPACE_CONFIG") not in VALID_CUBLAS_WORKSPACES:
-        environ["CUBLAS_WORKSPACE_CONFIG"] = CUBLAS_WORKSPACE_CONFIG
-    # torch.cuda.is_available() then asks NVML instead of initialising CUDA in the parent,
-    # which would make every forked child fail to use the GPU.
-    environ["PYTORCH_NVML_BASED_CUDA_CHECK"] = "1"
+def training_environment(environ: Mapping[str, str]) -> dict[str, str]:
+    """Variables every training process needs (children inherit them through fork)."""
+    workspace = environ.get("CUBLAS_WORKSPACE_CONFIG")
     return {
-        "CUBLAS_WORKSPACE_CONFIG": environ["CUBLAS_WORKSPACE_CONFIG"],
-        "PYTORCH_NVML_BASED_CUDA_CHECK": environ["PYTORCH_NVML_BASED_CUDA_CHECK"],
+        "CUBLAS_WORKSPACE_CONFIG": workspace if workspace in VALID_CUBLAS_WORKSPACES else CUBLAS_WORKSPACE_CONFIG,
+        # torch.cuda.is_available() then asks NVML instead of initialising CUDA in the parent,
+        # which would make every forked child fail to use the GPU.
+        "PYTORCH_NVML_BASED_CUDA_CHECK": "1",
     }
+
+
+@contextmanager
+def scoped_environment(environ: MutableMapping[str, str], values: Mapping[str, str]) -> Iterator[None]:
+    """Set ``values`` for the duration of the smoke run and put back what was there before."""
+    previous = {name: environ.get(name) for name in values}
+    environ.update(values)
+    try:
+        yield
+    finally:
+        for name, value in previous.items():
+            if value is None:
+                environ.pop(name, None)
+            else:
+                environ[name] = value
 
 
 def warm_up_deterministic_mode(torch: Any) -> float:

@@ -38,7 +38,8 @@ from spikelint.smoke.child import RESUMED
 from spikelint.smoke.child import ChildConfig
 from spikelint.smoke.child import child_target
 from spikelint.smoke.determinism import NUM_THREADS
-from spikelint.smoke.determinism import prepare_environment
+from spikelint.smoke.determinism import scoped_environment
+from spikelint.smoke.determinism import training_environment
 from spikelint.smoke.determinism import warm_up_deterministic_mode
 from spikelint.smoke.gpu import GpuInventory
 from spikelint.smoke.gpu import NoSampler
@@ -553,9 +554,22 @@ def run_smoke(
     stderr: TextIO,
 ) -> int:
     """Run the whole protocol and print the report; returns the exit code, which matches the verdict."""
+    environment = training_environment(os.environ)
+    with scoped_environment(os.environ, environment):
+        return _run_in_environment(options, plan, environment, started, import_torch_s, stdout, stderr)
+
+
+def _run_in_environment(
+    options: SmokeOptions,
+    plan: SmokePlan,
+    environment: dict[str, str],
+    started: float,
+    import_torch_s: float,
+    stdout: TextIO,
+    stderr: TextIO,
+) -> int:
     import torch
 
-    environment = prepare_environment(os.environ)
     run_id = new_run_id()
     early = Journal(None, None, stderr, started)
     try:

@@ -1,0 +1,62 @@
+from __future__ import annotations
+
+import pytest
+
+pytest.importorskip("torch")
+
+from spikelint.smoke.plan import KILL_BETWEEN  # noqa: E402
+from spikelint.smoke.plan import KILL_DURING_WRITE  # noqa: E402
+from spikelint.smoke.plan import SIGTERM_PREEMPTION  # noqa: E402
+from spikelint.smoke.plan import TRUNCATED_NEWEST  # noqa: E402
+from spikelint.smoke.plan import PlanError  # noqa: E402
+from spikelint.smoke.plan import SmokeOptions  # noqa: E402
+from spikelint.smoke.plan import default_kill_step  # noqa: E402
+from spikelint.smoke.plan import make_plan  # noqa: E402
+
+
+def test_default_plan_kills_between_checkpoints_after_two_of_them() -> None:
+    plan = make_plan(SmokeOptions())
+    assert (plan.steps, plan.checkpoint_every, plan.kill_at_step) == (40, 4, 26)
+    by_name = {variant.name: variant for variant in plan.variants}
+    assert list(by_name) == [KILL_BETWEEN, KILL_DURING_WRITE, TRUNCATED_NEWEST, SIGTERM_PREEMPTION]
+    assert by_name[KILL_BETWEEN].expected_resume_step == 24
+    assert by_name[KILL_DURING_WRITE].pause_in_write_at_step == 24
+    assert by_name[KILL_DURING_WRITE].expected_resume_step == 20
+    assert by_name[TRUNCATED_NEWEST].truncate_newest and by_name[TRUNCATED_NEWEST].expected_resume_step == 20
+    assert by_name[SIGTERM_PREEMPTION].signal == "SIGTERM"
+    assert by_name[SIGTERM_PREEMPTION].expected_resume_step == 26
+    assert plan.probe_steps == frozenset({4, 8, 12, 16, 20, 24, 28, 32, 36, 40, 26})
+
+
+@pytest.mark.parametrize(("steps", "every"), [(20, 4), (40, 4), (13, 3), (100, 10), (10, 2)])
+def test_default_kill_step_is_always_valid(steps: int, every: int) -> None:
+    step = default_kill_step(steps, every, need_kill=True)
+    assert step is not None
+    assert 2 * every < step < steps and step % every
+
+
+def test_signal_selects_variants() -> None:
+    assert [v.name for v in make_plan(SmokeOptions(signal="term")).variants] == [SIGTERM_PREEMPTION]
+    assert len(make_plan(SmokeOptions(signal="kill")).variants) == 3
+
+
+def test_sigterm_alone_accepts_any_step_before_the_last() -> None:
+    plan = make_plan(SmokeOptions(signal="term", steps=5, checkpoint_every=1, kill_at_step=4))
+    assert plan.kill_at_step == 4
+
+
+@pytest.mark.parametrize(
+    ("options", "words"),
+    [
+        (SmokeOptions(kill_at_step=24), "between two checkpoints"),
+        (SmokeOptions(kill_at_step=6), "after at least two"),
+        (SmokeOptions(kill_at_step=41), "before the last step"),
+        (SmokeOptions(steps=9, checkpoint_every=4), "too short"),
+        (SmokeOptions(checkpoint_every=1), "too short"),
+        (SmokeOptions(seed=-1), "--seed"),
+        (SmokeOptions(nproc=0), "--nproc"),
+    ],
+)
+def test_impossible_plans_are_refused(options: SmokeOptions, words: str) -> None:
+    with pytest.raises(PlanError, match=words):
+        make_plan(options)

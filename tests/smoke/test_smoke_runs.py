@@ -1,0 +1,144 @@
+"""Whole smoke runs: real forked processes, real signals, real torch, on the CPU.
+
+Every run asserts that the exit code agrees with the verdict and that ``summary.json``
+validates against the shipped schema.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+pytest.importorskip("torch")
+
+from smoke_helpers import SmokeResult  # noqa: E402
+from smoke_helpers import run_smoke  # noqa: E402
+from smoke_helpers import user_job  # noqa: E402
+
+from spikelint import __version__  # noqa: E402
+from spikelint.schemas import validation_errors  # noqa: E402
+
+EXIT_FOR = {"verified": 0, "state_differs": 1, "resume_failed": 1, "setup_error": 2}
+SHORT = ("--steps", "20")
+
+
+def checked_summary(result: SmokeResult) -> dict[str, Any]:
+    summary = result.summary()
+    assert validation_errors("smoke-summary.v1.schema.json", summary) == []
+    assert result.exit_code == summary["exit_code"] == EXIT_FOR[summary["verdict"]]
+    return summary
+
+
+def test_builtin_job_resumes_bit_for_bit_after_every_interruption(tmp_path: Path) -> None:
+    result = run_smoke(tmp_path / "run")
+    summary = checked_summary(result)
+    assert summary["verdict"] == "verified", result.stdout
+    variants = {variant["name"]: variant for variant in summary["variants"]}
+    assert {name: v["resumed_from_step"] for name, v in variants.items()} == {
+        "kill-between-checkpoints": 24, "kill-during-write": 20, "truncated-newest": 20, "sigterm": 26,
+    }
+    for variant in variants.values():
+        assert variant["verdict"] == "verified" and variant["leaves_compared"] > 50
+        assert variant["losses"]["equal"] and variant["data_position"]["equal"]
+        assert variant["data_position"]["repeated_samples"] == variant["data_position"]["skipped_samples"] == 0
+        assert variant["restore_check"]["checked"] and variant["restore_check"]["not_restored"] == []
+    assert variants["kill-between-checkpoints"]["interrupted_exit"] == ["killed by SIGKILL"]
+    assert variants["kill-between-checkpoints"]["checkpoints_before_interruption"] == [4, 8, 12, 16, 20, 24]
+    assert variants["kill-during-write"]["removed_temporaries"]
+    refused = variants["truncated-newest"]["refused_checkpoints"]
+    assert [item["step"] for item in refused] == [24] and "truncated" in refused[0]["reason"]
+    assert variants["sigterm"]["interrupted_exit"] == ["exit 143"]
+
+    measurements = summary["measurements"]
+    assert measurements["sigterm"]["fits_grace_period"] and measurements["sigterm"]["grace_period_s"] == 30
+    assert measurements["step_time_s"]["count"] == 40
+    assert measurements["data_wait_s"] >= 0 and measurements["compute_s"] > 0
+    assert measurements["checkpoint_size_bytes"] > 0 and measurements["checkpoint_write_s"]["count"] > 10
+    assert measurements["checkpoint_read_s"]["count"] == 4
+    assert measurements["peak_host_memory_bytes"] > 0
+    assert measurements["peak_device_memory_bytes"] == measurements["gpu_utilisation"] == "not available"
+    assert measurements["startup"]["processes"] == 9
+    assert summary["checkpoints_kept"] is False and not (tmp_path / "run" / "checkpoints").exists()
+
+    manifest = json.loads((tmp_path / "run" / "manifest.json").read_text())
+    assert manifest["spikelint_version"] == __version__ and manifest["seed"] == 0
+    assert manifest["versions"]["torch"] and manifest["device"]["type"] == "cpu" and manifest["device"]["name"]
+    assert manifest["options"]["steps"] == 40 and manifest["effective"]["kill_at_step"] == 26
+    assert manifest["determinism"]["num_threads"] == 1 and manifest["environment"]["CUBLAS_WORKSPACE_CONFIG"]
+    assert "git" in manifest
+
+    events = [event["event"] for event in result.events()]
+    for phase in ("configuration_accepted", "device_ready", "reference_done", "child_killed", "child_signalled",
+                  "child_preempted", "checkpoint_damaged", "resumed", "compared", "finished"):
+        assert phase in events
+    logs = sorted(path.name for path in (tmp_path / "run" / "logs").iterdir())
+    assert len([name for name in logs if name.endswith(".rank0.log")]) == 9 and "spikelint.log" in logs
+    assert "SIGKILL" in result.stderr and "SIGTERM" in result.stderr and "resumed from step 24" in result.stderr
+    assert result.stdout.startswith("spikelint smoke: VERIFIED")
+
+
+def test_two_processes_under_torch_distributed_resume_every_rank(tmp_path: Path) -> None:
+    result = run_smoke(tmp_path / "run", *SHORT, "--nproc", "2", "--format", "json")
+    summary = checked_summary(result)
+    assert summary["verdict"] == "verified", result.stderr
+    assert json.loads(result.stdout) == summary
+    assert summary["device"]["processes"] == 2
+    logs = {path.name for path in (tmp_path / "run" / "logs").iterdir()}
+    assert {"reference.rank0.log", "reference.rank1.log", "sigterm.resumed.rank1.log"} <= logs
+    truncated = next(v for v in summary["variants"] if v["name"] == "truncated-newest")
+    assert truncated["resumed_from_step"] == 8  # rank 0's newest was damaged: the group agrees on step 8
+    single = run_smoke(tmp_path / "single", *SHORT, "--signal", "term")
+    assert summary["variants"][0]["leaves_compared"] > single.summary()["variants"][0]["leaves_compared"]
+
+
+@pytest.mark.parametrize(
+    ("factory", "piece"),
+    [
+        ("without_optimizer", "optimizer"),
+        ("without_scheduler", "scheduler"),
+        ("without_rng", "rng"),
+        ("without_data_position", "data position"),
+    ],
+)
+def test_a_job_that_leaves_out_state_fails_naming_the_piece(tmp_path: Path, factory: str, piece: str) -> None:
+    result = run_smoke(tmp_path / "run", *SHORT, "--job", user_job(factory))
+    summary = checked_summary(result)
+    assert summary["verdict"] == "state_differs"
+    for variant in summary["variants"]:
+        assert variant["verdict"] == "state_differs"
+        assert piece in {item["piece"] for item in variant["restore_check"]["not_restored"]}
+        assert f"not restored by the checkpoint: {piece}" in variant["message"] or f", {piece} (" in variant["message"]
+        assert variant["first_divergent_step"] is not None
+        assert variant["differences"] and variant["differences"][0]["key"].startswith(("state.", "rng."))
+    assert summary["checkpoints_kept"] is True
+    if piece == "data position":
+        position = summary["variants"][0]["data_position"]
+        assert position["repeated_samples"] > 0 and position["skipped_samples"] > 0
+
+
+def test_a_checkpoint_the_safe_loader_refuses_everywhere_means_resume_failed(tmp_path: Path) -> None:
+    result = run_smoke(tmp_path / "run", *SHORT, "--signal", "kill", "--job", user_job("numpy_in_checkpoint"))
+    summary = checked_summary(result)
+    assert summary["verdict"] == "resume_failed"
+    for variant in summary["variants"]:
+        assert variant["verdict"] == "resume_failed" and "no checkpoint could be loaded" in variant["message"]
+        reasons = [item["reason"] for item in variant["refused_checkpoints"]]
+        assert any("weights_only=True" in reason for reason in reasons)
+        assert all("weights_only=True" in reason or "truncated" in reason for reason in reasons)
+
+
+def test_an_object_without_the_job_methods_is_a_setup_error(tmp_path: Path) -> None:
+    result = run_smoke(tmp_path / "run", *SHORT, "--job", user_job("not_a_job"))
+    summary = checked_summary(result)
+    assert summary["verdict"] == "setup_error" and "has no train_step" in summary["message"]
+
+
+def test_sigterm_on_a_checkpoint_step_does_not_write_twice(tmp_path: Path) -> None:
+    result = run_smoke(tmp_path / "run", *SHORT, "--signal", "term", "--kill-at-step", "8")
+    summary = checked_summary(result)
+    assert summary["verdict"] == "verified"
+    (variant,) = summary["variants"]
+    assert variant["resumed_from_step"] == 8 and variant["sigterm"]["checkpoint_write_s"] == 0.0
