@@ -549,7 +549,7 @@ def kubernetes_workload(root: Node, path: str, config: Config, lines: SourceLine
     anchor = root.key_at("kind") or Located(kind, root.line, root.column)
     metadata = as_map(root.get("metadata"))
     workload = Workload(path=path, source="kubernetes", kind=kind, anchor=anchor,
-                        name=located_text(child(metadata, "name")))
+                        name=located_text(child(metadata, "name")) or located_text(child(metadata, "generateName")))
     workload.labels = string_map(child(metadata, "labels"))
     workload.annotations = string_map(child(metadata, "annotations"))
     workload.disabled_rules = disable_suppressions(workload.annotations, key_positions(child(metadata, "annotations")))

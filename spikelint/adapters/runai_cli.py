@@ -9,6 +9,8 @@ word that is exactly one variable points at the assignment, where the value is w
 
 from __future__ import annotations
 
+import ast
+import operator
 import re
 from dataclasses import dataclass
 from dataclasses import field
@@ -45,6 +47,10 @@ CLASSES: dict[str, tuple[bool, bool, int]] = {
 }
 WRAPPERS = frozenset(("exec", "time", "nohup", "command", "sudo", "env", "eval"))
 VARIABLE = re.compile(r"\$(?:\{(\w+)(?:(:?[-=+?])([^}]*))?\}|(\w+))")
+ARITHMETIC = re.compile(r"\$\(\((.*)\)\)", re.DOTALL)
+NAME_IN_EXPRESSION = re.compile(r"\$?\{?([A-Za-z_]\w*)\}?")
+ARITHMETIC_OPERATORS = {"+": operator.add, "-": operator.sub, "*": operator.mul, "/": operator.floordiv,
+                        "%": operator.mod}
 SECRET_PREFIX = "SECRET:"
 ENV_NAME = re.compile(r"^[A-Za-z_][A-Za-z0-9_.-]*$")
 
@@ -159,14 +165,59 @@ class Expander:
             if found is not None and "$" not in found[0]:
                 return Value(found[0], found[1])
             return Value(text, shifted)
+        if text.startswith("$((") and text.endswith("))"):
+            computed = self.arithmetic(text)
+            return Value(computed, shifted._replace(value=computed), offset_known=computed == text)
         expanded = VARIABLE.sub(self._substitute, text)
         return Value(expanded, shifted._replace(value=expanded), offset_known=expanded == text)
+
+    def arithmetic(self, text: str) -> str:
+        """``$((NODES - 1))`` with known integer variables -> ``3``; anything else unchanged."""
+        match = ARITHMETIC.fullmatch(text.strip())
+        if match is None:
+            return text
+        expression = NAME_IN_EXPRESSION.sub(lambda name: self._integer(name.group(1)), match.group(1))
+        value = evaluate(expression)
+        return str(value) if value is not None else text
+
+    def _integer(self, name: str) -> str:
+        found = self.assignment(name)
+        if found is None:
+            return name
+        inner = self.arithmetic(found[0]) if "$((" in found[0] else found[0]
+        return inner if inner.strip().lstrip("-").isdigit() else name
 
     def _substitute(self, match: re.Match[str]) -> str:
         found = self.assignment(match.group(1) or match.group(4))
         if found is None or "$" in found[0]:
             return match.group(0)
         return found[0]
+
+
+def evaluate(expression: str) -> int | None:
+    """Integer shell arithmetic of literals with ``+ - * / %`` and parentheses; ``None`` otherwise."""
+    try:
+        tree = ast.parse(expression.strip(), mode="eval")
+    except (SyntaxError, ValueError):
+        return None
+    symbols = {ast.Add: "+", ast.Sub: "-", ast.Mult: "*", ast.Div: "/", ast.FloorDiv: "/", ast.Mod: "%"}
+
+    def value(node: ast.AST) -> int | None:
+        if isinstance(node, ast.Constant) and isinstance(node.value, int) and not isinstance(node.value, bool):
+            return node.value
+        if isinstance(node, ast.UnaryOp) and isinstance(node.op, ast.USub):
+            inner = value(node.operand)
+            return -inner if inner is not None else None
+        if isinstance(node, ast.BinOp) and type(node.op) in symbols:
+            left, right = value(node.left), value(node.right)
+            if left is None or right is None or (symbols[type(node.op)] in "/%" and right == 0):
+                return None
+            if abs(left) > 10**9 or abs(right) > 10**9:
+                return None
+            return int(ARITHMETIC_OPERATORS[symbols[type(node.op)]](left, right))
+        return None
+
+    return value(tree.body)
 
 
 # --------------------------------------------------------------------------- key=value lists
@@ -323,6 +374,12 @@ def _number(attribute: str) -> Callable[[Submit, Value], None]:
     return handle
 
 
+def _workers(submit: Submit, value: Value) -> None:
+    """``--workers N``; a count that cannot be resolved still means at least one worker."""
+    number = to_number(value.text)
+    submit.workers = value.where._replace(value=as_int(number) if number is not None else 1)
+
+
 def _duration(attribute: str) -> Callable[[Submit, Value], None]:
     def handle(submit: Submit, value: Value) -> None:
         seconds = parse_duration(value.text)
@@ -420,7 +477,7 @@ FLAG_HANDLERS: dict[str, Callable[[Submit, Value], None]] = {
     "--backoff-limit": _number("retries"), "--backoffLimit": _number("retries"), "--backofflimit": _number("retries"),
     "--termination-grace-period": _grace,
     "--ttl-after-finish": _duration("ttl"), "--auto-deletion-time-after-completion": _duration("ttl"),
-    "--workers": _number("workers"), "--num-workers": _number("workers"),
+    "--workers": _workers, "--num-workers": _workers,
     "--parallelism": _number("parallelism"),
     "--label": _pairs("labels"), "--labels": _pairs("labels"),
     "--annotation": _pairs("annotations"), "--annotations": _pairs("annotations"),

@@ -111,8 +111,8 @@ def config_keys(trees: Iterable[Node]) -> set[str]:
 def referenced_config_keys(workload: Workload, document: Document, ctx: CheckContext) -> set[str]:
     keys: set[str] = set()
     for reference in config_references(workload):
-        if "$" in reference and "/" not in reference:
-            continue
+        if "$" in reference.rsplit("/", 1)[-1]:
+            continue  # the file name itself is a variable: nothing to match
         found = ctx.project.find_config(reference, near=document)
         if found is not None and found.trees:
             keys |= config_keys(found.trees)

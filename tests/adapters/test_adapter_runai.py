@@ -257,3 +257,11 @@ def test_cli_flag_equals_forms_and_command_words() -> None:
 
 def test_scripts_without_runai_have_no_workloads() -> None:
     assert load("train.sh", "#!/bin/bash\nset -e\npython train.py | tee log.txt\n") == []
+
+
+def test_cli_arithmetic_and_unknown_worker_counts() -> None:
+    text = "NODES=4\nrunai training pytorch submit a -i t:1.0.0 -g 8 --workers $((NODES - 1))\n" \
+           "runai training pytorch submit b -i t:1.0.0 -g 8 --workers \"$(cat workers.txt)\"\n"
+    first, second = load("arith.sh", text)
+    assert first.pods == 4 and first.gpus_total.value == 32
+    assert second.pods == 2 and second.gpus_total.value == 16
