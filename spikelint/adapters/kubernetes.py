@@ -129,7 +129,7 @@ def read_volume(node: Node) -> Volume | None:
         if key == "csi" and "secrets-store" in (scalar_text(child(holder, "driver")) or ""):
             source, persistent = "secret", False
         return Volume(name, source, persistent, keys.get(key), claim)
-    return Volume(name, "other", False, keys.get("name"))
+    return Volume(name, "emptyDir", False, keys.get("name"))  # a volume with no source is an emptyDir
 
 
 def read_env(container: Node) -> tuple[list[EnvVar], bool]:
