@@ -296,7 +296,11 @@ def init_run(run_dir: Path, config: LoadedConfig, contract: Contract, input_path
         raise SetupError(f"cannot hash the input: {error.strerror or error}") from None
     created = False
     try:
-        run_dir.parent.mkdir(parents=True, exist_ok=True)
+        if not run_dir.parent.is_dir():
+            run_dir.parent.mkdir(parents=True)
+    except OSError as error:
+        raise SetupError(f"cannot create the run folder {run_dir}: {error.strerror or error}") from None
+    try:
         run_dir.mkdir()
         created = True
         write_json_atomic(run_dir / MANIFEST_NAME, manifest)

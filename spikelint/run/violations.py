@@ -91,7 +91,7 @@ def violations(schema: Any, data: Any, *, root: str = "the config", subject: str
         raise SchemaUnusable(f"the schema cannot be applied: {error}") from None
     found: dict[tuple[JsonPath, str | None, str], Violation] = {}
     for error in errors:
-        for violation in _from_error(error, root, subject):
+        for violation in _from_error(error, root, subject, data):
             found.setdefault((violation.path, violation.key, violation.where), violation)
     return list(found.values())
 
@@ -104,7 +104,23 @@ def parameter_name(path: JsonPath, root: str = "the config") -> str:
     return text or root
 
 
-def _from_error(error: Any, root: str, subject: str) -> Iterator[Violation]:
+def _forbidden_key(error: Any, data: Any) -> str | None:
+    """The key a ``false`` property schema rejected (``jsonschema`` reports the object's path only)."""
+    if not error.relative_schema_path or error.relative_schema_path[-1] != "properties":
+        return None
+    owner = data
+    for step in error.absolute_path:
+        try:
+            owner = owner[step]
+        except (KeyError, IndexError, TypeError):
+            return None
+    if not isinstance(owner, dict):
+        return None
+    keys = [key for key, value in owner.items() if value is error.instance]
+    return keys[0] if keys else None
+
+
+def _from_error(error: Any, root: str, subject: str, data: Any = None) -> Iterator[Violation]:
     path: JsonPath = tuple(error.absolute_path)
     instance = error.instance
     schema = error.schema if isinstance(error.schema, dict) else {}
@@ -119,7 +135,7 @@ def _from_error(error: Any, root: str, subject: str) -> Iterator[Violation]:
         allowed = _allowed_keys(schema)
         for key in _unexpected_keys(schema, instance):
             yield Violation(path, key, KEY, parameter_name(path + (key,)),
-                            f"unknown key {key!r}{where_text}: {_allowed_text(allowed, path, subject)}")
+                            f"unknown key {key!r}: {_allowed_text(allowed, path, subject)}")
         return
     if keyword == "required" and isinstance(instance, dict):
         properties = schema.get("properties", {}) if isinstance(schema.get("properties"), dict) else {}
@@ -137,11 +153,10 @@ def _from_error(error: Any, root: str, subject: str) -> Iterator[Violation]:
                         yield Violation(path, key, OBJECT, parameter_name(path + (key,)),
                                         f"missing key {key!r}{where_text}: it is required when {present!r} is set")
         return
-    if keyword is None and path:  # a `false` schema: the key may not be there at all
-        parent, key = path[:-1], path[-1]
-        if isinstance(key, str):
-            yield Violation(parent, key, KEY, parameter_name(path),
-                            f"key {key!r}{' in ' + repr(parameter_name(parent)) if parent else ''} is not allowed")
+    if keyword is None:  # a `false` schema: the key may not be there at all
+        key = _forbidden_key(error, data)
+        if key is not None:
+            yield Violation(path, key, KEY, parameter_name(path + (key,)), f"key {key!r}{where_text} is not allowed")
             return
     name = parameter_name(path, root)
     last_key = path[-1] if path and isinstance(path[-1], str) else None
