@@ -384,7 +384,7 @@ class _Lexer:
         """``(( expr ))`` as one word; False when the parentheses are nested subshells instead."""
         end = _scan_nested(self.s, i + 1, ")", self.hi)
         if end >= i + 4 and self.s[end - 2:end] == "))":
-            self.tokens.append(_Token("w", i, end, self.s[i:end]))
+            self.tokens.append(_Token("w", i, end, self.s[i:end], False, (), True))
             return True
         return False
 
