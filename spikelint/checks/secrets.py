@@ -223,6 +223,8 @@ def effective_key(root: Node, path: tuple[str | int, ...]) -> str:
     if not keys:
         return ""
     key = keys[-1]
+    if key.lower() == "key" and len(keys) >= 2:
+        return f"{keys[-2]}_key"  # ``wandb: {key: …}`` is a W&B key, ``secretKeyRef: {key: …}`` names one
     if key in VALUE_KEYS and path and path[-1] == key:
         parent = root.get(*path[:-1])
         if parent is not None and parent.kind == "map":
@@ -348,9 +350,11 @@ def env_literal(name: str, value: str) -> bool:
     text = value.strip()
     if not text or not is_secret_env_name(name):
         return False
+    if token_secrets(text):
+        return True
     if is_reference(text) or is_placeholder(text) or is_not_a_credential_literal(text):
         return False
-    return not looks_like_secret_name(text) or bool(token_secrets(text))
+    return not looks_like_secret_name(text)
 
 
 def _env_type(name: str, value: str) -> str:

@@ -48,9 +48,10 @@ class CommandSecret(NamedTuple):
 SHELLS = frozenset(("sh", "bash", "zsh", "dash", "ksh", "ash"))
 WRAPPERS = frozenset(("sudo", "env", "time", "nohup", "exec", "command", "xargs", "stdbuf", "timeout", "nice"))
 # ``-p PASSWORD`` means a password only for these programs (elsewhere it is a port, a path, a parent …)
-PASSWORD_P_CLIENTS = frozenset(("docker", "podman", "nerdctl", "buildah", "skopeo", "helm", "oras", "crane",
-                                "regctl", "sshpass", "mysql", "mariadb", "mysqladmin", "mysqldump", "mongo",
-                                "mongosh", "redis-cli", "smbclient", "lftp"))
+PASSWORD_P_CLIENTS = frozenset(("sshpass", "mongo", "mongosh", "mongodump", "mongorestore"))
+# … and for these only in their ``login`` subcommand (``docker run -p`` publishes a port)
+LOGIN_P_CLIENTS = frozenset(("docker", "podman", "nerdctl", "buildah", "skopeo", "helm", "oras", "crane", "regctl",
+                             "runai", "az", "cf"))
 ATTACHED_P_CLIENTS = frozenset(("mysql", "mariadb", "mysqladmin", "mysqldump"))
 USER_PASS_FLAGS = frozenset(("-u", "--user", "--creds", "--src-creds", "--dest-creds", "--proxy-user", "-U"))
 USER_PASS_CLIENTS = frozenset(("curl", "skopeo", "wget"))
@@ -72,35 +73,41 @@ def program_name(word: str) -> str:
 
 
 def _literal_for_flag(value: str, kind: KeyClass) -> bool:
-    if not value or value.startswith("-") or is_reference(value) or is_placeholder(value):
+    if not value or value.startswith("-") or is_reference(value):
+        return False
+    if token_secrets(value):
+        return True
+    if is_placeholder(value):
         return False
     if is_not_a_credential_literal(value):
         return False
     return literal_secret_under_key(value, kind) or bool(token_secrets(value))
 
 
-def _flag_value_secret(flag: str, value: str, word: ArgWord, offset: int) -> Iterator[CommandSecret]:
+def _flag_value_secret(flag: str, value: str, word: ArgWord, offset: int, shown: str = "",
+                       type_: str = "") -> Iterator[CommandSecret]:
+    """``flag`` names the value (``--token``, or ``password`` for ``-p``); ``shown`` is what the message quotes."""
     name = flag.lstrip("-")
     kind = classify_key(name)
+    how = f"passed with {shown or flag}"
     if not kind.secret or not _literal_for_flag(value, kind):
         return
     tokens = token_secrets(value)
     if tokens:
         for token in tokens:
-            yield CommandSecret(word, token._replace(start=token.start + offset, end=token.end + offset),
-                                f"passed with {flag}")
+            yield CommandSecret(word, token._replace(start=token.start + offset, end=token.end + offset), how)
         return
-    yield CommandSecret(word, Secret(value, type_for_key(name, value), offset, offset + len(value)),
-                        f"passed with {flag}")
+    yield CommandSecret(word, Secret(value, type_ or type_for_key(name, value), offset, offset + len(value)), how)
 
 
-def _assignment_secret(text: str, word: ArgWord, offset: int) -> Iterator[CommandSecret]:
+def _assignment_secret(text: str, word: ArgWord, offset: int, flag: str) -> Iterator[CommandSecret]:
     """``NAME=value`` given to ``-e``/``--build-arg``/``--set``: a secret-named NAME with a literal value."""
     match = _NAME_VALUE.match(text)
     if match is None:
         return
     name = match.group("name").rsplit(".", 1)[-1]
-    yield from _flag_value_secret(name, match.group("value"), word, offset + match.start("value"))
+    yield from _flag_value_secret(name, match.group("value"), word, offset + match.start("value"),
+                                  f"{flag} {match.group('name')}=…")
 
 
 def _option_list_secrets(text: str, word: ArgWord, offset: int, flag: str) -> Iterator[CommandSecret]:
@@ -190,14 +197,18 @@ def _command_secrets(program: str, words: list[ArgWord]) -> Iterator[CommandSecr
             yield from _option_list_secrets(value, value_word, offset, flag)
         elif flag in ASSIGNING_FLAGS and "=" in value:
             if not (program == "runai" and flag in RUNAI_ENV_FLAGS):
-                yield from _assignment_secret(value, value_word, offset)
-        elif flag == "-p" and program in PASSWORD_P_CLIENTS and not has_value:
-            yield from _flag_value_secret("password", value, value_word, offset)
+                yield from _assignment_secret(value, value_word, offset, flag)
+        elif flag == "-p" and not has_value and (program in PASSWORD_P_CLIENTS or (
+                program in LOGIN_P_CLIENTS and "login" in (word.text for word in words[1:index]))):
+            user = next((words[position + 1].text for position in range(1, len(words) - 1)
+                         if words[position].text in ("-u", "--username")), "")
+            robot = "Harbor robot credentials" if user.startswith(("robot$", "robot_")) else ""
+            yield from _flag_value_secret("password", value, value_word, offset, "-p", robot)
         elif flag.startswith("-p") and not flag.startswith("--") and program in ATTACHED_P_CLIENTS and len(flag) > 2:
-            yield from _flag_value_secret("password", flag[2:], word, 2)
+            yield from _flag_value_secret("password", flag[2:], word, 2, "-p")
         elif flag in USER_PASS_FLAGS and program in USER_PASS_CLIENTS and ":" in value:
             user, _, password = value.partition(":")
-            yield from _flag_value_secret("password", password, value_word, offset + len(user) + 1)
+            yield from _flag_value_secret("password", password, value_word, offset + len(user) + 1, f"{flag} user:…")
         else:
             yield from _flag_value_secret(flag, value, value_word, offset)
         if not has_value and following is not None and not following.text.startswith("-") \

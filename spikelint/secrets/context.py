@@ -131,6 +131,8 @@ _PLACEHOLDER_SHAPES = re.compile(
       | \$[A-Za-z_][A-Za-z0-9_]*      # $TOKEN
       | %[A-Za-z_][A-Za-z0-9_]*%      # %TOKEN%
       | %\([A-Za-z_]\w*\)[sd]         # %(token)s
+      | %[sdr]                        # %s
+      | \$(?:\d|[@*\#?])              # $1, $@
       | \{[A-Za-z_][\w.]*\}           # {token}
       | \[[A-Za-z _-]*\]              # [REDACTED]
       | [*x#.•…_-]+                   # ****, xxxx, ..., ----
@@ -142,8 +144,8 @@ PLACEHOLDER_VOCABULARY = frozenset((
     "changeme", "change", "me", "replace", "replaceme", "todo", "tbd", "fixme", "dummy", "fake", "example",
     "examples", "sample", "test", "testing", "placeholder", "secret", "secrets", "password", "passwd", "token",
     "none", "null", "nil", "undefined", "empty", "redacted", "hidden", "masked", "your", "yours", "my", "our",
-    "insert", "enter", "put", "add", "here", "the", "a", "an", "api", "key", "hf", "huggingface", "openai",
-    "wandb", "aws", "github", "gh", "gitlab", "access", "private", "value", "values", "xxx", "xxxx", "na", "n",
+    "insert", "enter", "put", "add", "here", "the", "an", "api", "key", "hf", "huggingface", "openai",
+    "wandb", "aws", "github", "gh", "gitlab", "access", "private", "value", "values", "xxx", "xxxx", "na",
     "default", "foo", "bar", "baz", "abc", "string", "str", "some", "generated", "goes", "must", "be", "set",
     "to", "with", "real", "actual", "valid", "this", "is", "not", "auth", "credentials", "credential", "pass",
     "pwd", "user", "username", "account", "id", "client", "anthropic", "nvidia", "ngc", "azure", "gcp", "slack",
@@ -152,8 +154,10 @@ PLACEHOLDER_VOCABULARY = frozenset((
     "supersecret", "mysecret", "mypassword", "yourpassword", "yoursecret", "yourtoken", "mytoken", "yourkey",
     "mykey", "apikey", "accesskey", "secretkey", "privatekey", "authtoken", "accesstoken", "tokenhere",
     "keyhere", "secrethere", "passwordhere", "required", "optional", "unused", "invalid", "notset", "unset",
+    "guest", "anonymous", "public", "demo", "dev", "local", "localhost", "postgres", "minio", "minioadmin", "mlflow",
+    "grafana", "jupyter", "notebook", "airflow", "rabbitmq", "redis", "mysql", "mongo", "hf", "tok", "pw", "pwd",
 ))
-_WORD_SPLIT = re.compile(r"[^a-z0-9]+")
+_WORD_SPLIT = re.compile(r"[a-z]+|[0-9]+")
 REFERENCE_PREFIXES = re.compile(
     r"^(?:SECRET:|secret:|secretref:|secretkeyref:|vault:|vault://|op://|sm://|ssm:|ssm://|awssm:|aws-sm:|"
     r"arn:aws:(?:secretsmanager|ssm|kms):|projects/[^/]+/secrets/|azurekeyvault:|keyvault:|akv:|gcpsm:|"
@@ -173,13 +177,32 @@ def is_placeholder(value: str) -> bool:
         return True
     if _PLACEHOLDER_SHAPES.match(text) or _TEMPLATE_INSIDE.search(text):
         return True
-    words = [word for word in _WORD_SPLIT.split(text.lower()) if word]
-    return bool(words) and all(word in PLACEHOLDER_VOCABULARY or _is_filler(word) for word in words)
+    return _is_placeholder_words(_WORD_SPLIT.findall(text.lower()))
 
 
-def _is_filler(word: str) -> bool:
-    """``xxxxxxxx``, ``0000``, ``123``: padding inside a placeholder such as ``your-key-xxxx``."""
-    return len(set(word)) == 1 or word in ("123", "1234", "12345", "123456", "0123", "abc123")
+def _is_placeholder_words(words: list[str]) -> bool:
+    """Every word is a "fill this in" word or padding (``xxxx``), with at most four digits in all."""
+    if not words:
+        return False
+    digits = 0
+    for word in words:
+        if word.isdigit():
+            digits += 0 if len(set(word)) == 1 else len(word)
+        elif len(word) < 2 or not (len(set(word)) == 1 or _is_vocabulary(word)):
+            return False
+    return digits <= 4
+
+
+@lru_cache(maxsize=4096)
+def _is_vocabulary(word: str) -> bool:
+    """``mysecretpassword`` = my + secret + password: glued placeholder words count too."""
+    if word in PLACEHOLDER_VOCABULARY:
+        return True
+    reachable = [True] + [False] * len(word)
+    for end in range(2, len(word) + 1):
+        reachable[end] = any(reachable[start] and word[start:end] in PLACEHOLDER_VOCABULARY
+                             for start in range(max(0, end - 14), end - 1))
+    return reachable[len(word)]
 
 
 def is_token_placeholder(body: str) -> bool:
@@ -250,13 +273,21 @@ def looks_random(value: str, minimum_length: int = 16) -> bool:
     return shannon_entropy(value) >= (3.0 if len(value) < 24 else 3.3)
 
 
-def literal_secret_under_key(value: str, key: KeyClass) -> bool:
-    """Would ``value`` written under a secret-named key be a credential?  (passwords: any real literal)"""
+def literal_secret_under_key(value: str, key: KeyClass, prose: bool = False) -> bool:
+    """Would ``value`` written under a secret-named key be a credential?  (passwords: any real literal)
+
+    ``prose``: the key and value were read out of free text, where ``password: required`` is a
+    sentence; there a password must look like one (a digit, a capital, a symbol, or length).
+    """
     text = value.strip().strip("'\"").strip()
     if not key.secret or not text or " " in text or "\t" in text or "\n" in text:
         return False
     if is_placeholder(text) or is_reference(text) or is_not_a_credential_literal(text):
         return False
     if key.password:
+        if prose and text.isalpha() and text.islower() and len(text) < 10:
+            return False
         return len(text) >= 4 and not looks_like_secret_name(text)
+    if "/" in text and any(mark in text for mark in "-_.:"):
+        return False  # a path, URL or model id: base64 has '/' but never next to '-', '_', '.' or ':'
     return looks_random(text, 12) and not looks_like_secret_name(text)

@@ -22,7 +22,7 @@ from typing import NamedTuple
 from spikelint.model import Node
 from spikelint.secrets.context import is_placeholder
 from spikelint.secrets.context import is_reference
-from spikelint.secrets.detectors import PRIVATE_KEY
+from spikelint.secrets.detectors import is_placeholder_value
 from spikelint.secrets.detectors import Secret
 from spikelint.secrets.detectors import token_secrets
 from spikelint.secrets.detectors import url_credentials
@@ -59,7 +59,7 @@ def _offset_secret(value: str, type_: str, start: int) -> Secret:
 
 def _real(value: str) -> bool:
     text = value.strip().strip("'\"")
-    return bool(text) and not is_placeholder(text) and not is_reference(text)
+    return bool(text) and not is_placeholder_value(text) and not is_reference(text)
 
 
 def netrc_secrets(text: str) -> Iterator[Secret]:

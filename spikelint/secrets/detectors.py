@@ -234,6 +234,11 @@ def token_secrets(text: str) -> list[Secret]:
     return _without_overlaps(found)
 
 
+def is_placeholder_value(value: str) -> bool:
+    """A placeholder, unless a token detector recognises it (``hf_EXAMPLE…`` has the real shape)."""
+    return is_placeholder(value) and not token_secrets(value.strip().strip("'\""))
+
+
 def type_for_key(key: str, value: str) -> str:
     """Name what a value under a secret-named key is (for messages)."""
     words = key_words(key)
@@ -262,14 +267,14 @@ def find_secrets(text: str, key: str = "", key_class: KeyClass | None = None) ->
     return keyed_secret(text, key, kind)
 
 
-def keyed_secret(text: str, key: str, kind: KeyClass) -> list[Secret]:
+def keyed_secret(text: str, key: str, kind: KeyClass, prose: bool = False) -> list[Secret]:
     """A literal under a secret-named key: high-entropy for tokens, any real literal for passwords."""
     candidate = text.strip()
     bearer = _BEARER.match(candidate)
     if bearer:
         candidate = bearer.group(1)
     candidate = candidate.strip("'\"")
-    if is_public_value(candidate, kind) or not literal_secret_under_key(candidate, kind):
+    if is_public_value(candidate, kind) or not literal_secret_under_key(candidate, kind, prose):
         return []
     start = text.find(candidate)
     return [Secret(candidate, type_for_key(key, candidate), start, start + len(candidate))]

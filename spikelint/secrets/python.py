@@ -90,6 +90,10 @@ def _bind_call(call: ast.Call, bind: object) -> None:
     for keyword in call.keywords:
         if keyword.arg is None:
             continue
+        if keyword.arg in ("auth", "basic_auth", "http_auth", "credentials") and isinstance(keyword.value, ast.Tuple) \
+                and len(keyword.value.elts) == 2:
+            bind(keyword.value.elts[1], "password")  # type: ignore[operator]  # requests' auth=(user, password)
+            continue
         special = CALL_KEYS.get((name, keyword.arg))
         if special and (name != "login" or owner in ("wandb", "")):
             bind(keyword.value, special)  # type: ignore[operator]

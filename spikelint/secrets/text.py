@@ -82,11 +82,6 @@ def _assignment_values(line: str) -> Iterator[tuple[str, str, int]]:
 
 def _context_secrets(line: str, offset: int, context_key: KeyClass | None) -> Iterator[Secret]:
     """Secrets a line reveals through its own words: assignments, auth headers, W&B logins."""
-    for regex, kind in ((AUTH_HEADER, "token in Authorization header"), (API_KEY_HEADER, "API key header")):
-        for match in regex.finditer(line):
-            value = match.group("value")
-            if looks_random(value, 12):
-                yield Secret(value, kind, offset + match.start("value"), offset + match.end("value"))
     for match in WANDB_CONTEXT.finditer(line):
         yield Secret(match.group("value"), "Weights & Biases API key", offset + match.start("value"),
                      offset + match.end("value"))
@@ -94,8 +89,13 @@ def _context_secrets(line: str, offset: int, context_key: KeyClass | None) -> It
         kind = classify_key(key)
         if not kind.secret:
             continue
-        for secret in keyed_secret(value, key, kind):
+        for secret in keyed_secret(value, key, kind, prose=True):
             yield Secret(secret.value, secret.type, offset + start + secret.start, offset + start + secret.end)
+    for regex, kind in ((AUTH_HEADER, "token in Authorization header"), (API_KEY_HEADER, "API key header")):
+        for match in regex.finditer(line):
+            value = match.group("value")
+            if looks_random(value, 12):
+                yield Secret(value, kind, offset + match.start("value"), offset + match.end("value"))
 
 
 def find_in_text(text: str, key: str = "") -> list[Secret]:
