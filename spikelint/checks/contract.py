@@ -142,10 +142,13 @@ def _project_schema(candidate: str, ctx: CheckContext) -> tuple[bool, Any, str |
         schema_document = ctx.project.document(source)
         if schema_document.problems or len(schema_document.trees) != 1:
             return True, None, "it is not a readable JSON/YAML document"
+        from spikelint.run.reading import ReadProblem
+        from spikelint.run.reading import plain
+
         try:
-            return True, schema_document.trees[0].to_python(), None
-        except ValueError as error:
-            return True, None, str(error)
+            return True, plain(schema_document.trees[0], limit=1_000), None
+        except ReadProblem as problem:
+            return True, None, problem.message
     return False, None, None
 
 
@@ -232,6 +235,8 @@ def _is_version_violation(path: tuple[Any, ...], key: str | None) -> bool:
 @check("SPK601", kinds=CONFIG_KINDS)
 def config_schema_violation(document: Document, ctx: CheckContext) -> Iterator[Problem]:
     """Each violation of the config's schema, at the offending key."""
+    from spikelint.run.reading import ReadProblem
+    from spikelint.run.reading import plain
     from spikelint.run.violations import SchemaUnusable
     from spikelint.run.violations import locate
     from spikelint.run.violations import violations
@@ -245,10 +250,14 @@ def config_schema_violation(document: Document, ctx: CheckContext) -> Iterator[P
             yield Problem.at("SPK601", choice.anchor, choice.problem, key=choice.problem)
             continue
         try:
-            data = without_meta_key(root.to_python(), choice.schema)
+            data = without_meta_key(plain(root), choice.schema)
             found = violations(choice.schema, data, root="the config",
                                subject="the contract" if choice.contract else "the schema")
-        except (ValueError, SchemaUnusable) as error:
+        except ReadProblem as problem:
+            message = f"the config {problem.message}: it cannot be checked against '{choice.label}'"
+            yield Problem("SPK601", problem.line or 1, problem.column or 1, message, key=message)
+            continue
+        except SchemaUnusable as error:
             message = f"schema '{choice.label}' cannot be used: {error}"
             yield Problem.at("SPK601", choice.anchor, message, key=message)
             continue

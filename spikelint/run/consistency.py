@@ -168,6 +168,7 @@ MISSING_HINTS = {
 def load_object(folder: Path, name: str, cwd: Path, collector: Collector, files: RunFiles) -> JsonFile:
     """Read, parse and schema-check one JSON object file of the run folder."""
     from spikelint.run.reading import parse_one
+    from spikelint.run.reading import plain
     from spikelint.run.reading import read_text
 
     path = folder / name
@@ -196,9 +197,9 @@ def load_object(folder: Path, name: str, cwd: Path, collector: Collector, files:
         collector.add(loaded.shown, root.line, root.column, f"{name} must be a JSON object, got {kind_of(root)}")
         return loaded
     try:
-        loaded.data = root.to_python()
-    except ValueError as error:
-        collector.add(loaded.shown, 1, 1, f"{name}: {error}")
+        loaded.data = plain(root)  # type: ignore[assignment]
+    except ReadProblem as problem:
+        collector.add(loaded.shown, problem.line or 1, problem.column or 1, f"{name} {problem.message}")
         return loaded
     loaded.root = root
     _schema_issues(loaded, collector)
@@ -314,6 +315,9 @@ def _check_record(line: Line, records: Records, collector: Collector) -> None:
         return
     try:
         record = _decode(line.text)
+    except RecursionError:
+        collector.add(shown, line.number, 1, f"{name}: the record nests too deeply to read", source=line.text[:500])
+        return
     except ValueError as error:
         truncated = "; the record looks cut off (no newline at the end of the file)" if not line.complete else ""
         column = getattr(error, "colno", 1)
@@ -446,7 +450,7 @@ def _json_or_none(text: str | None) -> Any:
         return None
     try:
         return _decode(text)
-    except ValueError:
+    except (ValueError, RecursionError):
         return None
 
 

@@ -90,6 +90,7 @@ def read_config(path: Path, shown_path: str) -> LoadedConfig:
     from spikelint.run.reading import format_of
     from spikelint.run.reading import kind_of
     from spikelint.run.reading import parse_one
+    from spikelint.run.reading import plain
     from spikelint.run.reading import read_text
 
     try:
@@ -105,9 +106,10 @@ def read_config(path: Path, shown_path: str) -> LoadedConfig:
         raise Stop("read", [Failure(f"config must be a mapping of parameters, got {kind_of(root)}", "--config",
                                     shown_path, root.line, root.column)])
     try:
-        values = root.to_python()
-    except ValueError as error:
-        raise Stop("read", [Failure(f"config {error}", "--config", shown_path, 1, 1)]) from None
+        values = plain(root)
+    except ReadProblem as problem:
+        raise Stop("read", [Failure(f"config {problem.message}", "--config", shown_path, problem.line,
+                                    problem.column)]) from None
     return LoadedConfig(path, shown_path, sha256_bytes(data), root, values)
 
 
@@ -230,14 +232,14 @@ def check_run_dir(run_dir: Path, shown_run_dir: str, config: LoadedConfig, resum
         if os.path.lexists(run_dir):
             raise Stop("run_dir", [Failure(
                 f"run folder {shown_run_dir} already exists: a fresh launch needs a new folder (to recover this "
-                f"run on purpose, pass --resume)", "--run-dir", shown_run_dir)])
+                f"run on purpose, pass --resume)", "--run-dir")])
         return
     if not os.path.lexists(run_dir):
         raise Stop("run_dir", [Failure(
             f"--resume: run folder {shown_run_dir} does not exist (drop --resume for a fresh launch)",
-            "--run-dir", shown_run_dir)])
+            "--run-dir")])
     if not run_dir.is_dir():
-        raise Stop("run_dir", [Failure(f"--resume: {shown_run_dir} is not a folder", "--run-dir", shown_run_dir)])
+        raise Stop("run_dir", [Failure(f"--resume: {shown_run_dir} is not a folder", "--run-dir")])
     recorded = _recorded_config_sha(run_dir / MANIFEST_NAME, f"{shown_run_dir.rstrip('/')}/{MANIFEST_NAME}")
     if recorded != config.sha256:
         raise Stop("run_dir", [Failure(
@@ -306,7 +308,7 @@ def init_run(run_dir: Path, config: LoadedConfig, contract: Contract, input_path
         write_json_atomic(run_dir / MANIFEST_NAME, manifest)
     except FileExistsError:
         raise Stop("run_dir", [Failure(f"run folder {run_dir} appeared while checking: a fresh launch needs a new "
-                                       f"folder", "--run-dir", str(run_dir))]) from None
+                                       f"folder", "--run-dir")]) from None
     except OSError as error:
         if created:
             try:

@@ -13,6 +13,7 @@ from pathlib import Path
 from spikelint.model import Node
 
 MAX_CONFIG_BYTES = 5 * 1024 * 1024
+MAX_NESTING = 100  # far beyond any real config; keeps every later step safe from deep recursion
 JSON = "json"
 YAML = "yaml"
 TOML = "toml"
@@ -116,3 +117,29 @@ def kind_of(node: Node) -> str:
     from spikelint.run.redact import shown
 
     return shown(node.value)
+
+
+def too_deep(root: Node, limit: int = MAX_NESTING) -> Node | None:
+    """The first node nested deeper than ``limit`` levels, found without recursion."""
+    stack = [(root, 0)]
+    seen: set[int] = set()
+    while stack:
+        node, depth = stack.pop()
+        if depth > limit:
+            return node
+        if id(node) in seen:
+            continue
+        seen.add(id(node))
+        stack.extend((child, depth + 1) for child in node.children())
+    return None
+
+
+def plain(root: Node, limit: int = MAX_NESTING) -> object:
+    """``root`` as plain Python data; raises :class:`ReadProblem` for data nested past ``limit``."""
+    deep = too_deep(root, limit)
+    if deep is not None:
+        raise ReadProblem(f"nests deeper than {limit} levels", deep.line, deep.column)
+    try:
+        return root.to_python()
+    except (ValueError, RecursionError) as error:
+        raise ReadProblem(f"cannot be converted: {error}", root.line, root.column) from None

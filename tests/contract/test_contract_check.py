@@ -119,3 +119,10 @@ def test_checking_many_configs_is_fast(tmp_path: Path) -> None:
     elapsed = time.perf_counter() - start
     assert len(result.report.findings) == 100
     assert elapsed < 2.0, f"{elapsed:.2f}s"
+
+
+def test_deep_configs_are_reported_not_crashed() -> None:
+    text = "schema_version: 1\ninput: a\nbatch_size: 1\ndevice: cpu\nx: " + "[" * 900 + "]" * 900 + "\n"
+    findings = lint_snippet("run.yaml", text, SELECT)
+    assert [(f.line, f.rule) for f in findings] == [(5, "SPK601")]
+    assert "nests deeper than" in findings[0].message

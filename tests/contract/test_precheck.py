@@ -539,3 +539,11 @@ def test_the_cli_delegates(tmp_path: Path, data: Path, capsys: pytest.CaptureFix
     config = contract_config(tmp_path)
     assert main(["precheck", "--config", str(config), "--run-dir", "r"]) == 0
     assert json.loads(capsys.readouterr().out)["status"] == "configuration_validated"
+
+
+def test_config_nested_too_deeply(run_precheck: Run, tmp_path: Path, data: Path) -> None:
+    config = tmp_path / "run.yaml"
+    config.write_text("schema_version: 1\nx: " + "[" * 900 + "]" * 900 + "\n", encoding="utf-8")
+    outcome = run_precheck("--config", str(config), "--run-dir", str(tmp_path / "r"))
+    assert outcome.code == 1
+    assert "nests deeper than" in outcome.err

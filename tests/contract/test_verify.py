@@ -558,3 +558,15 @@ def test_large_run_is_verified_quickly(run_verify: Run, make_run: Make) -> None:
     elapsed = time.perf_counter() - start
     assert outcome.code == 0, outcome.out[:2000]
     assert elapsed < 5, f"{elapsed:.1f}s for 50,000 items"
+
+
+def test_deeply_nested_files_do_not_crash(run_verify: Run, make_run: Make) -> None:
+    run = make_run()
+    (run.folder / "summary.json").write_text('{"status": ' + "[" * 900 + "]" * 900 + "}", encoding="utf-8")
+    with (run.folder / "results.jsonl").open("a", encoding="utf-8") as handle:
+        handle.write("[" * 100_000 + "\n")
+    outcome = verify_json(run_verify, run)
+    assert outcome.code == 1
+    messages = [f["message"] for f in findings(outcome)]
+    assert any("nests deeper than" in message for message in messages)
+    assert any("nests too deeply" in message for message in messages)
