@@ -142,7 +142,12 @@ def init_distributed(config: ChildConfig, rank: int) -> None:
         os.environ.setdefault("GLOO_SOCKET_IFNAME", "lo")
         os.environ.setdefault("NCCL_SOCKET_IFNAME", "lo")
     assert config.backend is not None
-    dist.init_process_group(config.backend, init_method="env://", timeout=DISTRIBUTED_TIMEOUT)
+    if config.backend == "nccl":  # bind the communicator to this rank's GPU (set before CUDA work)
+        dist.init_process_group(
+            "nccl", init_method="env://", timeout=DISTRIBUTED_TIMEOUT, device_id=torch.device("cuda", rank)
+        )
+    else:
+        dist.init_process_group(config.backend, init_method="env://", timeout=DISTRIBUTED_TIMEOUT)
 
 
 def choose_checkpoint(

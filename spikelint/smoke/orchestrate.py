@@ -247,7 +247,12 @@ class SmokeRun:
     def start(self, config: ChildConfig) -> ProcessGroup:
         if self.device.type == "cuda" and self.torch.cuda.is_initialized():
             raise SetupError("CUDA was initialised in the parent; the training processes could not use it")
-        group = launch(config.label, config.world_size, child_target(config), lambda rank: self.folder.log_for(config.label, rank))
+        try:
+            group = launch(
+                config.label, config.world_size, child_target(config), lambda rank: self.folder.log_for(config.label, rank)
+            )
+        except OSError as error:  # fork or pipe refused: out of processes or descriptors
+            raise SetupError(f"cannot start a training process: {error}") from None
         self.journal.event("process_started", run=config.label, role=config.role, pids=[r.pid for r in group.ranks])
         return group
 
@@ -491,6 +496,14 @@ class SmokeRun:
         shutil.rmtree(self.folder.final_states, ignore_errors=True)
         return False
 
+    def failed(self, message: str) -> dict[str, Any]:
+        self.sampler.stop()
+        self.sampler = NoSampler()
+        self.journal.progress(f"setup error: {message}")
+        summary = setup_error_summary(message)
+        summary["measurements"]["total_wall_s"] = time.monotonic() - self.started
+        return summary
+
     def execute(self) -> dict[str, Any]:
         try:
             self.prepare()
@@ -517,10 +530,10 @@ class SmokeRun:
                 self.journal.progress(f"compared {result['name']}: {result['verdict']}")
             summary = self.summary(reference, results, gpu)
         except SetupError as error:
-            self.sampler.stop()
-            self.journal.progress(f"setup error: {error}")
-            summary = setup_error_summary(str(error))
-            summary["measurements"]["total_wall_s"] = time.monotonic() - self.started
+            summary = self.failed(str(error))
+        except Exception as error:  # a defect in spikelint: report it like a setup error, keep the traceback
+            self.journal.log_traceback()
+            summary = self.failed(f"internal error: {type(error).__name__}: {error} (traceback in logs/spikelint.log)")
         summary = self.decorate(summary)
         summary["checkpoints_kept"] = self.clean_up(summary["verdict"])
         return summary

@@ -28,6 +28,7 @@ from spikelint.smoke.protocol import LineBuffer
 
 EXIT_INTERNAL = 70
 POLL_S = 0.1
+EXIT_POLL_S = 0.002
 PEER_FAILURE_GRACE_S = 3.0
 
 ChildTarget = Callable[[int, ChildChannel, float], int]
@@ -136,8 +137,8 @@ class ProcessGroup:
                     message["received_at"] = stamp
                 rank.messages.extend(received)
                 fresh.extend(received)
-        elif timeout > 0:
-            time.sleep(min(timeout, POLL_S))
+        elif timeout > 0:  # every pipe is closed: the processes are exiting, reap them promptly
+            time.sleep(min(timeout, EXIT_POLL_S))
         self._reap(block=False)
         return fresh
 

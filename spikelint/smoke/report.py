@@ -117,7 +117,8 @@ def render_text(summary: dict[str, Any]) -> str:
     lines = [f"spikelint smoke: {HEADLINES[summary['verdict']]}", f"  {summary['message']}"]
     device = summary.get("device")
     if device:
-        lines.append(f"device:  {device.get('type')} ({device.get('name')}), {device.get('processes')} process(es)")
+        name = f" ({device['name']})" if device.get("name") else ""
+        lines.append(f"device:  {device.get('type')}{name}, {device.get('processes')} process(es) per run")
     if summary.get("job"):
         lines.append(f"job:     {summary['job']}")
     plan = summary.get("plan")

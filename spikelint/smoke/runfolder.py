@@ -12,6 +12,7 @@ import secrets
 import subprocess
 import sys
 import time
+import traceback
 from datetime import datetime
 from datetime import timezone
 from pathlib import Path
@@ -122,6 +123,11 @@ class Journal:
         print(line, file=self._stderr, flush=True)
         if self._log is not None:
             self._log.write(line + "\n")
+            self._log.flush()
+
+    def log_traceback(self) -> None:
+        if self._log is not None:
+            traceback.print_exc(file=self._log)
             self._log.flush()
 
     def close(self) -> None:

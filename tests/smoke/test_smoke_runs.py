@@ -7,12 +7,15 @@ validates against the shipped schema.
 from __future__ import annotations
 
 import json
+import os
+import subprocess
+import sys
 from pathlib import Path
 from typing import Any
 
 import pytest
 
-pytest.importorskip("torch")
+torch = pytest.importorskip("torch")
 
 from smoke_helpers import SmokeResult  # noqa: E402
 from smoke_helpers import run_smoke  # noqa: E402
@@ -130,6 +133,15 @@ def test_a_checkpoint_the_safe_loader_refuses_everywhere_means_resume_failed(tmp
         assert all("weights_only=True" in reason or "truncated" in reason for reason in reasons)
 
 
+def test_a_minimal_job_without_optional_methods_is_verified(tmp_path: Path) -> None:
+    result = run_smoke(tmp_path / "run", *SHORT, "--job", user_job("minimal"))
+    summary = checked_summary(result)
+    assert summary["verdict"] == "verified", result.stdout
+    assert summary["measurements"]["data_wait_s"] == "not available"
+    assert all(not variant["data_position"]["available"] for variant in summary["variants"])
+    assert all(variant["losses"]["equal"] for variant in summary["variants"])
+
+
 def test_an_object_without_the_job_methods_is_a_setup_error(tmp_path: Path) -> None:
     result = run_smoke(tmp_path / "run", *SHORT, "--job", user_job("not_a_job"))
     summary = checked_summary(result)
@@ -137,8 +149,26 @@ def test_an_object_without_the_job_methods_is_a_setup_error(tmp_path: Path) -> N
 
 
 def test_sigterm_on_a_checkpoint_step_does_not_write_twice(tmp_path: Path) -> None:
-    result = run_smoke(tmp_path / "run", *SHORT, "--signal", "term", "--kill-at-step", "8")
+    checkpoints = tmp_path / "checkpoints"
+    result = run_smoke(
+        tmp_path / "run", *SHORT, "--signal", "term", "--kill-at-step", "8", "--checkpoint-dir", str(checkpoints)
+    )
     summary = checked_summary(result)
     assert summary["verdict"] == "verified"
     (variant,) = summary["variants"]
     assert variant["resumed_from_step"] == 8 and variant["sigterm"]["checkpoint_write_s"] == 0.0
+    assert summary["storage"]["path"] == str(checkpoints) and summary["storage"]["free_bytes"] > 0
+    assert checkpoints.is_dir() and list(checkpoints.iterdir()) == []  # its own subfolder, removed when verified
+
+
+@pytest.mark.skipif(not torch.cuda.is_available(), reason="needs a CUDA device")
+def test_cuda_run_in_a_fresh_interpreter(tmp_path: Path) -> None:
+    """On a GPU machine: the default run on CUDA (a new interpreter, so no CUDA state is inherited)."""
+    repository = Path(__file__).resolve().parents[2]
+    environment = dict(os.environ, PYTHONPATH=str(repository))
+    command = [sys.executable, "-m", "spikelint", "smoke", "--device", "cuda", "--run-dir", str(tmp_path / "run")]
+    completed = subprocess.run(command, capture_output=True, text=True, env=environment, timeout=300)
+    summary = json.loads((tmp_path / "run" / "summary.json").read_text())
+    assert completed.returncode == summary["exit_code"] == 0, completed.stdout + completed.stderr
+    assert summary["device"]["type"] == "cuda"
+    assert isinstance(summary["measurements"]["peak_device_memory_bytes"], int)

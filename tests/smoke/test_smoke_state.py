@@ -47,6 +47,14 @@ def test_rng_state_survives_the_weights_only_loader(restore_global_rng: object) 
     assert (random.random(), float(np.random.standard_normal()), float(torch.rand(1))) == expected
 
 
+@pytest.mark.skipif(torch.cuda.is_available(), reason="would initialise CUDA in the test process")
+def test_cuda_rng_is_captured_only_when_asked_and_survives_the_loader() -> None:
+    assert "cuda" not in capture_rng(include_cuda=False)
+    state = weights_only_round_trip(capture_rng(include_cuda=True))
+    assert isinstance(state["cuda"], list)  # type: ignore[index]  (one tensor per visible GPU; none here)
+    assert len(state["cuda"]) == torch.cuda.device_count()  # type: ignore[index]
+
+
 def test_builtin_job_state_round_trips_bit_for_bit(restore_global_rng: object) -> None:
     trained = TinyJob(total_steps=30)
     trained.setup("cpu", seed=3)

@@ -9,6 +9,7 @@ from __future__ import annotations
 from typing import Any
 
 import numpy as np
+import torch
 
 from spikelint.smoke.job import TinyJob
 
@@ -70,6 +71,27 @@ class NumpyInCheckpoint(TinyJob):
         return {**super().state_dict(), "history": np.zeros(3)}
 
 
+class MinimalJob:
+    """A job written from scratch: no setup(), no step_info(), its own RNG state saved as a tensor."""
+
+    def __init__(self) -> None:
+        self.weights = torch.zeros(4)
+        self.step = 0
+
+    def train_step(self) -> float:
+        self.weights += torch.rand(4) - 0.5
+        self.step += 1
+        return float(self.weights.sum())
+
+    def state_dict(self) -> dict[str, Any]:
+        return {"weights": self.weights.clone(), "step": self.step, "torch_rng": torch.get_rng_state()}
+
+    def load_state_dict(self, state: dict[str, Any]) -> None:
+        self.weights = state["weights"].clone()
+        self.step = int(state["step"])
+        torch.set_rng_state(state["torch_rng"])
+
+
 class NotAJob:
     def train(self) -> float:
         return 0.0
@@ -97,6 +119,10 @@ def numpy_in_checkpoint() -> NumpyInCheckpoint:
 
 def complete() -> TinyJob:
     return TinyJob(TOTAL_STEPS)
+
+
+def minimal() -> MinimalJob:
+    return MinimalJob()
 
 
 def not_a_job() -> NotAJob:
