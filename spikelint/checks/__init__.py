@@ -17,6 +17,7 @@ CHECK_MODULES: tuple[str, ...] = (
     "spikelint.checks.checkpoint",
     "spikelint.checks.checkpoint_code",
     "spikelint.checks.logs_workload",
+    "spikelint.checks.logs_shell",
     "spikelint.checks.paths_relative",
 )
 

@@ -499,6 +499,9 @@ def _apply(instruction: Instruction, state: _State, words: list[_Word], command:
 def _from(instruction: Instruction, state: _State, words: list[_Word]) -> None:
     dockerfile = state.dockerfile
     segments = instruction.segments
+    comment = next((position for position, word in enumerate(words) if position and word.text.startswith("#")), None)
+    if comment is not None:
+        words = words[:comment]  # BuildKit would reject `FROM a AS b # note`; read it as a trailing comment
     if len(words) not in (1, 3) or (len(words) == 3 and words[1].text.lower() != "as"):
         dockerfile.errors.append(("FROM requires either one or three arguments (image [AS name])",
                                   instruction.line, instruction.column))

@@ -211,3 +211,9 @@ def test_random_inputs_never_raise() -> None:
 def test_wrong_type_never_raises() -> None:
     assert parse_dockerfile(None) == Dockerfile()  # type: ignore[arg-type]
     assert resolve_args(None, {}) is None  # type: ignore[arg-type]
+
+
+def test_from_tolerates_a_trailing_comment() -> None:
+    parsed = parse_dockerfile("FROM ubuntu:22.04 AS tools  # pinned below\nFROM img  # note\n")
+    assert parsed.errors == []
+    assert [(stage.base, stage.name) for stage in parsed.stages] == [("ubuntu:22.04", "tools"), ("img", None)]

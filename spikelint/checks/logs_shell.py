@@ -1,0 +1,479 @@
+"""SPK501 and SPK502: shell pipelines that hide a failure or a Python log.
+
+SPK501 (pipe-without-pipefail) fires once per pipeline whose left side runs a program whose
+failure matters while ``pipefail`` is off; it points at the first command's program word.
+Trivial producers and text filters on the left (``echo``, ``printf``, ``cat``, ``grep``,
+``sort``…) do not count: their failure does not hide a failed run.
+
+SPK502 (buffered-python-log) fires once per ``python``/``python3``/``python3.x`` command
+whose stdout goes to a pipe or a file (``| tee``, ``> f``, ``>> f``, ``&> f``, a redirected
+or piped ``{ …; }``/``( … )``/loop around it, or an earlier ``exec > f``) without ``-u`` and
+without ``PYTHONUNBUFFERED``.  ``torchrun``, ``deepspeed`` and ``python -m
+torch.distributed.run`` are not reported: they start their workers with ``python -u``.
+``python -c`` one-liners, ``python -m pip``/``venv`` and ``--version`` print no run log.
+
+Both look at launch scripts, Dockerfile ``RUN``/``CMD``/``ENTRYPOINT`` (shell form, or exec
+form through ``sh -c``) and workload command/args run through ``sh -c``/``bash -c``.
+"""
+
+from __future__ import annotations
+
+import re
+from typing import Callable
+from typing import Iterator
+from typing import NamedTuple
+
+from spikelint.checks.registry import CheckContext
+from spikelint.checks.registry import check
+from spikelint.documents.dockerfile import Dockerfile
+from spikelint.documents.dockerfile import Instruction
+from spikelint.documents.shell import Pipeline
+from spikelint.documents.shell import Script
+from spikelint.documents.shell import SimpleCommand
+from spikelint.documents.shell import Word
+from spikelint.documents.shell import find_shell_call
+from spikelint.documents.shell import parse_shell
+from spikelint.model import Container
+from spikelint.model import Document
+from spikelint.model import FileKind
+from spikelint.model import Located
+from spikelint.model import Problem
+from spikelint.model import Workload
+
+UNBUFFERED = "PYTHONUNBUFFERED"
+PYTHON = re.compile(r"python(?:\d+(?:\.\d+)?)?")
+# Programs whose failure on the left of a pipe hides nothing worth a finding: they print
+# something already known, or filter text.
+TRIVIAL_PRODUCERS = frozenset({
+    "echo", "printf", "cat", "tac", "true", "false", ":", "yes", "seq", "ls", "date", "pwd", "hostname",
+    "whoami", "uname", "id", "env", "printenv", "head", "tail", "grep", "egrep", "fgrep", "sed", "awk",
+    "gawk", "mawk", "cut", "sort", "uniq", "tr", "wc", "jq", "yq", "column", "basename", "dirname", "ps",
+    "df", "du", "free", "nproc", "which", "type", "command", "rev", "base64", "xxd", "od", "md5sum",
+    "sha1sum", "sha256sum", "sha512sum", "shuf", "paste", "fold", "fmt", "nl", "tee", "set", "declare",
+    "compgen", "history", "read", "test", "[", "[[", "expr", "getent", "readlink", "realpath", "stat",
+    "find", "xargs", "sleep",
+})
+# ``NAME [options] program …``: option words of each wrapper that take a value, and how many
+# positional words it takes before the program.
+WRAPPERS: dict[str, tuple[frozenset[str], int]] = {
+    "env": (frozenset({"-u", "--unset", "-C", "--chdir", "-S", "--split-string"}), 0),
+    "nohup": (frozenset(), 0),
+    "exec": (frozenset({"-a"}), 0),
+    "time": (frozenset({"-f", "--format", "-o", "--output"}), 0),
+    "command": (frozenset(), 0),
+    "builtin": (frozenset(), 0),
+    "nice": (frozenset({"-n", "--adjustment"}), 0),
+    "ionice": (frozenset({"-c", "-n", "-p", "-t", "--class", "--classdata"}), 0),
+    "stdbuf": (frozenset({"-i", "-o", "-e", "--input", "--output", "--error"}), 0),
+    "timeout": (frozenset({"-s", "--signal", "-k", "--kill-after"}), 1),
+    "sudo": (frozenset({"-u", "-g", "-C", "-h", "-p", "-r", "-t", "-U", "--user", "--group"}), 0),
+    "setsid": (frozenset(), 0),
+    "taskset": (frozenset(), 1),
+    "chrt": (frozenset(), 1),
+    "numactl": (frozenset({"-N", "-m", "-C", "-p", "-i", "-P"}), 0),
+    "catchsegv": (frozenset(), 0),
+    "dumb-init": (frozenset(), 0),
+    "tini": (frozenset({"-s", "-p", "-e"}), 0),
+    "gosu": (frozenset(), 1),
+    "su-exec": (frozenset(), 1),
+    "xvfb-run": (frozenset({"-n", "-s", "-f", "-e", "-p", "--server-num", "--server-args"}), 0),
+}
+RUNNERS = frozenset({"uv", "poetry", "pipenv", "pdm", "hatch", "rye", "pixi", "conda", "mamba", "micromamba"})
+LAUNCHERS = frozenset({"srun", "mpirun", "mpiexec", "horovodrun", "prun", "aprun", "jsrun", "flux"})
+QUIET_MODULES = frozenset({"pip", "venv", "ensurepip", "virtualenv", "torch.distributed.run",
+                           "torch.distributed.launch", "deepspeed.launcher.runner", "deepspeed.launcher.launch"})
+CAPTURED = ("file", "pipe")
+
+
+class Env(NamedTuple):
+    """Where ``PYTHONUNBUFFERED`` comes from outside the script being checked."""
+
+    unbuffered: bool = False
+
+
+class Context(NamedTuple):
+    """How to word and place findings for one kind of input."""
+
+    fix_pipefail: str
+    place: Callable[[int, int], tuple[int, int]] = lambda line, column: (line, column)
+
+
+SCRIPT_CONTEXT = Context("add `set -o pipefail` (bash; `set -euo pipefail` at the top of the script) before it")
+DOCKERFILE_CONTEXT = Context('add `SHELL ["/bin/bash", "-o", "pipefail", "-c"]` before this instruction '
+                             "(or start the command with `set -o pipefail &&` under bash)")
+WORKLOAD_CONTEXT = Context("start the command string with `set -o pipefail;` and run it with bash "
+                           '(`command: ["bash", "-c"]`)')
+
+
+# --------------------------------------------------------------------------- programs
+
+
+def _basename(word: str) -> str:
+    return word.rsplit("/", 1)[-1]
+
+
+def _skip_options(words: list[Word], start: int, with_value: frozenset[str]) -> int:
+    index = start
+    while index < len(words):
+        text = words[index].text
+        if text == "--":
+            return index + 1
+        if not text.startswith("-") or text == "-":
+            return index
+        index += 2 if text in with_value else 1
+    return index
+
+
+def program(command: SimpleCommand) -> tuple[int, list[str]] | None:
+    """Index of the word that names the program wrappers run (``env X=1 nohup python …``), and the
+    ``NAME=value`` words given to ``env`` on the way; None when there is no program word."""
+    words = command.words
+    index = 0
+    env: list[str] = []
+    for _ in range(8):
+        if index >= len(words):
+            return None
+        name = _basename(words[index].text)
+        if name in WRAPPERS:
+            options, positional = WRAPPERS[name]
+            index = _skip_options(words, index + 1, options)
+            if name == "env":
+                while index < len(words) and "=" in words[index].text and not words[index].text.startswith("-"):
+                    env.append(words[index].text)
+                    index += 1
+            index += positional
+            continue
+        if name in RUNNERS and index + 1 < len(words) and words[index + 1].text == "run":
+            found = _first_python(words, index + 2)
+            return (found, env) if found is not None else (index, env)
+        if name in LAUNCHERS:
+            found = _first_python(words, index + 1)
+            return (found, env) if found is not None else (index, env)
+        return index, env
+    return (index, env) if index < len(words) else None
+
+
+def _first_python(words: list[Word], start: int) -> int | None:
+    for index in range(start, len(words)):
+        if PYTHON.fullmatch(_basename(words[index].text)):
+            return index
+    return None
+
+
+def python_mode(arguments: list[str]) -> tuple[bool, str]:
+    """``(unbuffered, what)`` for a python command's arguments: what it runs — ``script``,
+    ``module:NAME``, ``command`` (``-c``), ``stdin`` or ``info`` (``--version``/``-h``)."""
+    unbuffered = False
+    index = 0
+    while index < len(arguments):
+        argument = arguments[index]
+        if argument == "-":
+            return unbuffered, "stdin"
+        if argument == "--" or not argument.startswith("-"):
+            return unbuffered, "script"
+        if argument.startswith("--"):
+            if argument in ("--version", "--help"):
+                return unbuffered, "info"
+            index += 2 if argument == "--check-hash-based-pycs" else 1
+            continue
+        for position, letter in enumerate(argument[1:], start=2):
+            if letter == "u":
+                unbuffered = True
+            elif letter == "m":
+                module = argument[position:] or (arguments[index + 1] if index + 1 < len(arguments) else "")
+                return unbuffered, f"module:{module}"
+            elif letter == "c":
+                return unbuffered, "command"
+            elif letter in "VhH?":
+                return unbuffered, "info"
+            elif letter in "WXQ":
+                if position >= len(argument):
+                    index += 1  # the value is the next word
+                break
+        index += 1
+    return unbuffered, "stdin"
+
+
+def _fd(operator: str) -> tuple[str, str]:
+    digits = operator[: len(operator) - len(operator.lstrip("0123456789"))]
+    return digits, operator[len(digits):]
+
+
+def stdout_state(command: SimpleCommand, piped: bool) -> str | None:
+    """Where the command's stdout goes: ``pipe``, ``file``, ``null``, ``terminal`` or None (inherited)."""
+    state: str | None = "pipe" if piped else None
+    for redirect in command.redirects:
+        fd, operator = _fd(redirect.operator)
+        if operator.startswith("<"):
+            continue
+        if redirect.target is None:  # N>&M duplications: only 1>&2 (or >&2) moves stdout
+            if fd in ("", "1") and operator.startswith(">&"):
+                state = "terminal" if operator[2:] == "2" else state
+            continue
+        both = operator.startswith("&") or operator == ">&"
+        if fd not in ("", "1") and not both:
+            continue
+        target = redirect.target.text
+        if target == "/dev/null":
+            state = "null"
+        elif target in ("/dev/stderr", "/dev/tty", "/dev/stdout", "/proc/self/fd/2", "/proc/1/fd/1", "/proc/1/fd/2"):
+            state = "terminal"
+        elif redirect.target.raw.startswith(">("):
+            state = "pipe"
+        else:
+            state = "file"
+    return state
+
+
+def failure_matters(command: SimpleCommand) -> bool:
+    """Whether this command failing on the left of a pipe is a failure someone needs to see."""
+    if command.compound:
+        return any(failure_matters(inner) for pipeline in command.body if not pipeline.nested
+                   for inner in pipeline.commands if not inner.compound)
+    found = program(command)
+    if found is None:
+        return False
+    return _basename(command.words[found[0]].text) not in TRIVIAL_PRODUCERS
+
+
+# --------------------------------------------------------------------------- analysis
+
+
+def _before(word: Word, command: SimpleCommand) -> bool:
+    return (word.line, word.column) < (command.line, command.column)
+
+
+def _sets_unbuffered(assignment: str) -> bool:
+    name, _, value = assignment.partition("=")
+    return name == UNBUFFERED and value != ""
+
+
+def _script_unbuffered(script: Script, command: SimpleCommand) -> bool:
+    return any(word.text != "" and _before(word, command) for word in script.assignments.get(UNBUFFERED, []))
+
+
+def _command_unbuffered(command: SimpleCommand, env: list[str]) -> bool:
+    words = [word.text for word in command.assignments] + env
+    return any(_sets_unbuffered(text) for text in words)
+
+
+def _passes_unbuffered(command: SimpleCommand) -> bool:
+    """``runai … -e PYTHONUNBUFFERED=1 -- bash -c '…'``, ``docker run -e …``: set for the inner script."""
+    return any(_sets_unbuffered(word.text) for word in command.words) or _command_unbuffered(command, [])
+
+
+def _pipeline_text(pipeline: Pipeline) -> str:
+    return " | ".join(" ".join(command.argv()) for command in pipeline.commands)
+
+
+def _pipefail_problem(pipeline: Pipeline, context: Context) -> Problem:
+    first = pipeline.commands[0]
+    found = program(first) if not first.compound else None
+    word = first.words[found[0]] if found is not None else (first.words[0] if first.words else None)
+    line, column = (word.line, word.column) if word is not None else (pipeline.line, pipeline.column)
+    line, column = context.place(line, column)
+    end_line, end_column = context.place(pipeline.end_line, pipeline.end_column) if pipeline.end_line else (None, None)
+    left = ", ".join(dict.fromkeys(_display_name(command) for command in pipeline.commands[:-1]))
+    right = _display_name(pipeline.commands[-1])
+    return Problem("SPK501", line, column,
+                   f"`{left} | {right}` without pipefail: the pipeline's exit status is {right}'s, so when {left} "
+                   f"fails (a crashed or killed run, a failed download) the failure is reported as success — "
+                   f"{context.fix_pipefail}",
+                   end_line=end_line, end_column=end_column, key=f"pipefail:{_pipeline_text(pipeline)}")
+
+
+def _display_name(command: SimpleCommand) -> str:
+    if command.compound:
+        return {"(": "( … )", "{": "{ …; }"}.get(command.compound, f"{command.compound} … ")
+    found = program(command)
+    if found is None:
+        return command.name or "…"
+    return _basename(command.words[found[0]].text)
+
+
+def _buffered_problem(command: SimpleCommand, index: int, state: str, context: Context) -> Problem:
+    word = command.words[index]
+    line, column = context.place(word.line, word.column)
+    end_line, end_column = context.place(word.end_line, word.end_column)
+    where = "into a pipe" if state == "pipe" else "into a file"
+    return Problem("SPK502", line, column,
+                   f"`{word.text}` writes its output {where} block-buffered: the log lags behind the run and its last "
+                   f"lines are lost when the pod is killed or preempted — run `{word.text} -u …` or set "
+                   f"PYTHONUNBUFFERED=1",
+                   end_line=end_line, end_column=end_column,
+                   key=f"buffered:{' '.join(command.argv())}")
+
+
+def _inherited_states(script: Script) -> dict[int, str]:
+    """Pipelines inside a redirected or piped compound command: the stdout they inherit."""
+    inherited: dict[int, str] = {}
+    for pipeline in script.pipelines:
+        last = len(pipeline.commands) - 1
+        for position, command in enumerate(pipeline.commands):
+            if not command.compound:
+                continue
+            state = stdout_state(command, position < last)
+            if state is None:
+                continue
+            for inner in command.body:
+                if not inner.nested:
+                    inherited[id(inner)] = state
+    return inherited
+
+
+def check_script(script: Script, env: Env, context: Context) -> Iterator[Problem]:
+    """SPK501 and SPK502 for a script and the ``bash -c`` scripts inside it."""
+    inherited = _inherited_states(script)
+    exec_state: str | None = None
+    for pipeline in script.pipelines:
+        commands = pipeline.commands
+        if len(commands) > 1 and not pipeline.pipefail and any(failure_matters(c) for c in commands[:-1]):
+            yield _pipefail_problem(pipeline, context)
+        last = len(commands) - 1
+        for position, command in enumerate(commands):
+            if command.compound:
+                continue
+            if command.inner is not None:
+                inner_env = Env(env.unbuffered or _script_unbuffered(script, command) or _passes_unbuffered(command))
+                yield from check_script(command.inner, inner_env, context)
+            if command.name == "exec" and len(command.words) == 1:  # `exec > log 2>&1`: the rest of the script
+                if not pipeline.nested:
+                    exec_state = stdout_state(command, False) or exec_state
+                continue
+            found = program(command)
+            if found is None:
+                continue
+            index, wrapper_env = found
+            if not PYTHON.fullmatch(_basename(command.words[index].text)):
+                continue
+            state = stdout_state(command, position < last) or inherited.get(id(pipeline))
+            if state is None and not pipeline.nested:
+                state = exec_state
+            if state not in CAPTURED:
+                continue
+            unbuffered, what = python_mode([word.text for word in command.words[index + 1:]])
+            if unbuffered or what in ("command", "info") or what.partition(":")[2] in QUIET_MODULES:
+                continue
+            if env.unbuffered or _command_unbuffered(command, wrapper_env) or _script_unbuffered(script, command):
+                continue
+            yield _buffered_problem(command, index, state, context)
+
+
+# --------------------------------------------------------------------------- launch scripts
+
+
+@check("SPK501", "SPK502", kinds=(FileKind.SHELL,))
+def shell_script_logs(document: Document, ctx: CheckContext) -> Iterator[Problem]:
+    """Pipes without pipefail and buffered Python logs in a launch script."""
+    script = document.parsed
+    if not isinstance(script, Script):
+        return
+    yield from check_script(script, Env(), SCRIPT_CONTEXT)
+
+
+# --------------------------------------------------------------------------- Dockerfiles
+
+
+def _stage_unbuffered(dockerfile: Dockerfile) -> tuple[dict[int, bool], dict[int, bool]]:
+    """Per RUN: PYTHONUNBUFFERED set by an earlier ENV or ARG of its stage (or an ENV of the stage it
+    builds on); per stage: set by an ENV anywhere in it (the image config CMD/ENTRYPOINT run with —
+    an ARG is gone by then)."""
+    before: dict[int, bool] = {}
+    image: dict[int, bool] = {}  # ENV: kept in the image, inherited by stages built on it
+    build: dict[int, bool] = {}  # ENV or ARG: what the next RUN sees
+    for instruction in dockerfile.instructions:
+        stage = instruction.stage
+        if instruction.keyword == "FROM" and 0 <= stage < len(dockerfile.stages):
+            parent = dockerfile.stage_named(dockerfile.stages[stage].base, before=stage)
+            image[stage] = image.get(parent.index, False) if parent is not None else False
+            build[stage] = image[stage]
+        before[id(instruction)] = build.get(stage, False)
+        if instruction.keyword in ("ENV", "ARG") and stage >= 0:
+            for name, value in instruction.pairs:
+                if name.value == UNBUFFERED:
+                    is_set = value is not None and value.value != ""
+                    if instruction.keyword == "ENV":
+                        image[stage] = build[stage] = is_set
+                    else:  # an ARG never overrides an ENV of the same name
+                        build[stage] = build.get(stage, False) or image.get(stage, False) or is_set
+    return before, image
+
+
+@check("SPK501", "SPK502", kinds=(FileKind.DOCKERFILE,))
+def dockerfile_logs(document: Document, ctx: CheckContext) -> Iterator[Problem]:
+    """Pipes without pipefail and buffered Python output in RUN/CMD/ENTRYPOINT commands."""
+    dockerfile = document.parsed
+    if not isinstance(dockerfile, Dockerfile):
+        return
+    before, stage_set = _stage_unbuffered(dockerfile)
+    for instruction in dockerfile.instructions:
+        if instruction.script is None or instruction.keyword not in ("RUN", "CMD", "ENTRYPOINT"):
+            continue
+        unbuffered = _instruction_unbuffered(instruction, before, stage_set)
+        yield from check_script(instruction.script, Env(unbuffered), DOCKERFILE_CONTEXT)
+
+
+def _instruction_unbuffered(instruction: Instruction, before: dict[int, bool], stage_set: dict[int, bool]) -> bool:
+    if instruction.keyword == "RUN":
+        return before.get(id(instruction), False)
+    return stage_set.get(instruction.stage, False)  # the image's config, whatever the order
+
+
+# --------------------------------------------------------------------------- workloads
+
+
+def _container_unbuffered(container: Container) -> bool:
+    for variable in container.env:
+        if variable.name.value != UNBUFFERED:
+            continue
+        if variable.reference is not None or (variable.value is not None and str(variable.value.value) != ""):
+            return True
+    return False
+
+
+def _source_char(document: Document, line: int, column: int) -> str:
+    lines = document.lines
+    if 0 < line <= len(lines) and 0 < column <= len(lines[line - 1]):
+        return lines[line - 1][column - 1]
+    return ""
+
+
+def _parse_located(text: str, where: Located, document: Document, pipefail: bool, errexit: bool) -> tuple[Script, Context]:
+    """Parse a ``-c`` string held in a YAML/JSON value, mapping positions into the document."""
+    quoted = _source_char(document, where.line, where.column) in ("'", '"')
+    if document.kind == FileKind.JSON or quoted:
+        first_line = where.line
+        last_line = where.end_line or where.line
+
+        def place(line: int, column: int) -> tuple[int, int]:
+            """Lines of an escaped multi-line string all sit on the string's own line(s)."""
+            if line > last_line or line < first_line:
+                return (last_line if line > last_line else first_line), where.column
+            return line, column
+
+        script = parse_shell(text, where.line, where.column + (1 if quoted else 0), pipefail=pipefail, errexit=errexit)
+        return script, WORKLOAD_CONTEXT._replace(place=place)
+    if "\n" in text:  # a block scalar: every line is indented like the first
+        script = parse_shell(text, where.line, where.column, indent=where.column - 1, pipefail=pipefail,
+                             errexit=errexit)
+        return script, WORKLOAD_CONTEXT
+    return parse_shell(text, where.line, where.column, pipefail=pipefail, errexit=errexit), WORKLOAD_CONTEXT
+
+
+@check("SPK501", "SPK502", scope="workload")
+def workload_command_logs(workload: Workload, document: Document, ctx: CheckContext) -> Iterator[Problem]:
+    """Container command/args that run a ``sh -c``/``bash -c`` string with a pipe or a redirect."""
+    if document.kind not in (FileKind.YAML, FileKind.JSON):
+        return  # a runai command in a launch script is checked with the script itself
+    seen: set[tuple[int, int]] = set()
+    for container in workload.containers:
+        argv = [where for where in container.command + container.args if isinstance(where.value, str)]
+        call = find_shell_call([str(where.value) for where in argv])
+        if call is None or call.script_index is None:
+            continue
+        where = argv[call.script_index]
+        if (where.line, where.column) in seen:
+            continue  # one pod template shared by several replica groups
+        seen.add((where.line, where.column))
+        script, context = _parse_located(str(where.value), where, document, call.pipefail, call.errexit)
+        yield from check_script(script, Env(_container_unbuffered(container)), context)

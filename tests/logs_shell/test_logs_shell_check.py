@@ -1,0 +1,279 @@
+"""SPK501 pipe-without-pipefail and SPK502 buffered-python-log: helpers and end-to-end cases."""
+
+from __future__ import annotations
+
+from datetime import date
+
+import pytest
+
+from spikelint.checks.logs_shell import dockerfile_logs
+from spikelint.checks.logs_shell import failure_matters
+from spikelint.checks.logs_shell import program
+from spikelint.checks.logs_shell import python_mode
+from spikelint.checks.logs_shell import shell_script_logs
+from spikelint.checks.logs_shell import stdout_state
+from spikelint.checks.logs_shell import workload_command_logs
+from spikelint.checks.registry import CheckContext
+from spikelint.config import Config
+from spikelint.documents.shell import parse_shell
+from spikelint.engine import lint_snippet
+from spikelint.model import Container
+from spikelint.model import Document
+from spikelint.model import FileKind
+from spikelint.model import Located
+from spikelint.model import SourceFile
+from spikelint.model import Workload
+from spikelint.project import Project
+
+SELECT = {"select": ["SPK501", "SPK502"]}
+
+
+def findings(filename: str, text: str) -> list[tuple[int, int, str]]:
+    return [(f.line, f.column, f.rule) for f in lint_snippet(filename, text, SELECT)]
+
+
+def first_command(source: str):  # type: ignore[no-untyped-def]
+    return parse_shell(source).pipelines[0].commands[0]
+
+
+# --------------------------------------------------------------------------- helpers
+
+
+@pytest.mark.parametrize("arguments, expected", [
+    (["train.py"], (False, "script")),
+    (["-u", "train.py"], (True, "script")),
+    (["-Bu", "train.py"], (True, "script")),
+    (["-X", "dev", "-u", "t.py"], (True, "script")),
+    (["-Wignore", "t.py"], (False, "script")),
+    (["-W", "ignore", "-u", "t.py"], (True, "script")),
+    (["-m", "trainer.run"], (False, "module:trainer.run")),
+    (["-um", "trainer.run"], (True, "module:trainer.run")),
+    (["-mpip", "install"], (False, "module:pip")),
+    (["-c", "print(1)"], (False, "command")),
+    (["--version"], (False, "info")),
+    (["-V"], (False, "info")),
+    (["-"], (False, "stdin")),
+    ([], (False, "stdin")),
+    (["train.py", "-u"], (False, "script")),
+])
+def test_python_mode(arguments: list[str], expected: tuple[bool, str]) -> None:
+    assert python_mode(arguments) == expected
+
+
+@pytest.mark.parametrize("source, piped, expected", [
+    ("python t.py", False, None),
+    ("python t.py", True, "pipe"),
+    ("python t.py > log", False, "file"),
+    ("python t.py >> log 2>&1", False, "file"),
+    ("python t.py &> log", False, "file"),
+    ("python t.py >& log", False, "file"),
+    ("python t.py 1> log", False, "file"),
+    ("python t.py 2> err", False, None),
+    ("python t.py 2> err", True, "pipe"),
+    ("python t.py > /dev/null", False, "null"),
+    ("python t.py > log 1>&2", False, "terminal"),
+    ("python t.py >&2", True, "terminal"),
+    ("python t.py > >(tee log)", False, "pipe"),
+    ("python t.py < input.txt", False, None),
+    ("python t.py > /dev/stderr", False, "terminal"),
+])
+def test_stdout_state(source: str, piped: bool, expected: str | None) -> None:
+    assert stdout_state(first_command(source), piped) == expected
+
+
+@pytest.mark.parametrize("source, name, env", [
+    ("python t.py", "python", []),
+    ("env A=1 PYTHONUNBUFFERED=1 python t.py", "python", ["A=1", "PYTHONUNBUFFERED=1"]),
+    ("env -u X python t.py", "python", []),
+    ("nohup nice -n 5 python t.py", "python", []),
+    ("timeout -s INT 3600 python t.py", "python", []),
+    ("exec python t.py", "python", []),
+    ("stdbuf -oL python t.py", "python", []),
+    ("taskset -c 0-3 python t.py", "python", []),
+    ("sudo -u ml python t.py", "python", []),
+    ("uv run --with x python t.py", "python", []),
+    ("conda run -n env python t.py", "python", []),
+    ("srun --ntasks=8 python t.py", "python", []),
+    ("mpirun -np 4 -x NCCL_DEBUG python t.py", "python", []),
+    ("time python t.py", "python", []),
+    ("runai submit -- python t.py", "runai", []),
+])
+def test_program_skips_wrappers(source: str, name: str, env: list[str]) -> None:
+    command = first_command(source)
+    found = program(command)
+    assert found is not None
+    index, wrapper_env = found
+    assert command.words[index].text == name and wrapper_env == env
+
+
+def test_program_of_a_bare_wrapper_is_none() -> None:
+    assert program(first_command("env")) is None
+    assert program(first_command("nohup")) is None
+
+
+@pytest.mark.parametrize("source, matters", [
+    ("python t.py", True), ("curl -fsSL x", True), ("$PYTHON t.py", True), ("echo x", False), ("cat f", False),
+    ("grep x f", False), ("env X=1 echo x", False), ("nohup python t.py", True), ("A=1 true", False),
+])
+def test_failure_matters(source: str, matters: bool) -> None:
+    assert failure_matters(first_command(source)) is matters
+
+
+def test_compound_failure_matters_when_a_body_command_does() -> None:
+    loop = parse_shell("for i in 1 2; do python t.py; done | tee log").pipelines[0].commands[0]
+    quiet = parse_shell("for i in 1 2; do echo $i; done | tee log").pipelines[0].commands[0]
+    assert failure_matters(loop) and not failure_matters(quiet)
+
+
+# --------------------------------------------------------------------------- launch scripts
+
+
+def test_catalog_style_script() -> None:
+    text = ("#!/usr/bin/env bash\nset -eu\nOUT=/ckpt/r\n"
+            'python -u -m trainer.run --output_dir "$OUT" 2>&1 | tee -a "$OUT/train.log"\n'
+            'python3 preprocess.py > "$OUT/pre.log" 2>&1\n')
+    assert findings("scripts/train.sh", text) == [(4, 1, "SPK501"), (5, 1, "SPK502")]
+
+
+def test_finding_points_at_the_program_word() -> None:
+    text = "CUDA_VISIBLE_DEVICES=0 nohup python t.py | tee log\n  env X=1 python3 t.py > log\n"
+    assert findings("run.sh", text) == [(1, 30, "SPK501"), (1, 30, "SPK502"), (2, 11, "SPK502")]
+
+
+def test_one_finding_per_pipeline_and_per_command() -> None:
+    text = "python a.py | python b.py | tee log\n"
+    assert findings("run.sh", text) == [(1, 1, "SPK501"), (1, 1, "SPK502"), (1, 15, "SPK502")]
+
+
+def test_unbuffered_must_be_set_before_the_command() -> None:
+    text = "python a.py > log\nexport PYTHONUNBUFFERED=1\npython b.py > log\n"
+    assert findings("run.sh", text) == [(1, 1, "SPK502")]
+
+
+def test_empty_unbuffered_does_not_count() -> None:
+    assert findings("run.sh", 'export PYTHONUNBUFFERED=""\npython a.py > log\n') == [(2, 1, "SPK502")]
+    assert findings("run.sh", "PYTHONUNBUFFERED= python a.py > log\n") == [(1, 19, "SPK502")]
+
+
+def test_runai_environment_flag_reaches_the_inner_script() -> None:
+    text = ('runai training submit x -i img:1 -e PYTHONUNBUFFERED=1 -- bash -c "python t.py > /ckpt/log"\n'
+            'runai training submit y -i img:1 -- bash -c "python t.py > /ckpt/log"\n')
+    assert findings("launch.sh", text) == [(2, 46, "SPK502")]
+
+
+def test_pipe_after_runai_is_the_local_shell_pipe() -> None:
+    text = "runai training submit x -i img:1 -- python train.py | tee submit.log\n"
+    assert findings("launch.sh", text) == [(1, 1, "SPK501")]
+
+
+def test_exec_redirection_covers_the_rest_of_the_script() -> None:
+    text = "python before.py\nexec >> /ckpt/all.log 2>&1\npython after.py\nexec > /dev/null\npython quiet.py\n"
+    assert findings("run.sh", text) == [(3, 1, "SPK502")]
+
+
+def test_fingerprints_do_not_depend_on_the_line() -> None:
+    text = "python t.py | tee log\n"
+    before = {f.fingerprint for f in lint_snippet("run.sh", text, SELECT)}
+    after = {f.fingerprint for f in lint_snippet("run.sh", "# moved\n\n" + text, SELECT)}
+    assert before == after and len(before) == 2
+
+
+def test_messages_name_the_programs_and_the_fix() -> None:
+    found = lint_snippet("run.sh", "curl -fsSL u | bash\npython t.py > log\n", SELECT)
+    assert "`curl | bash`" in found[0].message and "set -o pipefail" in found[0].message
+    assert "python -u" in found[1].message and "PYTHONUNBUFFERED=1" in found[1].message
+
+
+# --------------------------------------------------------------------------- Dockerfiles
+
+
+def test_dockerfile_env_applies_to_later_runs_and_to_cmd_anywhere() -> None:
+    digest = "@sha256:" + "0" * 64
+    text = (f"FROM python:3.11.9{digest} AS base\nRUN python a.py > a.log\nENV PYTHONUNBUFFERED=1\n"
+            "RUN python b.py > b.log\nFROM base AS child\nRUN python c.py > c.log\n"
+            f"FROM python:3.11.9{digest}\nCMD python d.py > d.log\nENV PYTHONUNBUFFERED=1\n"
+            f"FROM python:3.11.9{digest}\nARG PYTHONUNBUFFERED=1\nRUN python e.py > e.log\nCMD python f.py > f.log\n")
+    assert findings("Dockerfile", text) == [(2, 5, "SPK502"), (13, 5, "SPK502")]
+
+
+def test_dockerfile_shell_instruction_and_json_cmd() -> None:
+    digest = "@sha256:" + "0" * 64
+    text = (f"FROM python:3.11.9{digest}\nRUN a | b\nSHELL [\"/bin/bash\", \"-eo\", \"pipefail\", \"-c\"]\n"
+            "RUN c | d\nCMD [\"bash\", \"-c\", \"e | f\"]\nCMD [\"bash\", \"-o\", \"pipefail\", \"-c\", \"g | h\"]\n")
+    assert findings("Dockerfile", text) == [(2, 5, "SPK501"), (5, 21, "SPK501")]
+
+
+# --------------------------------------------------------------------------- workloads
+
+
+def _document(kind: str, text: str = "") -> Document:
+    return Document(SourceFile("x", "x", kind), text)
+
+
+def _context() -> CheckContext:
+    return CheckContext(Config(), Project(), date(2026, 1, 1))
+
+
+def test_checks_skip_documents_of_the_wrong_shape() -> None:
+    for kind in (FileKind.SHELL, FileKind.DOCKERFILE):
+        document = _document(kind)
+        for parsed in (None, 3, [], "text"):
+            document.parsed = parsed
+            assert list(shell_script_logs(document, _context())) == []
+            assert list(dockerfile_logs(document, _context())) == []
+
+
+def test_workload_check_tolerates_odd_commands() -> None:
+    container = Container("c", "main", None, command=[Located(3, 1, 1), Located(None, 1, 2)],
+                          args=[Located("bash", 1, 3), Located("-c", 1, 4)])
+    workload = Workload("x", "kubernetes", "Job", Located("Job", 1, 1), containers=[container])
+    assert list(workload_command_logs(workload, _document(FileKind.YAML, "kind: Job\n"), _context())) == []
+
+
+def test_workload_check_leaves_launch_scripts_to_the_script_check() -> None:
+    container = Container("c", "main", None, command=[Located("bash", 1, 1), Located("-c", 1, 6),
+                                                      Located("python t.py | tee log", 1, 9)])
+    workload = Workload("x", "runai-cli", "training", Located("runai", 1, 1), containers=[container])
+    assert list(workload_command_logs(workload, _document(FileKind.SHELL), _context())) == []
+    assert [p.rule for p in workload_command_logs(workload, _document(FileKind.YAML), _context())] == [
+        "SPK501", "SPK502"]
+
+
+def test_kubernetes_env_reference_counts_as_set() -> None:
+    text = """\
+apiVersion: v1
+kind: Pod
+metadata:
+  name: p
+spec:
+  containers:
+    - name: c
+      image: img:1.0.0@sha256:0000000000000000000000000000000000000000000000000000000000000000
+      command: ["sh", "-c", "python t.py > /ckpt/log"]
+      env:
+        - name: PYTHONUNBUFFERED
+          valueFrom: {configMapKeyRef: {name: cfg, key: unbuffered}}
+"""
+    assert findings("pod.yaml", text) == []
+    assert findings("pod.yaml", text.replace("PYTHONUNBUFFERED", "OTHER")) == [(9, 30, "SPK502")]
+
+
+def test_block_scalar_positions() -> None:
+    text = """\
+apiVersion: v1
+kind: Pod
+metadata:
+  name: p
+spec:
+  containers:
+    - name: c
+      image: img:1.0.0@sha256:0000000000000000000000000000000000000000000000000000000000000000
+      command:
+        - /bin/bash
+        - -c
+        - |
+          set -e
+            python t.py \\
+              --lr 1 | tee /ckpt/log
+"""
+    assert findings("pod.yaml", text) == [(14, 13, "SPK501"), (14, 13, "SPK502")]
