@@ -16,6 +16,10 @@ class Project:
 
     sources: list[SourceFile] = field(default_factory=list)
     parsed: dict[str, Document] = field(default_factory=dict)  # path -> document already read
+    # file name -> (path parts, source) of the files with that name: find_config looks only there
+    _by_name: dict[str, list[tuple[tuple[str, ...], SourceFile]]] = field(default_factory=dict, init=False,
+                                                                         repr=False, compare=False)
+    _indexed: int = field(default=-1, init=False, repr=False, compare=False)
 
     def document(self, source: SourceFile) -> Document:
         if source.path not in self.parsed:
@@ -36,8 +40,7 @@ class Project:
             return None
         best: tuple[int, int, SourceFile] | None = None
         near_parts = PurePosixPath(near.path).parts[:-1] if near is not None else ()
-        for source in self.sources:
-            parts = PurePosixPath(source.path).parts
+        for parts, source in self._named(wanted[-1]):
             matched = 0
             while matched < min(len(parts), len(wanted)) and parts[-1 - matched] == wanted[-1 - matched]:
                 matched += 1
@@ -52,3 +55,14 @@ class Project:
         if best is None or (near is not None and best[2].path == near.path):
             return None
         return self.document(best[2])
+
+    def _named(self, name: str) -> list[tuple[tuple[str, ...], SourceFile]]:
+        """The sources called ``name`` (an index built once, so lookups do not rescan every path)."""
+        if self._indexed != len(self.sources):
+            self._by_name = {}
+            for source in self.sources:
+                parts = PurePosixPath(source.path).parts
+                if parts:
+                    self._by_name.setdefault(parts[-1], []).append((parts, source))
+            self._indexed = len(self.sources)
+        return self._by_name.get(name, [])

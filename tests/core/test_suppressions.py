@@ -213,3 +213,48 @@ def test_annotation_does_not_reach_the_next_document() -> None:
         "  annotations:\n", "")
     found = lint("job.yaml", text, select=["SPK101", "SPK002"])
     assert found == {(text.splitlines().index("          image: busybox:latest", 20) + 1, "SPK101")}
+
+
+# --------------------------------------------------------------------------- secrets: notebooks and pragmas
+
+TOKEN = "hf_" + "aBcDeFgHiJkLmNoPqRsTuVwXyZaBcDeFgH"
+
+
+def notebook(*source: str) -> str:
+    import json
+
+    cell = {"cell_type": "code", "execution_count": None, "metadata": {}, "outputs": [], "source": list(source)}
+    return json.dumps({"cells": [cell], "metadata": {}, "nbformat": 4, "nbformat_minor": 5}, indent=1)
+
+
+def test_notebook_secret_is_found_at_its_json_line() -> None:
+    text = notebook("import os\n", f'token = "{TOKEN}"\n')
+    line = next(number for number, body in enumerate(text.splitlines(), 1) if TOKEN in body)
+    assert lint("nb.ipynb", text) == {(line, "SPK201")}
+
+
+@pytest.mark.parametrize("source", [
+    ("import os\n", f'token = "{TOKEN}"  # spikelint: disable=SPK201\n'),
+    ("# spikelint: disable=SPK2 reason=\"revoked demo token\"\n", f'token = "{TOKEN}"\n'),
+])
+def test_notebook_cells_carry_inline_suppressions(source: tuple[str, ...]) -> None:
+    assert lint("nb.ipynb", notebook(*source)) == set()
+
+
+def test_unused_suppression_in_a_notebook_cell_points_into_the_notebook() -> None:
+    text = notebook("x = 1  # spikelint: disable=SPK201\n")
+    line = next(number for number, body in enumerate(text.splitlines(), 1) if "disable" in body)
+    assert lint("nb.ipynb", text) == {(line, "SPK002")}
+
+
+@pytest.mark.parametrize("text", [
+    f"hub:\n  token: {TOKEN}  # pragma: allowlist secret\n",
+    f"hub:\n  # pragma: allowlist nextline secret\n  token: {TOKEN}\n",
+])
+def test_detect_secrets_pragmas_are_honoured(text: str) -> None:
+    assert lint("train.yaml", text) == set()
+
+
+def test_pragma_does_not_cover_other_families_and_is_never_reported_unused() -> None:
+    assert lint("values.yaml", "image: busybox:latest  # pragma: allowlist secret\n") == {(1, "SPK101")}
+    assert lint("train.yaml", "lr: 0.1  # pragma: allowlist secret\n") == set()
