@@ -305,19 +305,28 @@ def _buffered_problem(command: SimpleCommand, index: int, state: str, context: C
 
 
 def _inherited_states(script: Script) -> dict[int, str]:
-    """Pipelines inside a redirected or piped compound command: the stdout they inherit."""
+    """Pipelines inside a redirected or piped compound command, or in a function whose call is
+    redirected or piped (``main "$@" 2>&1 | tee log``): the stdout they inherit."""
     inherited: dict[int, str] = {}
     for pipeline in script.pipelines:
         last = len(pipeline.commands) - 1
         for position, command in enumerate(pipeline.commands):
-            if not command.compound:
+            if command.compound:
+                body = command.body
+            elif command.name in script.functions:
+                body = script.functions[command.name]
+            else:
                 continue
-            state = stdout_state(command, position < last)
+            state = stdout_state(command, position < last) or inherited.get(id(pipeline))
             if state is None:
                 continue
-            for inner in command.body:
-                if not inner.nested:
-                    inherited[id(inner)] = state
+            for inner in body:
+                if inner.nested:
+                    continue
+                if command.compound:
+                    inherited[id(inner)] = state  # compounds come outermost first: the innermost wins
+                else:
+                    inherited.setdefault(id(inner), state)  # a redirect inside the function wins over the call's
     return inherited
 
 
@@ -346,6 +355,8 @@ def check_script(script: Script, env: Env, context: Context) -> Iterator[Problem
             index, wrapper_env = found
             if not PYTHON.fullmatch(_basename(command.words[index].text)):
                 continue
+            if pipeline.nested in ("$(", "`") and stdout_state(command, False) != "file":
+                continue  # output captured into a variable is not a log
             state = stdout_state(command, position < last) or inherited.get(id(pipeline))
             if state is None and not pipeline.nested:
                 state = exec_state

@@ -143,6 +143,8 @@ class Script:
     # every simple assignment seen (NAME -> value words in order of appearance, incl. `export NAME=…`)
     assignments: dict[str, list[Word]] = field(default_factory=dict)
     errors: list[str] = field(default_factory=list)  # unparseable fragments, "line L, column C: why"
+    # function name -> the pipelines of its body (also in the flat list), for following calls
+    functions: dict[str, list[Pipeline]] = field(default_factory=dict)
     error_positions: list[tuple[int, int]] = field(default_factory=list)  # (line, column) of each error
 
     def commands(self) -> list[SimpleCommand]:
@@ -1007,23 +1009,30 @@ class _Parser:
                 and self.tokens[j + 2].kind == "o" and self.tokens[j + 2].text == ")")
 
     def _function_definition(self) -> SimpleCommand | None:
+        name = self.tokens[self.i].text
         self.i += 3
-        return self._function_body()
+        return self._function_body(name)
 
     def _function_keyword(self) -> SimpleCommand | None:
         self.i += 1  # `function`
-        if self._peek() is not None and self._peek().kind == "w":  # type: ignore[union-attr]
+        name = ""
+        token = self._peek()
+        if token is not None and token.kind == "w":
+            name = token.text
             self.i += 1
         if self._is_op("(") and self.i + 1 < len(self.tokens) and self.tokens[self.i + 1].text == ")":
             self.i += 2
-        return self._function_body()
+        return self._function_body(name)
 
-    def _function_body(self) -> SimpleCommand | None:
+    def _function_body(self, name: str) -> SimpleCommand | None:
         self._skip_newlines()
         saved = self.condition
         self.condition = ""  # a function runs where it is called, not where it is defined
+        start = len(self.script.pipelines)
         command = self._command()
         self.condition = saved
+        if name:
+            self.script.functions[name] = self.script.pipelines[start:]
         if command is not None and command.compound and not command.redirects:
             return None
         return command

@@ -277,3 +277,14 @@ spec:
               --lr 1 | tee /ckpt/log
 """
     assert findings("pod.yaml", text) == [(14, 13, "SPK501"), (14, 13, "SPK502")]
+
+
+def test_function_called_into_a_pipe() -> None:
+    text = ("#!/bin/bash\nmain() {\n  python train.py\n  python eval.py > /dev/null\n  { python inner.py; } > inner.log\n}\n"
+            'main "$@" 2>&1 | tee run.log\n')
+    assert findings("run.sh", text) == [(3, 3, "SPK502"), (5, 5, "SPK502"), (7, 1, "SPK501")]
+
+
+def test_output_captured_into_a_variable_is_not_a_log() -> None:
+    assert findings("run.sh", "X=$(python a.py | tail -1)\nY=`python b.py > f`\n") == [(1, 5, "SPK501"),
+                                                                                      (2, 4, "SPK502")]
