@@ -212,7 +212,7 @@ def _basename(reference: str) -> str:
 
 def _declared_references(root: Node, document: Document) -> Iterator[tuple[str, Located]]:
     meta = root.get(META_KEY)
-    if meta is not None and isinstance(meta.value, str) and meta.value.strip():
+    if meta is not None and isinstance(meta.value, str) and meta.value.strip() and "node_modules" not in meta.value:
         yield meta.value.strip(), root.key_at(META_KEY) or meta.located()
     if document.kind == FileKind.YAML:
         match = MODELINE.search(document.text[:4096])
@@ -246,8 +246,10 @@ def config_schema_violation(document: Document, ctx: CheckContext) -> Iterator[P
         choice = choose_schema(root, document, ctx)
         if choice is None:
             continue
+        declared = choice.origin == META_KEY  # the file's own editor hint: unusable means "not ours"
         if choice.problem is not None:
-            yield Problem.at("SPK601", choice.anchor, choice.problem, key=choice.problem)
+            if not declared:
+                yield Problem.at("SPK601", choice.anchor, choice.problem, key=choice.problem)
             continue
         try:
             data = without_meta_key(plain(root), choice.schema)
@@ -258,8 +260,9 @@ def config_schema_violation(document: Document, ctx: CheckContext) -> Iterator[P
             yield Problem("SPK601", problem.line or 1, problem.column or 1, message, key=message)
             continue
         except SchemaUnusable as error:
-            message = f"schema '{choice.label}' cannot be used: {error}"
-            yield Problem.at("SPK601", choice.anchor, message, key=message)
+            if not declared:
+                message = f"schema '{choice.label}' cannot be used: {error}"
+                yield Problem.at("SPK601", choice.anchor, message, key=message)
             continue
         version_reported_elsewhere = _lacks_version(root)  # SPK602 speaks for schema_version
         for violation in found:
@@ -277,10 +280,16 @@ def missing_schema_version(document: Document, ctx: CheckContext) -> Iterator[Pr
     for root in candidate_trees(document, mapped):
         if not _lacks_version(root):
             continue
-        if not (mapped or follows_contract(root) or choose_schema(root, document, ctx) is not None):
+        if not (mapped or follows_contract(root) or _declares_run_contract(root, document, ctx)):
             continue
         line = 1 if root is document.trees[0] else root.line
         yield Problem("SPK602", line, 1, _version_message(root), key=f"schema_version {line}")
+
+
+def _declares_run_contract(root: Node, document: Document, ctx: CheckContext) -> bool:
+    """``$schema`` names a launch contract (another tool's schema says nothing about versions)."""
+    choice = choose_schema(root, document, ctx)
+    return choice is not None and choice.contract
 
 
 def _version_message(root: Node) -> str:

@@ -126,3 +126,14 @@ def test_deep_configs_are_reported_not_crashed() -> None:
     findings = lint_snippet("run.yaml", text, SELECT)
     assert [(f.line, f.rule) for f in findings] == [(5, "SPK601")]
     assert "nests deeper than" in findings[0].message
+
+
+def test_an_unusable_declared_schema_is_not_ours_to_report() -> None:
+    text = '{"$schema": "tool.schema.json", "name": "x"}'
+    assert found("tool.json", text, extra={"tool.schema.json": '{"type": 12}'}) == []
+    assert found("biome.json", '{"$schema": "./node_modules/@biomejs/biome/configuration_schema.json"}') == []
+
+
+def test_spk602_for_a_file_that_declares_the_run_contract() -> None:
+    text = '{"$schema": "https://spikelint.dev/schemas/run-config.v1.schema.json", "input": "a"}'
+    assert found("a.json", text) == [(1, "SPK601"), (1, "SPK601"), (1, "SPK602")]
