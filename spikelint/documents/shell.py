@@ -39,6 +39,7 @@ _BLANK = re.compile(r"[ \t\r\f\v]+")
 _PLAIN = re.compile(r"[^ \t\n\r\f\v|&;()<>'\"\\$`]+")
 _DQ_PLAIN = re.compile(r"[^\"\\$`]+")
 _NESTED_PLAIN = re.compile(r"[^\\`\"'$(){}#]+")
+_CASE_WORD = re.compile(r"case|esac")
 _MASTER = re.compile(r"""
      (?P<blank>(?:[ \t\r\f\v]|\\\n)+)
     |(?P<newline>\n)
@@ -250,6 +251,8 @@ def _scan_nested(s: str, i: int, closer: str, n: int) -> int:
     while i < n:
         plain = _NESTED_PLAIN.match(s, i, n)
         if plain:
+            if stack[-1] in (")", "esac"):
+                _case_words(s, plain.start(), plain.end(), stack)
             i = plain.end()
             if i >= n:
                 break
@@ -291,7 +294,7 @@ def _scan_nested(s: str, i: int, closer: str, n: int) -> int:
         elif c == "(" and top == ")":
             stack.append(")")
             i += 1
-        elif c == "#" and top == ")" and (i == 0 or s[i - 1] in " \t\n;|&("):
+        elif c == "#" and top in (")", "esac") and (i == 0 or s[i - 1] in " \t\n;|&("):
             end = s.find("\n", i, n)
             i = n if end < 0 else end
         else:
@@ -301,6 +304,19 @@ def _scan_nested(s: str, i: int, closer: str, n: int) -> int:
         if len(stack) > MAX_SCAN_STACK:
             return -1
     return -1
+
+
+def _case_words(s: str, start: int, end: int, stack: list[str]) -> None:
+    """``case … esac`` inside ``$(…)``: its patterns' ``)`` must not close the substitution."""
+    for match in _CASE_WORD.finditer(s, start, end):
+        before = s[match.start() - 1] if match.start() > 0 else " "
+        after = s[match.end()] if match.end() < len(s) else " "
+        if before not in " \t\n;|&(" or after not in " \t\n;|&)":
+            continue
+        if match.group() == "case":
+            stack.append("esac")
+        elif stack[-1] == "esac":
+            stack.pop()
 
 
 def _ansi_c(body: str) -> str:
@@ -798,6 +814,8 @@ class _Parser:
                 return self._double_bracket()
             if token.text == "function":
                 return self._function_keyword()
+            if token.text == "coproc":
+                return self._coproc()
             if self._is_function_definition():
                 return self._function_definition()
         return self._simple()
@@ -1002,6 +1020,15 @@ class _Parser:
                                 end_line=words[-1].end_line, end_column=words[-1].end_column)
         self._redirects_after(command)
         return command
+
+    def _coproc(self) -> SimpleCommand | None:
+        """``coproc [NAME] command``: the command runs in the background; NAME only before a compound."""
+        self.i += 1
+        if self.i + 1 < len(self.tokens) and self.tokens[self.i].kind == "w":
+            following = self.tokens[self.i + 1]
+            if (following.kind == "o" and following.text == "(") or (following.bare and following.text == "{"):
+                self.i += 1
+        return self._command() if self.i < len(self.tokens) else None
 
     def _is_function_definition(self) -> bool:
         j = self.i

@@ -385,3 +385,76 @@ def _timed(source: str) -> float:
     elapsed = time.perf_counter() - start
     assert script.errors == [] and len(script.pipelines) > 500
     return elapsed
+
+
+VALID_BASH = [
+ 'x=$(case $a in b) echo 1;; c|d) echo 2;; esac)\necho "$x"\n',
+ 'y="$(case "$a" in (b) echo 1 ;; esac)"\n',
+ '[[ $x =~ ^(a|b)$ ]] && echo y\n',
+ '[[ "$a" == *"x"* || $b < $c ]]\n',
+ 'declare -A map=([a]=1 [b]=2)\narr+=(x "y z")\nlocal_arr=()\n',
+ 'echo $(( $(nproc) / 2 ))\n',
+ 'echo "$(echo "nested \\"quote\\"")"\n',
+ 'cat <<EOF1 <<EOF2\na\nEOF1\nb\nEOF2\necho ok\n',
+ 'foo () {\n  echo x\n}\nfunction bar() { echo y; }\n',
+ 'if ! python -c "import torch" 2>/dev/null; then pip install torch; fi\n',
+ 'for f in *.txt; { echo $f; }\n',
+ 'echo ${var:-"default ) paren"}\n',
+ 'NCCL_DEBUG=WARN \\ \nHYDRA_FULL_ERROR=1 \\\ntorchrun --nproc_per_node=$1 train.py ${@:3}\n',
+ 'a=1; (( a > 0 )) && echo pos\n',
+ 'while IFS=, read -r a b; do echo "$a"; done < file.csv\n',
+ 'echo "a" > >(cat) 2> >(cat >&2)\n',
+ 'trap \'echo "caught"; exit 1\' INT TERM\n',
+ 'exec 3>&1 4>&2\n',
+ 'x=${1:?usage: $0 <config>}\n',
+ 'ARGS=(--lr 1e-4 --epochs 3)\npython train.py "${ARGS[@]}"\n',
+ 'echo $[1+2]\n',
+ 'printf "%s\\n" "${!prefix@}"\n',
+ 'case "$1" in\n  --help|-h)\n    usage\n    ;;\n  *)\n    ;;\nesac\n',
+ 'cmd1 &&\n  cmd2 ||\n  cmd3\n',
+ 'a |\n  b |\n  c\n',
+ 'echo a; # comment ) with paren\n',
+ 'if [ -z "${CUDA_VISIBLE_DEVICES+x}" ]; then echo unset; fi\n',
+ 'export PATH="$HOME/.local/bin:$PATH"\n',
+ 'result=`ls \\`pwd\\``\n',
+ 'echo \'single\' "double" $\'ansi\\n\' $"locale"\n',
+ 'coproc myproc { cat; }\n',
+ 'select opt in a b; do break; done\n',
+ 'f() ( echo subshell-func )\n',
+ '{ echo a\n} > out\n',
+ 'echo x >&2; echo y 2>&1 >/dev/null\n',
+ 'python - <<\'PY\'\nimport sys\nprint("unbalanced (")\nPY\n',
+ 'x=$(cat <<EOF\nhello\nEOF\n)\n',
+ 'echo ${#arr[@]} ${arr[*]} ${x/#pre/new} ${x%%.*} ${x,,}\n',
+ 'if [[ -n $X ]]; then :; elif [[ -z $Y ]]; then :; else :; fi\n',
+ 'echo "multi\nline\nstring" | cat\n',
+ 'for ((;;)); do break; done\n',
+ 'eval "$(conda shell.bash hook)"\n',
+ 'source ~/.bashrc && conda activate env\n',
+ '[ "$RANK" -eq 0 ] || exit 0\n',
+ 'test -f x && { echo a; echo b; }\n',
+ 'while :; do sleep 1; done &\nwait $!\n',
+ 'echo ${x:-$(date +%s)}\n',
+ 'echo "${arr[@]:1:2}"\n',
+ 'case x in x) ;; esac\n',
+ 'case $x in\n  a) echo a ;&\n  b) echo b ;;&\nesac\n',
+ 'echo {1..10}\n',
+ 'timeout 10 bash -c \'until curl -s localhost; do sleep 1; done\'\n',
+ 'ssh host "cd /x && python train.py | tee log"\n',
+ 'docker run --rm -v $(pwd):/work -w /work img /bin/bash -c "pip install build && python -m build"\n',
+ 'x=$(( (1+2) * 3 ))\n',
+ 'echo $((x<<2)) $((y>>1))\n',
+ 'cat << \'END_OF_SCRIPT\' > /tmp/s.sh\n#!/bin/bash\necho $x\nEND_OF_SCRIPT\n',
+ 'if true\nthen\n  echo a\nfi\n',
+ 'echo a \\\n  b # trailing comment \\\n  c\n',
+ '$(which python) -u train.py | tee log\n',
+]
+
+
+@pytest.mark.parametrize("source", VALID_BASH)
+def test_valid_bash_parses_without_errors(source: str) -> None:
+    """Each of these passes ``bash -n``; none may become an SPK001."""
+    script = parse_shell(source)
+    assert script.errors == []
+    for inner in script.scripts():
+        assert inner.errors == []
