@@ -318,6 +318,32 @@ def _exec_arguments(rest: str, start: int, segments: list[tuple[int, int, int]])
     return arguments
 
 
+def _heredoc_markers(command: str, escape: str) -> list[re.Match[str]]:
+    """``<<EOF`` markers of a RUN/COPY/ADD line that are not inside quotes (``echo "<<EOF"`` is text)."""
+    markers: list[re.Match[str]] = []
+    for match in _HEREDOC.finditer(command):
+        if not _quoted_at(command, match.start(), escape):
+            markers.append(match)
+    return markers
+
+
+def _quoted_at(text: str, position: int, escape: str) -> bool:
+    quote = ""
+    i = 0
+    while i < position:
+        c = text[i]
+        if c == escape and quote != "'":
+            i += 2
+            continue
+        if quote:
+            if c == quote:
+                quote = ""
+        elif c in "'\"":
+            quote = c
+        i += 1
+    return bool(quote)
+
+
 def _heredoc_bodies(lines: list[str], after: int, markers: list[re.Match[str]]) -> tuple[list[tuple[str, int]], int]:
     """Read the bodies of ``markers`` from the lines after index ``after``; returns them and the last line used."""
     bodies: list[tuple[str, int]] = []
@@ -447,7 +473,7 @@ def _instruction(lines: list[str], index: int, state: _State, continuation: re.P
     last_line = logical.last_line
     heredoc_range: tuple[int, int] | None = None
     if keyword in HEREDOC_INSTRUCTIONS:
-        markers = list(_HEREDOC.finditer(command))
+        markers = _heredoc_markers(command, dockerfile.escape)
         if markers:
             instruction.heredocs, last_line = _heredoc_bodies(lines, logical.last_line, markers)
             heredoc_range = (logical.last_line + 1, last_line)

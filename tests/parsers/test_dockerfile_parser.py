@@ -217,3 +217,9 @@ def test_from_tolerates_a_trailing_comment() -> None:
     parsed = parse_dockerfile("FROM ubuntu:22.04 AS tools  # pinned below\nFROM img  # note\n")
     assert parsed.errors == []
     assert [(stage.base, stage.name) for stage in parsed.stages] == [("ubuntu:22.04", "tools"), ("img", None)]
+
+
+def test_heredoc_marker_inside_quotes_is_text() -> None:
+    parsed = parse_dockerfile('FROM a\nRUN echo "use <<EOF to start" > notes\nRUN echo \'<<END\' && b | c\nUSER x\n')
+    assert [i.keyword for i in parsed.instructions] == ["FROM", "RUN", "RUN", "USER"]
+    assert all(i.heredocs == [] for i in parsed.instructions)
