@@ -99,8 +99,13 @@ def _write_bytes_with_pause(handle: Any, data: bytes, pause: Callable[[str], Non
     handle.write(data[half:])
 
 
-def save_atomically(path: Path, payload: Any, pause: Callable[[str], None] | None = None) -> WriteResult:
-    """tmp in the same folder + flush + fsync + rename + folder fsync; ``pause`` stops mid-write."""
+def save_atomically(
+    path: Path, payload: Any, pause: Callable[[str], None] | None = None, durable: bool = True
+) -> WriteResult:
+    """tmp in the same folder + flush + fsync + rename + folder fsync; ``pause`` stops mid-write.
+
+    ``durable=False`` (files that only hand data to the parent) keeps the rename, skips the fsyncs.
+    """
     started = time.perf_counter()
     temporary = path.with_name(f".{path.name}.tmp-{os.getpid()}")
     with open(temporary, "wb") as handle:
@@ -111,9 +116,11 @@ def save_atomically(path: Path, payload: Any, pause: Callable[[str], None] | Non
             torch.save(payload, buffer)
             _write_bytes_with_pause(handle, buffer.getvalue(), pause, temporary)
         handle.flush()
-        os.fsync(handle.fileno())
+        if durable:
+            os.fsync(handle.fileno())
     os.replace(temporary, path)
-    fsync_folder(path.parent)
+    if durable:
+        fsync_folder(path.parent)
     return WriteResult(path, path.stat().st_size, time.perf_counter() - started)
 
 
@@ -149,10 +156,8 @@ def prune_checkpoints(folder: Path, rank: int, keep: int = KEEP) -> list[Path]:
     """Delete all but the newest ``keep``; called only after the new one is durable on every rank."""
     removed = []
     for old in list_checkpoints(folder, rank)[keep:]:
-        old.path.unlink(missing_ok=True)
+        old.path.unlink(missing_ok=True)  # a deletion lost in a crash only leaves one file too many
         removed.append(old.path)
-    if removed:
-        fsync_folder(folder)
     return removed
 
 

@@ -353,7 +353,7 @@ class TrainingProcess:
         self.stage = "save final state"
         path = config.final_state_folder / f"{config.label}.rank{self.rank}.pt"
         payload = {"step": config.steps, "state": self.job.state_dict(), "rng": capture_rng(self.cuda)}
-        save_atomically(path, payload)
+        save_atomically(path, payload, durable=False)  # read by the parent, not a checkpoint
         peak_device = int(torch.cuda.max_memory_allocated(self.device)) if self.cuda else None
         self.channel.send(
             DONE,

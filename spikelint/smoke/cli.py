@@ -112,8 +112,17 @@ def fail_setup(message: str, options: SmokeOptions | None, stdout: TextIO, stder
     return EXIT_SETUP_ERROR
 
 
-def main(argv: Sequence[str] | None = None, stdout: TextIO | None = None, stderr: TextIO | None = None) -> int:
-    """Parse options, check what needs no torch, then run the smoke test; returns the exit code."""
+def main(
+    argv: Sequence[str] | None = None,
+    stdout: TextIO | None = None,
+    stderr: TextIO | None = None,
+    *,
+    process_exits: bool = True,
+) -> int:
+    """Parse options, check what needs no torch, then run the smoke test; returns the exit code.
+
+    A caller that goes on running in this process passes ``process_exits=False``.
+    """
     stdout = stdout or sys.stdout
     stderr = stderr or sys.stderr
     started = time.monotonic()
@@ -141,4 +150,12 @@ def main(argv: Sequence[str] | None = None, stdout: TextIO | None = None, stderr
 
     from spikelint.smoke.orchestrate import run_smoke
 
-    return run_smoke(options, plan, started=started, import_torch_s=import_torch_s, stdout=stdout, stderr=stderr)
+    return run_smoke(
+        options,
+        plan,
+        started=started,
+        import_torch_s=import_torch_s,
+        stdout=stdout,
+        stderr=stderr,
+        process_exits=process_exits,
+    )

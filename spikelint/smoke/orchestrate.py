@@ -58,6 +58,7 @@ from spikelint.smoke.preflight import StorageReport
 from spikelint.smoke.preflight import check_checkpoint_folder
 from spikelint.smoke.preflight import resolve_device
 from spikelint.smoke.processes import ProcessGroup
+from spikelint.smoke.processes import frozen_heap
 from spikelint.smoke.processes import launch
 from spikelint.smoke.protocol import CHECKPOINT
 from spikelint.smoke.protocol import DONE
@@ -136,6 +137,7 @@ class SmokeRun:
         self.records: list[RunRecord] = []
         self.reference_device: dict[str, Any] | None = None
         self.reference_settings: dict[str, Any] | None = None
+        self.git = git_revision(Path.cwd())
 
     # ----------------------------------------------------------------- set-up
 
@@ -194,7 +196,7 @@ class SmokeRun:
                 "driver": inventory.driver_version if inventory else "not available",
             },
             "device": {"type": self.device.type, "name": device_name, "count": max(self.device.count, 1)},
-            "git": git_revision(Path.cwd()),
+            "git": self.git,
             "options": asdict(options),
             "effective": {
                 "device": self.device.type,
@@ -504,31 +506,11 @@ class SmokeRun:
         summary["measurements"]["total_wall_s"] = time.monotonic() - self.started
         return summary
 
-    def execute(self) -> dict[str, Any]:
+    def execute(self, keep_heap_frozen: bool) -> dict[str, Any]:
         try:
             self.prepare()
-            self.sampler = start_sampler(self.device.type, self.folder.logs / "gpu-utilisation.csv")
-            reference = self.run_reference()
-            interruptions: list[tuple[Interruption, RunRecord | None]] = []
-            for spec in self.plan.variants:
-                if time.monotonic() >= self.deadline:
-                    skipped = Interruption(spec, failure="not run: the time limit (--timeout) was reached")
-                    interruptions.append((skipped, None))
-                    continue
-                interruption = self.interrupt(spec)
-                resumed = self.resume(spec) if interruption.failure is None else None
-                interruptions.append((interruption, resumed))
-            gpu = self.sampler.stop()
-            self.sampler = NoSampler()
-            states = FinalStates()
-            results = []
-            for interruption, resumed in interruptions:
-                result = analyse_variant(interruption, resumed, reference, states, self.plan.steps)
-                results.append(result)
-                self.journal.event("compared", variant=result["name"], verdict=result["verdict"],
-                                   leaves=result["leaves_compared"], first_divergent_step=result["first_divergent_step"])
-                self.journal.progress(f"compared {result['name']}: {result['verdict']}")
-            summary = self.summary(reference, results, gpu)
+            with frozen_heap(keep_heap_frozen):  # after every import the children will share
+                summary = self.interrupt_resume_compare()
         except SetupError as error:
             summary = self.failed(str(error))
         except Exception as error:  # a defect in spikelint: report it like a setup error, keep the traceback
@@ -537,6 +519,30 @@ class SmokeRun:
         summary = self.decorate(summary)
         summary["checkpoints_kept"] = self.clean_up(summary["verdict"])
         return summary
+
+    def interrupt_resume_compare(self) -> dict[str, Any]:
+        self.sampler = start_sampler(self.device.type, self.folder.logs / "gpu-utilisation.csv")
+        reference = self.run_reference()
+        interruptions: list[tuple[Interruption, RunRecord | None]] = []
+        for spec in self.plan.variants:
+            if time.monotonic() >= self.deadline:
+                skipped = Interruption(spec, failure="not run: the time limit (--timeout) was reached")
+                interruptions.append((skipped, None))
+                continue
+            interruption = self.interrupt(spec)
+            resumed = self.resume(spec) if interruption.failure is None else None
+            interruptions.append((interruption, resumed))
+        gpu = self.sampler.stop()
+        self.sampler = NoSampler()
+        states = FinalStates()
+        results = []
+        for interruption, resumed in interruptions:
+            result = analyse_variant(interruption, resumed, reference, states, self.plan.steps)
+            results.append(result)
+            self.journal.event("compared", variant=result["name"], verdict=result["verdict"],
+                               leaves=result["leaves_compared"], first_divergent_step=result["first_divergent_step"])
+            self.journal.progress(f"compared {result['name']}: {result['verdict']}")
+        return self.summary(reference, results, gpu)
 
 
 def _numpy_version() -> str | None:
@@ -565,11 +571,16 @@ def run_smoke(
     import_torch_s: float,
     stdout: TextIO,
     stderr: TextIO,
+    process_exits: bool = False,
 ) -> int:
-    """Run the whole protocol and print the report; returns the exit code, which matches the verdict."""
+    """Run the whole protocol and print the report; returns the exit code, which matches the verdict.
+
+    ``process_exits`` says that the interpreter ends right after (the command line), so the
+    heap may stay frozen; an in-process caller gets its garbage collector back as it was.
+    """
     environment = training_environment(os.environ)
     with scoped_environment(os.environ, environment):
-        return _run_in_environment(options, plan, environment, started, import_torch_s, stdout, stderr)
+        return _run_in_environment(options, plan, environment, started, import_torch_s, stdout, stderr, process_exits)
 
 
 def _run_in_environment(
@@ -580,6 +591,7 @@ def _run_in_environment(
     import_torch_s: float,
     stdout: TextIO,
     stderr: TextIO,
+    process_exits: bool,
 ) -> int:
     import torch
 
@@ -598,7 +610,7 @@ def _run_in_environment(
     try:
         smoke = SmokeRun(options, plan, torch, device, folder, run_id, journal, started, import_torch_s, environment)
         journal.event("run_started", run_id=run_id, run_dir=str(folder.root), pid=os.getpid())
-        summary = smoke.execute()
+        summary = smoke.execute(keep_heap_frozen=process_exits)
         write_summary(folder, summary, journal)
         journal.event("finished", verdict=summary["verdict"], exit_code=summary["exit_code"])
         journal.progress(f"finished: {summary['verdict']} (exit {summary['exit_code']}), run folder {folder.root}")

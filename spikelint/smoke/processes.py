@@ -8,6 +8,7 @@ process group, so a kill reaches the whole group at once.
 
 from __future__ import annotations
 
+import gc
 import io
 import os
 import select
@@ -15,11 +16,13 @@ import signal
 import sys
 import time
 import traceback
+from contextlib import contextmanager
 from dataclasses import dataclass
 from dataclasses import field
 from pathlib import Path
 from typing import Any
 from typing import Callable
+from typing import Iterator
 
 from spikelint.smoke.protocol import EXIT_PREEMPTED
 from spikelint.smoke.protocol import RELEASE
@@ -232,6 +235,22 @@ class ProcessGroup:
                 except OSError:
                     pass
             rank.pipe_closed = True
+
+
+@contextmanager
+def frozen_heap(keep_frozen: bool) -> Iterator[None]:
+    """Move every object that exists now (torch's whole module graph) out of the garbage collector's reach.
+
+    Forked children then never traverse, and so never copy, the parent's heap when they
+    collect; the parent's objects go back under the collector at the end, unless the process
+    exits next, where skipping that work saves seconds of interpreter shutdown.
+    """
+    gc.freeze()
+    try:
+        yield
+    finally:
+        if not keep_frozen:
+            gc.unfreeze()
 
 
 def launch(name: str, world_size: int, target: ChildTarget, log_path_for: Callable[[int], Path]) -> ProcessGroup:

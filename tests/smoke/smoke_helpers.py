@@ -34,5 +34,6 @@ def user_job(factory: str) -> str:
 def run_smoke(run_dir: Path, *options: str) -> SmokeResult:
     """The smoke test in-process (children are forked from here), output captured."""
     stdout, stderr = io.StringIO(), io.StringIO()
-    code = main(["--device", "cpu", "--run-dir", str(run_dir), *options], stdout=stdout, stderr=stderr)
+    argv = ["--device", "cpu", "--run-dir", str(run_dir), *options]
+    code = main(argv, stdout=stdout, stderr=stderr, process_exits=False)
     return SmokeResult(code, stdout.getvalue(), stderr.getvalue(), run_dir)

@@ -21,7 +21,7 @@ REPOSITORY = Path(__file__).resolve().parents[2]
 
 def run_main(*argv: str) -> tuple[int, str, str]:
     stdout, stderr = io.StringIO(), io.StringIO()
-    code = main(list(argv), stdout=stdout, stderr=stderr)
+    code = main(list(argv), stdout=stdout, stderr=stderr, process_exits=False)
     return code, stdout.getvalue(), stderr.getvalue()
 
 
