@@ -117,7 +117,7 @@ class Engine:
         for workload in workloads:
             line_range = workload.extra.get("line_range", (1, 10**9))
             object_suppressions.extend((suppression, line_range) for suppression in workload.disabled_rules)
-        path_ignores = [rules for glob, rules in self.config.per_path_ignores.items() if matches_glob(document.path, glob)]
+        path_ignores = self._path_ignores(document.path)
         seen: set[tuple[str, int, int, str]] = set()
         occurrences: dict[tuple[str, str, str], int] = {}
         matched: dict[int, set[str]] = {}  # id(suppression) -> the rule ids/prefixes it named that matched
@@ -125,19 +125,24 @@ class Engine:
         for problem in sorted(problems, key=lambda p: (p.line, p.column, p.rule)):
             if not selected(problem.rule, self.config) or problem.rule not in self.catalog:
                 continue
-            identity = (problem.rule, problem.line, problem.column, problem.message)
+            identity = (problem.rule, problem.line, problem.column, f"{problem.path}:{problem.message}")
             if identity in seen:
                 continue
             seen.add(identity)
-            if any(problem.rule.startswith(prefix) for rules in path_ignores for prefix in rules):
+            foreign = problem.path is not None and problem.path != document.path  # e.g. in a referenced config
+            ignores = self._path_ignores(problem.path) if foreign else path_ignores
+            if any(problem.rule.startswith(prefix) for rules in ignores for prefix in rules):
                 result.suppressed += 1
                 continue
-            if self._suppressed(problem, suppressions, object_suppressions, matched):
+            if not foreign and self._suppressed(problem, suppressions, object_suppressions, matched):
                 result.suppressed += 1
                 continue
             kept.append(self._finding(problem, document, occurrences))
         kept.extend(self._suppression_findings(document, suppressions, [s for s, _ in object_suppressions], matched))
         result.findings = kept
+
+    def _path_ignores(self, path: str) -> list[tuple[str, ...]]:
+        return [rules for glob, rules in self.config.per_path_ignores.items() if matches_glob(path, glob)]
 
     def _suppressed(self, problem: Problem, inline: list[Suppression],
                     object_wide: list[tuple[Suppression, tuple[int, int]]], matched: dict[int, set[str]]) -> bool:

@@ -22,6 +22,8 @@ COMMENTED_KINDS = (FileKind.YAML, FileKind.SHELL, FileKind.DOCKERFILE, FileKind.
 TEXT_KINDS_THAT_MUST_DECODE = (FileKind.YAML, FileKind.JSON, FileKind.TOML, FileKind.NOTEBOOK, FileKind.DOCKERFILE,
                                FileKind.SHELL, FileKind.PYTHON)
 MAX_PYTHON_NESTING = 200
+# kinds whose unparseable files holding '{{' are unrendered templates (Helm, Jinja, cookiecutter): SPK003, not SPK001
+TEMPLATED_KINDS = (FileKind.YAML, FileKind.JSON, FileKind.TOML)
 BYTE_ORDER_MARKS = (codecs.BOM_UTF16_LE, codecs.BOM_UTF16_BE, codecs.BOM_UTF32_LE, codecs.BOM_UTF32_BE)
 
 
@@ -154,7 +156,7 @@ def parse_text(source: SourceFile, text: str) -> Document:
     except MemoryError:
         document.problems.append(Problem("SPK001", 1, 1, "file exceeds the parser's memory limit"))
     except ValueError as error:  # every parser's error type is a ValueError with line/column
-        if source.kind == FileKind.YAML and "{{" in text:
+        if source.kind in TEMPLATED_KINDS and "{{" in text:
             document.problems.append(Problem("SPK003", 1, 1, "unrendered template (contains '{{'): render it and "
                                              "lint the output to check it"))
         else:

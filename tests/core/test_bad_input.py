@@ -319,3 +319,18 @@ def test_notebook_json_errors_have_positions() -> None:
     text = json.dumps({"cells": [], "nbformat": 4}, indent=1)[:-2] + ",,}"
     document = parse_text(source("nb.ipynb"), text)
     assert only_problem(document)[0] == "SPK001"
+
+
+@pytest.mark.parametrize(("name", "text"), [
+    ("deploy/job.yaml", "kind: Job\nspec:\n  {{- if .Values.x }}\n  a: 1\n  {{- end }}\n"),
+    ("deploy/body.json", '{"name": "{{ name }}", {% if gpu %}"gpu": 1{% endif %}}\n'),
+    ("deploy/conf.toml", "[a]\n{{ key }} = 1\n"),
+])
+def test_unparseable_template_outside_templates_folder_is_spk003(name: str, text: str) -> None:
+    assert only_problem(parse_text(source(name, text), text))[0] == "SPK003"
+
+
+def test_valid_file_with_braces_is_checked_normally() -> None:
+    text = 'workflow:\n  args: ["{{inputs.parameters.lr}}"]\n'
+    document = parse_text(source("argo.yaml", text), text)
+    assert document.problems == [] and document.trees

@@ -258,3 +258,19 @@ def test_detect_secrets_pragmas_are_honoured(text: str) -> None:
 def test_pragma_does_not_cover_other_families_and_is_never_reported_unused() -> None:
     assert lint("values.yaml", "image: busybox:latest  # pragma: allowlist secret\n") == {(1, "SPK101")}
     assert lint("train.yaml", "lr: 0.1  # pragma: allowlist secret\n") == set()
+
+
+def test_problem_in_another_file_uses_that_files_path_ignores(monkeypatch: pytest.MonkeyPatch) -> None:
+    from spikelint.checks.registry import CheckSpec
+    from spikelint.model import Problem
+
+    def elsewhere(document: object, ctx: object):
+        yield Problem("SPK101", 1, 1, "in the referenced config", path="configs/run.yaml", key="x")
+
+    spec = CheckSpec(("SPK101",), "document", frozenset(), elsewhere)
+    monkeypatch.setattr("spikelint.engine.all_checks", lambda: [spec])
+    text = "# spikelint: disable=SPK101\na: 1\n"
+    [finding] = [f for f in lint_snippet("job.yaml", text, today=TODAY) if f.rule == "SPK101"]
+    assert finding.path == "configs/run.yaml"  # this file's comment covers this file only
+    ignored = lint_snippet("job.yaml", "a: 1\n", {"per_path_ignores": {"configs/**": ["SPK101"]}}, today=TODAY)
+    assert ignored == []
