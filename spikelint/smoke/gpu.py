@@ -21,7 +21,7 @@ SAMPLE_INTERVAL_MS = 200
 
 
 class GpuSample(NamedTuple):
-    index: int
+    gpu: int
     utilisation_percent: float
     memory_used_mib: float | None
 

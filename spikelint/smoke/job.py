@@ -183,7 +183,7 @@ class TinyJob:
             self.optimizer, max_lr=0.05, total_steps=max(self.total_steps, 2)
         )
         self.loader_generator = torch.Generator().manual_seed(seed + 1 + self.rank)
-        self.sampler = (
+        self.sampler: DistributedSampler[Any] | None = (
             DistributedSampler(dataset, self.world_size, self.rank, shuffle=True, seed=seed, drop_last=True)
             if self.world_size > 1
             else None

@@ -34,13 +34,13 @@ def stats(values: Iterable[float | None]) -> dict[str, Any] | None:
 
 def step_measurements(reference: RunRecord) -> dict[str, Any]:
     steps = [message for rank in reference.steps for message in rank.values()]
-    waits = [message.get("data_wait_s") for message in steps]
+    waits = [float(message["data_wait_s"]) for message in steps if message.get("data_wait_s") is not None]
     times = [float(message["step_s"]) for message in steps]
-    if waits and all(wait is not None for wait in waits):
-        data_wait: Any = sum(float(wait) for wait in waits)  # type: ignore[arg-type]
-        compute = max(0.0, sum(times) - data_wait)
-    else:
-        data_wait, compute = NOT_AVAILABLE, sum(times)
+    data_wait: float | str = NOT_AVAILABLE
+    compute = sum(times)
+    if steps and len(waits) == len(steps):  # only when every step told its data wait
+        data_wait = sum(waits)
+        compute = max(0.0, compute - data_wait)
     first = [float(rank[min(rank)]["step_s"]) for rank in reference.steps if rank]
     return {
         "step_time_s": dict(stats(times) or {}, first_step=max(first) if first else None) if times else None,
@@ -64,10 +64,10 @@ def memory_measurements(records: list[RunRecord]) -> dict[str, Any]:
     done = [m for record in records for m in record.done if m is not None]
     children = int(resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss) * 1024
     host = max([children] + [int(m.get("peak_rss_bytes") or 0) for m in done])
-    device = [m.get("peak_device_memory_bytes") for m in done if m.get("peak_device_memory_bytes") is not None]
+    device = [int(m["peak_device_memory_bytes"]) for m in done if m.get("peak_device_memory_bytes") is not None]
     return {
         "peak_host_memory_bytes": host,
-        "peak_device_memory_bytes": max(int(value) for value in device) if device else NOT_AVAILABLE,
+        "peak_device_memory_bytes": max(device) if device else NOT_AVAILABLE,
     }
 
 

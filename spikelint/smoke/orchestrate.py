@@ -195,7 +195,7 @@ class SmokeRun:
                 "cudnn": (self.reference_device or {}).get("cudnn"),
                 "driver": inventory.driver_version if inventory else "not available",
             },
-            "device": {"type": self.device.type, "name": device_name, "count": max(self.device.count, 1)},
+            "device": {"type": self.device.type, "name": device_name, "count": max(self.device.visible_devices, 1)},
             "git": self.git,
             "options": asdict(options),
             "effective": {
@@ -331,7 +331,7 @@ class SmokeRun:
             if spec.pause_in_write_at_step is not None:
                 self.journal.progress(f"{spec.name}: training; will stop half-way through checkpoint {spec.pause_in_write_at_step}")
                 reached = self.wait(group, lambda: group.every_rank_sent(WRITING))
-                point = spec.pause_in_write_at_step
+                point: int | None = spec.pause_in_write_at_step
             else:
                 self.journal.progress(f"{spec.name}: training until step {spec.hold_at_step}")
                 reached = self.wait(group, lambda: group.every_rank_sent(HOLD))

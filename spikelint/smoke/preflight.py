@@ -66,7 +66,7 @@ class StorageReport(NamedTuple):
 
 class DeviceChoice(NamedTuple):
     type: str  # "cpu" or "cuda"
-    count: int  # visible CUDA devices (0 on cpu)
+    visible_devices: int  # visible CUDA devices (0 on cpu)
 
 
 def unescape_mount_field(field: str) -> str:

@@ -50,7 +50,7 @@ def _sampler_state(sampler: Any) -> dict[str, Any]:
     return state
 
 
-def _loader_state(loader: DataLoader) -> dict[str, Any]:
+def _loader_state(loader: DataLoader[Any]) -> dict[str, Any]:
     state: dict[str, Any] = {"sampler": _sampler_state(loader.sampler)}
     generator = _generator_state(loader.generator)
     if generator is not None:

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import io
 import random
+from typing import Any
 
 import pytest
 
@@ -23,7 +24,7 @@ from spikelint.smoke.rngstate import capture_rng  # noqa: E402
 from spikelint.smoke.rngstate import restore_rng  # noqa: E402
 
 
-def weights_only_round_trip(value: object) -> object:
+def weights_only_round_trip(value: object) -> Any:
     buffer = io.BytesIO()
     torch.save(value, buffer)
     buffer.seek(0)
@@ -43,7 +44,7 @@ def test_rng_state_survives_the_weights_only_loader(restore_global_rng: object) 
     random.seed(99)
     np.random.seed(99)
     torch.manual_seed(99)
-    restore_rng(state)  # type: ignore[arg-type]
+    restore_rng(state)
     assert (random.random(), float(np.random.standard_normal()), float(torch.rand(1))) == expected
 
 
@@ -51,8 +52,8 @@ def test_rng_state_survives_the_weights_only_loader(restore_global_rng: object) 
 def test_cuda_rng_is_captured_only_when_asked_and_survives_the_loader() -> None:
     assert "cuda" not in capture_rng(include_cuda=False)
     state = weights_only_round_trip(capture_rng(include_cuda=True))
-    assert isinstance(state["cuda"], list)  # type: ignore[index]  (one tensor per visible GPU; none here)
-    assert len(state["cuda"]) == torch.cuda.device_count()  # type: ignore[index]
+    assert isinstance(state["cuda"], list)  # one tensor per visible GPU; none here
+    assert len(state["cuda"]) == torch.cuda.device_count()
 
 
 def test_builtin_job_state_round_trips_bit_for_bit(restore_global_rng: object) -> None:
@@ -63,10 +64,10 @@ def test_builtin_job_state_round_trips_bit_for_bit(restore_global_rng: object) -
     saved = weights_only_round_trip(trained.state_dict())
     resumed = TinyJob(total_steps=30)
     resumed.setup("cpu", seed=3)
-    resumed.load_state_dict(saved)  # type: ignore[arg-type]
+    resumed.load_state_dict(saved)
     assert compare_digests(live_digests(trained, False), live_digests(resumed, False)) == []
     losses = [(trained.train_step(), trained.step_info()["indices"]) for _ in range(5)]
-    restore_rng(saved["rng"])  # type: ignore[index]  (both jobs share this process's generators)
+    restore_rng(saved["rng"])  # both jobs share this process's generators
     assert [(resumed.train_step(), resumed.step_info()["indices"]) for _ in range(5)] == losses
     assert compare_states(trained.state_dict(), resumed.state_dict())[1] == []
 
