@@ -307,6 +307,7 @@ class SmokeRun:
         if not record.completed:
             log = self.folder.log_for("reference", 0)
             raise SetupError(f"the reference run failed: {record.failure_reason()} (see {log})")
+        self.check_room_for(record)
         self.reference_device = record.ready[0]["device"] if record.ready[0] else None
         self.reference_settings = record.ready[0].get("settings") if record.ready[0] else None
         step_times = [m["step_s"] for m in record.steps[0].values()]
@@ -319,6 +320,20 @@ class SmokeRun:
         )
         self.write_manifest()
         return record
+
+    def check_room_for(self, reference: RunRecord) -> None:
+        """Now that the state's size is known: room for every variant's checkpoints (two kept plus one
+        being written, per rank) and final states."""
+        assert self.checkpoint_root is not None
+        sizes = [Path(done["final_state"]).stat().st_size for done in reference.done if done is not None]
+        variants = len(self.plan.variants)
+        needed = max(sizes, default=0) * self.options.nproc * (3 * variants + variants + 1)
+        free = shutil.disk_usage(self.checkpoint_root).free
+        if free < needed:
+            raise SetupError(
+                f"checkpoint folder {self.checkpoint_root} has {free / 2**20:.1f} MiB free; this job's checkpoints "
+                f"need about {needed / 2**20:.1f} MiB"
+            )
 
     def interrupt(self, spec: VariantSpec) -> Interruption:
         """Start the run that gets interrupted and interrupt it as ``spec`` says."""
