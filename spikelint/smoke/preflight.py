@@ -8,7 +8,6 @@ GPU job needs.
 from __future__ import annotations
 
 import os
-import shutil
 from pathlib import Path
 from typing import Any
 from typing import NamedTuple
@@ -135,7 +134,7 @@ def classify_mount(fstype: str, root: str) -> str:
 
 def storage_report(folder: Path, mountinfo_text: str | None = None) -> StorageReport:
     path = os.path.realpath(folder)
-    usage = shutil.disk_usage(path)
+    usage = os.statvfs(path)  # what an unprivileged writer may still use, and the whole size
     if mountinfo_text is None:
         try:
             mountinfo_text = MOUNTINFO.read_text(encoding="utf-8", errors="replace")
@@ -150,8 +149,8 @@ def storage_report(folder: Path, mountinfo_text: str | None = None) -> StorageRe
         storage_class=storage_class,
         persistent=storage_class not in NOT_PERSISTENT,
         meaning=STORAGE_MEANING[storage_class],
-        free_bytes=usage.free,
-        total_bytes=usage.total,
+        free_bytes=usage.f_bavail * usage.f_frsize,
+        total_bytes=usage.f_blocks * usage.f_frsize,
     )
 
 

@@ -22,6 +22,10 @@ from smoke_helpers import run_smoke  # noqa: E402
 from smoke_helpers import user_job  # noqa: E402
 
 from spikelint import __version__  # noqa: E402
+from spikelint.smoke.analysis import Interruption  # noqa: E402
+from spikelint.smoke.checkpoint import list_checkpoints  # noqa: E402
+from spikelint.smoke.orchestrate import SmokeRun  # noqa: E402
+from spikelint.smoke.plan import VariantSpec  # noqa: E402
 from spikelint.schemas import validation_errors  # noqa: E402
 
 EXIT_FOR = {"verified": 0, "state_differs": 1, "resume_failed": 1, "setup_error": 2}
@@ -140,6 +144,28 @@ def test_a_minimal_job_without_optional_methods_is_verified(tmp_path: Path) -> N
     assert summary["measurements"]["data_wait_s"] == "not available"
     assert all(not variant["data_position"]["available"] for variant in summary["variants"])
     assert all(variant["losses"]["equal"] for variant in summary["variants"])
+
+
+def test_every_checkpoint_damaged_means_resume_failed(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The truncation variant cuts every checkpoint on disk, not only the newest: nothing can be resumed."""
+
+    def truncate_all(self: SmokeRun, spec: VariantSpec, interruption: Interruption) -> None:
+        assert self.checkpoint_root is not None
+        for checkpoint in list_checkpoints(self.checkpoint_root / spec.name, 0):
+            os.truncate(checkpoint.path, checkpoint.path.stat().st_size // 2)
+            interruption.damaged_steps.append(checkpoint.step)
+
+    monkeypatch.setattr(SmokeRun, "truncate_newest", truncate_all)
+    result = run_smoke(tmp_path / "run", *SHORT, "--signal", "kill")
+    summary = checked_summary(result)
+    assert summary["verdict"] == "resume_failed"
+    verdicts = {variant["name"]: variant["verdict"] for variant in summary["variants"]}
+    assert verdicts == {"kill-between-checkpoints": "verified", "kill-during-write": "verified",
+                        "truncated-newest": "resume_failed"}
+    damaged = summary["variants"][2]
+    assert "no checkpoint could be loaded" in damaged["message"]
+    assert [item["step"] for item in damaged["refused_checkpoints"]] == [12, 8]
+    assert "resume failed" in result.stderr
 
 
 def test_an_object_without_the_job_methods_is_a_setup_error(tmp_path: Path) -> None:
