@@ -168,6 +168,13 @@ def test_every_checkpoint_damaged_means_resume_failed(tmp_path: Path, monkeypatc
     assert "resume failed" in result.stderr
 
 
+def test_a_nondeterministic_job_is_caught_before_any_resume(tmp_path: Path) -> None:
+    result = run_smoke(tmp_path / "run", *SHORT, "--signal", "term", "--job", user_job("nondeterministic"))
+    summary = checked_summary(result)
+    assert summary["verdict"] == "state_differs"
+    assert "already differed from the uninterrupted one at step 1" in summary["variants"][0]["message"]
+
+
 def test_an_object_without_the_job_methods_is_a_setup_error(tmp_path: Path) -> None:
     result = run_smoke(tmp_path / "run", *SHORT, "--job", user_job("not_a_job"))
     summary = checked_summary(result)

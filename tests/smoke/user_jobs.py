@@ -1,11 +1,13 @@
-"""User jobs for ``--job``: the built-in job with one piece of state left out of its checkpoint.
+"""User jobs for ``--job``: mostly the built-in job with one piece of state left out of its checkpoint.
 
-Each subclass is what a real training script looks like when it forgets one thing; the
-smoke test must fail on it and name the piece.
+Each of those is what a real training script looks like when it forgets one thing; the smoke
+test must fail on it and name the piece. A few others check the protocol's edges (a job
+written from scratch, a non-deterministic one, an object that is not a job).
 """
 
 from __future__ import annotations
 
+import os
 from typing import Any
 
 import numpy as np
@@ -92,6 +94,15 @@ class MinimalJob:
         torch.set_rng_state(state["torch_rng"])
 
 
+class Nondeterministic(MinimalJob):
+    """Draws from the operating system's entropy: no two runs agree, interrupted or not."""
+
+    def train_step(self) -> float:
+        self.weights[0] += int.from_bytes(os.urandom(2), "little") / 65536
+        self.step += 1
+        return float(self.weights.sum())
+
+
 class NotAJob:
     def train(self) -> float:
         return 0.0
@@ -123,6 +134,10 @@ def complete() -> TinyJob:
 
 def minimal() -> MinimalJob:
     return MinimalJob()
+
+
+def nondeterministic() -> Nondeterministic:
+    return Nondeterministic()
 
 
 def not_a_job() -> NotAJob:
