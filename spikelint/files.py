@@ -21,7 +21,10 @@ from pathlib import PurePosixPath
 from spikelint.model import FileKind
 from spikelint.model import SourceFile
 
-DOCKERFILE_NAMES = ("dockerfile", "containerfile")
+# Dockerfile, Containerfile, Dockerfile.gpu, train.Dockerfile, 14-Dockerfile.bad, Dockerfile-cuda12
+DOCKERFILE_NAME = re.compile(r"(?:^|[._-])(?:docker|container)file(?:$|[._-])")
+NOT_DOCKERFILE_SUFFIXES = frozenset((".py", ".sh", ".bash", ".md", ".rst", ".txt", ".json", ".yaml", ".yml", ".toml",
+                                     ".ipynb", ".j2", ".jinja", ".tmpl", ".tpl", ".in", ".lock", ".cfg"))
 SHELL_SUFFIXES = (".sh", ".bash")
 YAML_SUFFIXES = (".yaml", ".yml")
 BINARY_SUFFIXES = frozenset((
@@ -47,7 +50,7 @@ def detect_kind(path: str, first_line: str = "") -> str:
     name = PurePosixPath(path).name
     lower = name.lower()
     suffix = PurePosixPath(lower).suffix
-    if lower in DOCKERFILE_NAMES or lower.endswith(".dockerfile") or lower.startswith(("dockerfile.", "containerfile.")):
+    if DOCKERFILE_NAME.search(lower) and suffix not in NOT_DOCKERFILE_SUFFIXES:
         return FileKind.DOCKERFILE
     if suffix in YAML_SUFFIXES:
         return FileKind.YAML
