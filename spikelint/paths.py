@@ -36,6 +36,7 @@ from spikelint.runconfig import Setting
 from spikelint.runconfig import config_settings
 from spikelint.runconfig import env_setting
 from spikelint.runconfig import flag_settings
+from spikelint.runconfig import is_moot
 from spikelint.runconfig import is_remote
 from spikelint.runconfig import positional_configs
 from spikelint.runconfig import summarise
@@ -300,7 +301,12 @@ def _word_located(word: Word) -> Located:
 
 
 class _Finder:
-    """Places words of an embedded script (a YAML/JSON string) at their line and column in the file."""
+    """Places words of an embedded script at their line and column in the file, by searching.
+
+    Used when the script's lines cannot be found verbatim (folded YAML, escapes in a quoted
+    string): each word is searched in order from the holder; a word inside an earlier one
+    (an assignment's value) is placed by its offset in that word.
+    """
 
     def __init__(self, lines: list[str], holder: Located) -> None:
         self.lines = lines
@@ -308,9 +314,14 @@ class _Finder:
         self.line = holder.line
         self.column = holder.column
         self.last = max(holder.end_line or holder.line, holder.line)
+        self.previous: tuple[Word, int, int] | None = None  # original word, new line, new column
 
-    def find(self, raw: str, text: str, fallback: Located) -> Located:
-        for needle in (raw, text):
+    def place(self, word: Word) -> tuple[int, int]:
+        if self.previous is not None:
+            outer, line, column = self.previous
+            if word.line == outer.line == outer.end_line and outer.column <= word.column < outer.end_column:
+                return line, column + word.column - outer.column
+        for needle in (word.raw, word.text):
             if not needle or "\n" in needle:
                 continue
             for number in range(self.line, min(self.last, len(self.lines)) + 1):
@@ -318,59 +329,87 @@ class _Finder:
                 offset = source.find(needle, self.column - 1 if number == self.line else 0)
                 if offset >= 0:
                     self.line, self.column = number, offset + 1 + len(needle)
-                    return Located(text, number, offset + 1, number, offset + 1 + len(needle))
-        return fallback
+                    self.previous = (word, number, offset + 1)
+                    return number, offset + 1
+        return self.holder.line, self.holder.column
+
+
+def script_segments(text: str, holder: Located, lines: list[str]) -> list[tuple[int, int, int]] | None:
+    """Where each line of an embedded script sits in the file: ``(offset, line, column)`` runs.
+
+    Every non-blank line must be found verbatim, in order, within the holder's lines (a YAML
+    literal block, a one-line quoted or plain string, a JSON string with ``\\n`` escapes);
+    otherwise ``None``.
+    """
+    segments: list[tuple[int, int, int]] = []
+    line, column = holder.line, holder.column
+    last = min(max(holder.end_line or holder.line, holder.line), len(lines))
+    offset = 0
+    for part in text.split("\n"):
+        if part.strip():
+            found = None
+            for number in range(line, last + 1):
+                position = lines[number - 1].find(part, column - 1 if number == line else 0)
+                if position >= 0:
+                    found = (number, position + 1)
+                    break
+            if found is None:
+                return None
+            segments.append((offset, found[0], found[1]))
+            line, column = found[0], found[1] + len(part)
+        else:
+            segments.append((offset, line, column))
+        offset += len(part) + 1
+    return segments
 
 
 def parse_script(text: str, holder: Located, lines: list[str] | None) -> Script | None:
-    """Parse an embedded script; positions are moved into the file when ``lines`` are given."""
+    """Parse an embedded script with its words placed in the file (when ``lines`` are given)."""
     try:
         from spikelint.documents.shell import parse_shell
+        from spikelint.documents.shell import parse_shell_segments
     except ImportError:  # pragma: no cover - the shell parser ships with the package
         return None
     try:
-        script = parse_shell(text, 1, 1)
+        if lines is None:
+            return parse_shell(text, holder.line, holder.column)
+        segments = script_segments(text, holder, lines)
+        if segments is not None:
+            return parse_shell_segments(text, segments)
+        return _relocate(parse_shell(text, 1, 1), _Finder(lines, holder))
     except Exception:  # noqa: BLE001 - an unparseable embedded script is skipped, never fatal
         return None
-    if lines is None:
-        return script
-    return _relocate(script, _Finder(lines, holder), holder)
 
 
-def _relocate(script: Script, finder: _Finder, holder: Located) -> Script:
-    """The same script with every word placed in the file (searched in order from the holder)."""
+def _relocate(script: Script, finder: _Finder) -> Script:
+    """The same script with every word placed in the file by searching (see :class:`_Finder`)."""
     from dataclasses import replace as copy
 
-    def place_word(word: Word) -> Word:
-        fallback = holder._replace(value=word.text)
-        found = finder.find(word.raw, word.text, fallback)
-        return copy(word, line=found.line, column=found.column, end_line=found.end_line or found.line,
-                    end_column=found.end_column or found.column)
-
-    every: list[tuple[int, int, int, str, Any]] = []
+    every: dict[tuple[int, int], Word] = {}
     for pipeline in script.pipelines:
         for command in pipeline.commands:
             for word in [*command.assignments, *command.words]:
-                every.append((word.line, word.column, id(word), "word", word))
+                every.setdefault((word.line, word.column), word)
             for redirect in command.redirects:
                 if redirect.target is not None:
-                    every.append((redirect.target.line, redirect.target.column, id(redirect.target), "word",
-                                  redirect.target))
-    moved: dict[int, Word] = {}
-    for _, _, ident, _, word in sorted(every, key=lambda item: (item[0], item[1])):
-        moved[ident] = place_word(word)
+                    every.setdefault((redirect.target.line, redirect.target.column), redirect.target)
     for words in script.assignments.values():
         for word in words:
-            if id(word) not in moved:
-                moved[id(word)] = place_word(word)
+            every.setdefault((word.line, word.column), word)
+    moved: dict[tuple[int, int], Word] = {}
+    for position in sorted(every):
+        word = every[position]
+        line, column = finder.place(word)
+        end_column = column + (word.end_column - word.column if word.end_line == word.line else len(word.raw))
+        moved[position] = copy(word, line=line, column=column, end_line=line, end_column=end_column)
     return _rebuild(script, moved)
 
 
-def _rebuild(script: Script, moved: dict[int, Word]) -> Script:
+def _rebuild(script: Script, moved: dict[tuple[int, int], Word]) -> Script:
     from dataclasses import replace as copy
 
     def word(item: Word) -> Word:
-        return moved.get(id(item), item)
+        return moved.get((item.line, item.column), item)
 
     pipelines = []
     for pipeline in script.pipelines:
@@ -387,15 +426,10 @@ def _rebuild(script: Script, moved: dict[int, Word]) -> Script:
 def script_lookup(script: Script, fallback: Lookup | None = None) -> Lookup:
     """Variables assigned in ``script`` before the point of use, else ``fallback`` (env)."""
     def lookup(name: str, at: Located | None) -> Variable | None:
-        candidates = script.assignments.get(name) or []
         best: Variable | None = None
-        for word in candidates:
-            value = word.text.split("=", 1)[1] if "=" in word.text else word.text
-            raw = word.raw.split("=", 1)[1] if "=" in word.raw else word.raw
+        for word in script.assignments.get(name) or []:
             if at is None or (word.line, word.column) < (at.line, at.column):
-                where = Located(value, word.line, word.column + len(word.raw) - len(raw), word.end_line,
-                                word.end_column)
-                best = Variable(raw.strip("'\"") if raw[:1] in "'\"" and raw[-1:] == raw[:1] else raw, where)
+                best = Variable(word.text, Located(word.text, word.line, word.column, word.end_line, word.end_column))
         if best is not None:
             return best
         return fallback(name, at) if fallback is not None else None
@@ -438,6 +472,8 @@ def script_invocations(script: Script, cwd: str | None, lookup: Lookup) -> list[
     found: list[Invocation] = []
     current = cwd
     for pipeline in script.pipelines:
+        if pipeline.nested:
+            continue  # runs inside $(…) or backticks: part of another command's word
         programs = tuple(program_name([_word_located(w) for w in command.words]) for command in pipeline.commands)
         pipe_writes = [write for command in pipeline.commands for write in _command_writes(command)]
         for position, command in enumerate(pipeline.commands):
@@ -446,6 +482,8 @@ def script_invocations(script: Script, cwd: str | None, lookup: Lookup) -> list[
             if words and words[0].value == "cd":
                 current = _change_directory(current, words[1:], lookup)
                 continue
+            if not words and not command.redirects:
+                continue  # NAME=value alone sets a shell variable, read through the lookup
             invocation = Invocation(assignments + words, [], current, pipeline.condition, lookup, programs)
             if position == 0:
                 invocation.writes = pipe_writes
@@ -534,6 +572,8 @@ def run_view(workload: Workload, document: Document | None, project: Project | N
     for container in workload.main_containers():
         _add_container(view, container, workload, document, project)
     view.facts = summarise(view.settings)
+    if view.facts.disabled:
+        view.uses = [use for use in view.uses if not is_moot(use.setting, view.facts.disabled)]
     workload.extra[VIEW_KEY] = view
     return view
 

@@ -513,9 +513,27 @@ class RunFacts(NamedTuple):
         return bool(self.resume)
 
 
+def _switched_off_sections(disabled: list[Setting]) -> set[tuple[str | None, tuple[str, ...]]]:
+    """Sections whose checkpointing is off (``[checkpoint] enable_checkpoint = false``): their settings are moot."""
+    return {(s.config, s.key[:-1]) for s in disabled if len(s.key) > 1}
+
+
+def is_moot(setting: Setting, disabled: list[Setting]) -> bool:
+    """A setting inside a section whose checkpointing is switched off."""
+    return setting not in disabled and _in_section(setting, _switched_off_sections(disabled))
+
+
+def _in_section(setting: Setting, sections: set[tuple[str | None, tuple[str, ...]]]) -> bool:
+    return any(setting.config == config and setting.key[:len(prefix)] == prefix and len(setting.key) > len(prefix)
+               for config, prefix in sections)
+
+
 def summarise(settings: Iterable[Setting]) -> RunFacts:
     items = list(settings)
     disabled = [s for s in items if disables_checkpointing(s)]
+    off = _switched_off_sections(disabled)
+    if off:
+        items = [s for s in items if s in disabled or not _in_section(s, off)]
     checkpoint = [s for s in items if s.roles & {CKPT_LOCATION, CKPT_INTERVAL} and not disables_checkpointing(s)
                   and not (CKPT_LOCATION not in s.roles and is_off(s.value))
                   and not (s.roles == _AMBIGUOUS and is_off(s.value))]

@@ -64,10 +64,14 @@ def retry_count(workload: Workload) -> int:
 def _retries_text(workload: Workload) -> str:
     count = retry_count(workload)
     if workload.retries is None:
-        return f"retries {count} times by default"
+        return f"retries {_times(count)} by default"
     if count >= UNBOUNDED_RETRIES:
         return "restarts failed pods"
-    return f"retries {count} times"
+    return f"retries {_times(count)}"
+
+
+def _times(count: int) -> str:
+    return "once" if count == 1 else f"{count} times"
 
 
 def _severity(workload: Workload) -> str:
@@ -177,8 +181,9 @@ def model_only_checkpoints(facts: RunFacts, must_resume: bool) -> Iterator[Probl
     if not must_resume:
         return
     for setting in facts.model_only:
+        value = "" if setting.bare else f" = {setting.raw!r}"
         yield Problem.at("SPK407", setting.where,
-                         f"{setting.origin} = {setting.raw!r} keeps model weights only, but this run resumes from "
+                         f"{setting.origin}{value} keeps model weights only, but this run resumes from "
                          f"its checkpoints: optimizer moments, LR schedule, step and RNG state are not saved, so "
                          f"a resume fails or restarts the optimizer from scratch — keep full checkpoints "
                          f"(save_only_model: false, or a second ModelCheckpoint without save_weights_only)",

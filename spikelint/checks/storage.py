@@ -28,6 +28,7 @@ from spikelint.paths import shown
 from spikelint.paths import under
 from spikelint.runconfig import CKPT_LOCATION
 from spikelint.runconfig import LOG
+from spikelint.runconfig import LOG_HOLDER
 
 DURABLE_NAME = re.compile(r"^(data|datasets?|checkpoints?.*|ckpts?.*|outputs?.*|results?|logs?|runs?|models?|"
                           r"artifacts?|experiments?|saved?|save_dir)$", re.IGNORECASE)
@@ -47,7 +48,7 @@ def what_it_is(use: PathUse) -> str:
     roles = use.setting.roles
     if use.write is not None or (LOG in roles and CKPT_LOCATION not in roles):
         return "logs"
-    if CKPT_LOCATION in roles:
+    if CKPT_LOCATION in roles and LOG_HOLDER not in roles:
         return "checkpoints"
     return "outputs"
 
@@ -76,7 +77,10 @@ def ephemeral_problem(item: Ephemeral) -> Problem:
     kind = what_it_is(use)
     source = describe(use.setting)
     via = f" (from {source})" if use.config_ref is not None else f" ({source})"
-    fix = "back that mount with a PVC" if placement.mount is not None else "write under a mounted PVC"
+    fix = "write under a mounted PVC"
+    if placement.mount is not None and placement.mount.volume is not None:
+        fix = "use an existing (non-ephemeral) PVC there" if placement.mount.volume.source == "ephemeral-pvc" \
+            else "back that mount with a persistentVolumeClaim"
     message = (f"{kind} in {shown(use.text)!r}{via} go to {placement.reason}: they are lost when the pod is "
                f"preempted, evicted or retried — {fix} (or a Run:ai data source), or list the path in "
                f"persistent_paths if it is persistent")
