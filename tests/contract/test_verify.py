@@ -570,3 +570,22 @@ def test_deeply_nested_files_do_not_crash(run_verify: Run, make_run: Make) -> No
     messages = [f["message"] for f in findings(outcome)]
     assert any("nests deeper than" in message for message in messages)
     assert any("nests too deeply" in message for message in messages)
+
+
+def test_a_csv_input_is_compared_by_hash_only(run_verify: Run, make_run: Make) -> None:
+    import hashlib
+
+    run = make_run(ids=["a", "b"], rejected=[])
+    run.input.write_text("id,text\na,first\nb,second\n", encoding="utf-8")
+    manifest = run.manifest()
+    manifest["input"]["sha256"] = hashlib.sha256(run.input.read_bytes()).hexdigest()
+    run.write_manifest(manifest)
+    assert run_verify(str(run.folder)).code == 0
+
+
+def test_summary_files_outside_the_run_folder_are_not_checked(run_verify: Run, make_run: Make) -> None:
+    run = make_run()
+    summary = json.loads((run.folder / "summary.json").read_text(encoding="utf-8"))
+    summary["files"] = {"results": "results.jsonl", "errors": "errors.jsonl", "input": "../data/elsewhere.jsonl"}
+    run.summary(**summary)
+    assert run_verify(str(run.folder)).code == 0
