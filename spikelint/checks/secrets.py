@@ -244,8 +244,26 @@ def tree_general(document: Document, root: Node, lines: list[str]) -> Iterator[F
         key = "" if any(isinstance(step, str) and "encrypted" in step.lower() for step in path) else \
             effective_key(root, path)  # SealedSecret ``encryptedData`` is ciphertext, not a secret
         for secret in find_in_text(node.value, key):
+            if secret.type in KEYED_TYPES and _beside_robot(root, path):
+                secret = secret._replace(type=HARBOR_ROBOT)
             yield _found("SPK201", lines, secret, node.line, node.end_line, (node.line, node.column),
                          _quoted_key(key, secret.value))
+
+
+HARBOR_ROBOT = "Harbor robot credentials"
+KEYED_TYPES = frozenset(("password", "secret", "token", "API key"))
+
+
+def is_robot_account(value: object) -> bool:
+    """Harbor robot accounts are named ``robot$<project>+<name>`` (``robot_`` when so configured)."""
+    return isinstance(value, str) and value.startswith(("robot$", "robot_"))
+
+
+def _beside_robot(root: Node, path: tuple[str | int, ...]) -> bool:
+    """The secret sits in the same map as a robot account name (``{username: robot$…, password: …}``)."""
+    parent = root.get(*path[:-1]) if path else None
+    return parent is not None and parent.kind == "map" and any(
+        child.kind == "scalar" and is_robot_account(child.value) for child in parent.value.values())
 
 
 def tree_commands(root: Node, lines: list[str]) -> Iterator[Found]:
@@ -503,10 +521,11 @@ def secrets_in_document(document: Document, ctx: CheckContext) -> Iterator[Probl
 def workload_env_findings(workload: Workload, document: Document) -> Iterator[Found]:
     lines = document.lines
     for container in workload.containers:
+        robot = any(variable.value is not None and is_robot_account(variable.value.value) for variable in container.env)
         for variable in container.env:
             found = env_var_finding(variable, lines)
             if found is not None:
-                yield found
+                yield found._replace(type=HARBOR_ROBOT) if robot and found.type in KEYED_TYPES else found
 
 
 def env_var_finding(variable: EnvVar, lines: list[str]) -> Found | None:

@@ -362,3 +362,15 @@ def test_messages_never_hold_the_secret_and_fingerprints_are_stable() -> None:
 ])
 def test_wrong_shapes_are_skipped_quietly(filename: str, text: str) -> None:
     assert [finding.rule for finding in lint(filename, text) if finding.rule != "SPK001"] == []
+
+
+def test_harbor_robot_credentials_are_named() -> None:
+    secret = FAKE.high_entropy(32)
+    config = f"registry:\n  host: harbor.example.org\n  username: robot$ml+ci\n  password: {secret}\n"
+    (finding,) = lint("registry.yaml", config)
+    assert (finding.line, finding.rule) == (4, "SPK201") and "Harbor robot credentials" in finding.message
+    crd = ("apiVersion: run.ai/v2alpha1\nkind: InteractiveWorkload\nmetadata:\n  name: n\nspec:\n  image:\n"
+           "    value: harbor.example.org/nb/jupyter:1.0.0\n  environment:\n    items:\n"
+           f"      REGISTRY_USER:\n        value: robot$nlp+ci\n      REGISTRY_PASSWORD:\n        value: {secret}\n")
+    (finding,) = lint("nb.yaml", crd)
+    assert (finding.line, finding.rule) == (13, "SPK202") and "Harbor robot credentials" in finding.message
