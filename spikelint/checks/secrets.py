@@ -414,12 +414,23 @@ def notebook_findings(document: Document) -> Iterator[Found]:
             yield from _cell_output_findings(cell, lines)
 
 
+SHELL_CELL_MAGICS = ("%%bash", "%%sh", "%%script bash", "%%script sh", "%%zsh")
+PYTHON_CELL_MAGICS = ("%%time", "%%timeit", "%%capture", "%%prun", "%%debug")
+
+
 def _cell_source_findings(cell: object, lines: list[str]) -> Iterator[Found]:
+    """Code cells: Python via ``ast``, ``!`` lines and ``%%bash`` cells as shell; other cells as text."""
     source: list[Located] = cell.source  # type: ignore[attr-defined]
     index: int = cell.index  # type: ignore[attr-defined]
     where = f" in cell {index}"
     texts = [str(line.value).rstrip("\n") for line in source]
-    if cell.cell_type == "code":  # type: ignore[attr-defined]
+    first = texts[0].strip() if texts else ""
+    text_lines = range(len(texts))
+    if cell.cell_type == "code" and first.startswith(SHELL_CELL_MAGICS):  # type: ignore[attr-defined]
+        body = "\n".join(texts[1:])
+        items = script_secrets(body, source[1].line if len(source) > 1 else source[0].line, source[-1].line)
+        yield from (found._replace(context=f"{found.context} (cell {index})") for found in _command_found(lines, items))
+    elif cell.cell_type == "code" and (not first.startswith("%%") or first.startswith(PYTHON_CELL_MAGICS)):  # type: ignore[attr-defined]
         for position, text in enumerate(texts):
             stripped = text.lstrip()
             if stripped.startswith("!"):
@@ -427,12 +438,13 @@ def _cell_source_findings(cell: object, lines: list[str]) -> Iterator[Found]:
                 items = script_secrets(stripped[1:], at.line, at.line)
                 yield from (found._replace(context=f"{found.context} (cell {index})")
                             for found in _command_found(lines, items))
-        yield from _cell_python(texts, source, lines, where)
-    for position, text in enumerate(texts):
-        if cell.cell_type != "code" or text.lstrip().startswith(("!", "%")):
-            at = source[position]
-            for secret in find_in_text(text):
-                yield _found("SPK201", lines, secret, at.line, at.line, (at.line, at.column), where)
+        python = ["" if first.startswith("%%") and position == 0 else text for position, text in enumerate(texts)]
+        yield from _cell_python(python, source, lines, where)
+        text_lines = [position for position, text in enumerate(texts) if text.lstrip().startswith(("!", "%"))]
+    for position in text_lines:
+        at = source[position]
+        for secret in find_in_text(texts[position]):
+            yield _found("SPK201", lines, secret, at.line, at.line, (at.line, at.column), where)
 
 
 def _cell_python(texts: list[str], source: list[Located], lines: list[str], where: str) -> Iterator[Found]:

@@ -374,3 +374,13 @@ def test_harbor_robot_credentials_are_named() -> None:
            f"      REGISTRY_USER:\n        value: robot$nlp+ci\n      REGISTRY_PASSWORD:\n        value: {secret}\n")
     (finding,) = lint("nb.yaml", crd)
     assert (finding.line, finding.rule) == (13, "SPK202") and "Harbor robot credentials" in finding.message
+
+
+def test_notebook_cell_magics() -> None:
+    bash = code(["%%bash\n", f"huggingface-cli login --token {FAKE.hf()}\n", f"export WANDB_API_KEY={FAKE.wandb()}\n"])
+    timed = code(["%%time\n", f"api_key = \"{FAKE.high_entropy(32)}\"\n", "x = 1"])
+    written = code(["%%writefile .env\n", f"HF_TOKEN={FAKE.hf()}\n"])
+    text = notebook([bash, timed, written])
+    assert found("nb.ipynb", text) == sorted([
+        (line_of(text, "login --token"), "SPK203"), (line_of(text, "export WANDB_API_KEY"), "SPK201"),
+        (line_of(text, "api_key ="), "SPK201"), (line_of(text, "HF_TOKEN="), "SPK201")])
