@@ -29,7 +29,6 @@ from spikelint.secrets.cmdline import ArgWord
 from spikelint.secrets.cmdline import command_secrets
 from spikelint.secrets.cmdline import shell_script_word
 from spikelint.secrets.cmdline import split_commands
-from spikelint.secrets.context import classify_key
 from spikelint.secrets.context import is_not_a_credential_literal
 from spikelint.secrets.context import is_placeholder
 from spikelint.secrets.context import is_reference
@@ -50,7 +49,6 @@ from spikelint.secrets.text import SECRET_HINT
 from spikelint.secrets.text import find_in_text
 
 DOCUMENT_RULES = ("SPK201", "SPK202", "SPK203", "SPK204", "SPK206")
-SPECIFIC_RULES = frozenset(("SPK202", "SPK203", "SPK204", "SPK205", "SPK206"))
 COMMAND_KEYS = frozenset(("command", "args", "arguments", "cmd", "entrypoint", "script", "run", "before_script",
                           "after_script", "commands"))
 PROGRAM_KEYS = frozenset(("command", "cmd", "entrypoint"))
@@ -114,21 +112,21 @@ def _quoted_key(key: str, value: str) -> str:
 # --------------------------------------------------------------------------- messages
 
 
+MESSAGES = {  # {shown}: the redacted secret; {context}: where it is (key, cell, flag, image layer …)
+    "SPK201": "hardcoded {shown}{context}: " + FIX_GENERAL,
+    "SPK202": "secret-named env var{context} has the literal value {shown}: " + FIX_ENV,
+    "SPK203": "credential {shown} {context}: " + FIX_COMMAND,
+    "SPK204": ("notebook output{context} shows {shown}: rotate it, clear the outputs "
+               "(jupyter nbconvert --clear-output --inplace) and stop printing secrets"),
+    "SPK205": "image {context} holds {shown}: rebuild without it (BuildKit --mount=type=secret) and rotate it",
+    "SPK206": ("credential file/object committed: {shown}{context}; remove it from the repository "
+               "(and its history), keep only a reference, and rotate it"),
+}
+
+
 def _message(found: Found) -> str:
-    shown = redact(found.value, found.type)
-    if found.rule == "SPK202":
-        return f"secret-named env var{found.context} has the literal value {shown}: {FIX_ENV}"
-    if found.rule == "SPK203":
-        return f"credential {shown} {found.context or 'on a command line'}: {FIX_COMMAND}"
-    if found.rule == "SPK204":
-        return (f"notebook output{found.context} shows {shown}: rotate it, clear the outputs "
-                f"(jupyter nbconvert --clear-output --inplace) and stop printing secrets")
-    if found.rule == "SPK205":
-        return f"image {found.context} holds {shown}: rebuild without it (BuildKit --mount=type=secret) and rotate it"
-    if found.rule == "SPK206":
-        return (f"credential file/object committed: {shown}{found.context}; remove it from the repository "
-                f"(and its history), keep only a reference, and rotate it")
-    return f"hardcoded {shown}{found.context}: {FIX_GENERAL}"
+    context = found.context or ("on a command line" if found.rule == "SPK203" else "")
+    return MESSAGES[found.rule].replace("{shown}", redact(found.value, found.type)).replace("{context}", context)
 
 
 def to_problem(found: Found) -> Problem:
@@ -598,5 +596,3 @@ def image_findings(image: object) -> Iterator[Found]:
     for secret, where in image_secrets(image):  # type: ignore[arg-type]
         yield Found("SPK205", secret.value, secret.type, 1, 1, 1, 1, where)
 
-
-__all__ = ["COLLECTORS", "Found", "locate", "one_value_one_finding", "classify_key"]

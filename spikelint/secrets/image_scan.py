@@ -24,7 +24,6 @@ from spikelint.secrets.credentials import credential_file_secrets
 from spikelint.secrets.credentials import is_vendored
 from spikelint.secrets.credentials import json_credential_secrets
 from spikelint.secrets.detectors import Secret
-from spikelint.secrets.detectors import token_secrets
 from spikelint.secrets.detectors import type_for_key
 from spikelint.secrets.text import find_in_text
 
@@ -158,5 +157,3 @@ def image_secrets(contents: ImageContents) -> Iterator[tuple[Secret, str]]:
             seen.add(identity)
             yield secret, f"{name} {where}"
 
-
-__all__ = ["image_secrets", "token_secrets"]
