@@ -170,7 +170,8 @@ def test_secret_env_names(name: str) -> None:
 
 @pytest.mark.parametrize("name", ["TOKENIZERS_PARALLELISM", "MAX_TOKENS", "HF_TOKEN_LIMIT", "AUTH_URL", "GIT_AUTHOR_NAME",
                                   "MAX_NEW_TOKENS", "HF_HUB_DISABLE_IMPLICIT_TOKEN", "GOOGLE_APPLICATION_CREDENTIALS",
-                                  "SECRET_NAME", "HF_TOKEN_PATH", "NCCL_DEBUG", "WANDB_PROJECT"])
+                                  "SECRET_NAME", "HF_TOKEN_PATH", "NCCL_DEBUG", "WANDB_PROJECT", "OAUTH_CLIENT_ID",
+                                  "BASIC_AUTH_USER", "AUTH_ISSUER", "AZURE_TENANT_ID", "AUTH_TIMEOUT"])
 def test_non_secret_env_names(name: str) -> None:
     assert not is_secret_env_name(name)
 
