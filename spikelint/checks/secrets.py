@@ -244,7 +244,8 @@ def tree_general(document: Document, root: Node, lines: list[str]) -> Iterator[F
         for secret in find_in_text(node.value, key):
             if secret.type in KEYED_TYPES and _beside_robot(root, path):
                 secret = secret._replace(type=HARBOR_ROBOT)
-            yield _found("SPK201", lines, secret, node.line, node.end_line, (node.line, node.column),
+            first = min(node.line + node.value.count("\n", 0, secret.start), node.end_line)
+            yield _found("SPK201", lines, secret, first, node.end_line, (node.line, node.column),
                          _quoted_key(key, secret.value))
 
 
@@ -341,7 +342,8 @@ def python_findings(document: Document) -> Iterator[Found]:
         return
     lines = document.lines
     for literal, secret in python_secrets(tree):
-        yield _found("SPK201", lines, secret, literal.line, literal.end_line, (literal.line, literal.column),
+        first = min(literal.line + literal.value.count("\n", 0, secret.start), literal.end_line)
+        yield _found("SPK201", lines, secret, first, literal.end_line, (literal.line, literal.column),
                      _quoted_key(literal.key, secret.value))
 
 

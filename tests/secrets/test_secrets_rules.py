@@ -384,3 +384,11 @@ def test_notebook_cell_magics() -> None:
     assert found("nb.ipynb", text) == sorted([
         (line_of(text, "login --token"), "SPK203"), (line_of(text, "export WANDB_API_KEY"), "SPK201"),
         (line_of(text, "api_key ="), "SPK201"), (line_of(text, "HF_TOKEN="), "SPK201")])
+
+
+def test_the_same_token_twice_in_one_block_gives_two_findings() -> None:
+    token = FAKE.hf()
+    text = f"script: |\n  echo start\n  export A={token}\n  echo middle\n  export B={token}\n"
+    assert found("ci.yaml", text) == [(3, "SPK201"), (5, "SPK201")]
+    code_text = f'NOTE = """\nfirst {token}\nsecond {token}\n"""\n'
+    assert found("notes.py", code_text) == [(2, "SPK201"), (3, "SPK201")]
