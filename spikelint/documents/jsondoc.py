@@ -18,6 +18,7 @@ from spikelint.model import Node
 
 MAX_DEPTH = 1_000
 _WHITESPACE = re.compile(r"[ \t\n\r]*")
+_BLANKS = frozenset(" \t\n\r")
 _NUMBER = re.compile(r"-?(?:0|[1-9][0-9]*)(\.[0-9]+)?([eE][-+]?[0-9]+)?")
 _LITERALS = {"true": True, "false": False, "null": None, "NaN": float("nan"),
              "Infinity": float("inf"), "-Infinity": float("-inf")}
@@ -52,9 +53,8 @@ def parse_json(text: str) -> Node:
         return JsonError(f"invalid JSON: {message}", line, column)
 
     def node_at(kind: str, value: Any, start: int, end: int, quoted: bool = False) -> Node:
-        line, column = position(start)
-        end_line, end_column = position(end)
-        return Node(kind, value, line, column, end_line, end_column, keys={} if kind == "map" else None,
+        line, column = position(start)  # a token never spans lines (JSON strings hold no raw newline)
+        return Node(kind, value, line, column, line, column + end - start, keys={} if kind == "map" else None,
                     quoted=quoted)
 
     # stack entries: [container node, pending key (Located | None), state]; states:
@@ -81,7 +81,8 @@ def parse_json(text: str) -> Node:
         frame[2] = "after"
 
     while True:
-        index = _WHITESPACE.match(text, index).end()  # type: ignore[union-attr]
+        if index < length and text[index] in _BLANKS:
+            index = _WHITESPACE.match(text, index).end()  # type: ignore[union-attr]
         if root is not None and not stack:
             if index != length:
                 raise fail("extra data after the top-level value", index)
@@ -120,9 +121,8 @@ def parse_json(text: str) -> Node:
             except ValueError as error:
                 raise fail(str(error).split(":")[0], index) from None
             line, column = position(index)
-            end_line, end_column = position(end)
-            frame[1] = Located(key, line, column, end_line, end_column)
-            index = _WHITESPACE.match(text, end).end()  # type: ignore[union-attr]
+            frame[1] = Located(key, line, column, line, column + end - index)
+            index = _WHITESPACE.match(text, end).end() if end < length and text[end] in _BLANKS else end  # type: ignore[union-attr]
             if index >= length or text[index] != ":":
                 raise fail("expected ':' after a property name", index)
             index += 1

@@ -26,6 +26,7 @@ _OCT = re.compile(r"^0o?[0-7_]+$")
 _FLOAT = re.compile(r"^[-+]?(\.[0-9]+|[0-9][0-9_]*(\.[0-9_]*)?)([eE][-+]?[0-9]+)?$")
 _NULLS = {"", "~", "null", "Null", "NULL"}
 _TRUE = {"true", "True", "TRUE"}
+_PLAIN_TEXT_STARTS = frozenset("abcdeghijklmopqrsuvwxyzABCDEGHIJKLMOPQRSUVWXYZ/_$")
 _FALSE = {"false", "False", "FALSE"}
 
 
@@ -40,6 +41,8 @@ class YamlError(ValueError):
 
 def resolve_plain(value: str) -> Any:
     """Type of a plain (unquoted) scalar, the way Kubernetes' YAML 1.2 reader sees it."""
+    if value[:1] in _PLAIN_TEXT_STARTS:
+        return value  # most scalars (names, images, paths) start with a letter no literal starts with
     if value in _NULLS:
         return None
     if value in _TRUE:
