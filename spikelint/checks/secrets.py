@@ -175,11 +175,23 @@ def _string_words(text: str, line: int, column: int, end_line: int) -> list[ArgW
     return [ArgWord(span.text, line, column, end_line) for span in split_words(text) if span.text]
 
 
+INLINE_SCRIPT = "inside a shell -c script on the command line"
+
+
+def inline_script_secrets(argv: list[ArgWord]) -> Iterator[tuple[ArgWord, Secret, str]]:
+    """Everything in a ``bash -c '…'`` string is on the command line, ``export X=…`` included."""
+    script = shell_script_word(argv)
+    if script is not None:
+        for secret in find_in_text(script.text):
+            yield script, secret, INLINE_SCRIPT
+
+
 def argv_secrets(argv: list[ArgWord], depth: int = 0) -> Iterator[tuple[ArgWord, Secret, str]]:
     """SPK203 candidates in an argv, following ``bash -c`` scripts."""
     for command in split_commands(argv):
         for found in command_secrets(command):
             yield found.word, found.secret, found.how
+        yield from inline_script_secrets(command)
         script = shell_script_word(command)
         if script is not None and depth < MAX_SHELL_DEPTH:
             yield from script_secrets(script.text, script.line, script.end_line, depth + 1)
@@ -195,6 +207,7 @@ def script_secrets(text: str, first: int, last: int, depth: int = 0) -> Iterator
             argv = [ArgWord(word.text, first, word.column, last, word.raw) for word in command.words]
             for found in command_secrets(argv):
                 yield found.word, found.secret, found.how
+            yield from inline_script_secrets(argv)
 
 
 def shell_document_secrets(script: object) -> Iterator[tuple[ArgWord, Secret, str]]:
@@ -204,6 +217,7 @@ def shell_document_secrets(script: object) -> Iterator[tuple[ArgWord, Secret, st
             argv = [ArgWord(word.text, word.line, word.column, word.end_line, word.raw) for word in command.words]
             for found in command_secrets(argv):
                 yield found.word, found.secret, found.how
+            yield from inline_script_secrets(argv)
 
 
 def _command_found(lines: list[str], items: Iterable[tuple[ArgWord, Secret, str]]) -> Iterator[Found]:
@@ -397,6 +411,9 @@ def dockerfile_findings(document: Document) -> Iterator[Found]:
             else:
                 items = script_secrets(instruction.value, instruction.line, instruction.end_line)
             yield from _command_found(lines, items)
+            for secret in find_in_text(instruction.value):  # the whole RUN line is kept in the image history
+                yield _found("SPK203", lines, secret, instruction.line, instruction.end_line,
+                             (instruction.line, instruction.column), "in a RUN instruction (kept in the image history)")
     yield from text_general(document)
 
 
@@ -435,7 +452,9 @@ def _cell_source_findings(cell: object, lines: list[str]) -> Iterator[Found]:
             stripped = text.lstrip()
             if stripped.startswith("!"):
                 at = source[position]
-                items = script_secrets(stripped[1:], at.line, at.line)
+                items = [*script_secrets(stripped[1:], at.line, at.line),
+                         *((ArgWord(stripped, at.line, at.column, at.line), secret, "on a ! shell line")
+                           for secret in find_in_text(stripped[1:]))]
                 yield from (found._replace(context=f"{found.context} (cell {index})")
                             for found in _command_found(lines, items))
         python = ["" if first.startswith("%%") and position == 0 else text for position, text in enumerate(texts)]

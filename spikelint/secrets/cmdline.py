@@ -238,16 +238,17 @@ def split_commands(words: list[ArgWord]) -> list[list[ArgWord]]:
 
 
 def shell_script_word(argv: list[ArgWord]) -> ArgWord | None:
-    """The script of ``bash -c '…'`` / ``sh -lc "…"`` (``None`` for other commands)."""
-    start = 0
-    while start < len(argv) and (_NAME_VALUE.match(argv[start].text) or program_name(argv[start].text) in WRAPPERS):
-        start += 1
-    if start >= len(argv) or program_name(argv[start].text) not in SHELLS:
-        return None
-    for index in range(start + 1, len(argv) - 1):
-        flag = argv[index].text
-        if flag.startswith("-") and not flag.startswith("--") and "c" in flag:
-            return argv[index + 1]
+    """The script of ``bash -c '…'`` / ``sh -lc "…"``, also as the container command of
+    ``runai … -- bash -c '…'`` or ``docker run img bash -c '…'`` (``None`` when there is none)."""
+    for start, word in enumerate(argv):
+        if program_name(word.text) not in SHELLS:
+            continue
+        for index in range(start + 1, len(argv) - 1):
+            flag = argv[index].text
+            if not flag.startswith("-") or flag.startswith("--"):
+                break
+            if "c" in flag:
+                return argv[index + 1]
     return None
 
 

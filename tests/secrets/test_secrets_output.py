@@ -99,7 +99,7 @@ CORPUS_EXPECTED = {
     "04-runai-interactiveworkload-bad.yaml": [(30, "SPK202"), (32, "SPK202")],
     "05-runai-distributedworkload.yaml": [(25, "SPK202")],
     "07-runai-rest-workspace-bad.json": [(13, "SPK202"), (14, "SPK202")],
-    "09-k8s-pod-bad.yaml": [(19, "SPK203"), (27, "SPK201"), (31, "SPK202"), (33, "SPK202")],
+    "09-k8s-pod-bad.yaml": [(19, "SPK203"), (27, "SPK203"), (31, "SPK202"), (33, "SPK202")],
     "12-helm-kustomize/overlay/kustomization.yaml": [(19, "SPK206")],
     "12-helm-kustomize/chart/values.yaml": [(16, "SPK201")],
     "15-notebook-leaky.ipynb": [(25, "SPK201"), (27, "SPK201"), (36, "SPK207"), (40, "SPK204"), (45, "SPK201"),

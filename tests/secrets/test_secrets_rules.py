@@ -392,3 +392,14 @@ def test_the_same_token_twice_in_one_block_gives_two_findings() -> None:
     assert found("ci.yaml", text) == [(3, "SPK201"), (5, "SPK201")]
     code_text = f'NOTE = """\nfirst {token}\nsecond {token}\n"""\n'
     assert found("notes.py", code_text) == [(2, "SPK201"), (3, "SPK201")]
+
+
+def test_everything_inside_a_bash_c_string_is_on_the_command_line() -> None:
+    token = FAKE.hf()
+    script = (f"#!/bin/bash\nexport HF_TOKEN={token}\n"
+              f"runai training submit t -i harbor.example.org/ml/t:1.0.0 -- bash -c \"export HF_TOKEN={token} && python t.py\"\n"
+              f"docker run --rm harbor.example.org/ml/t:1.0.0 sh -c 'WANDB_API_KEY={FAKE.wandb()} python t.py'\n")
+    assert found("run.sh", script) == [(2, "SPK201"), (3, "SPK203"), (4, "SPK203")]
+    dockerfile = ("FROM harbor.example.org/b/p:1.0.0@sha256:" + "a" * 64 + "\n"
+                  f"RUN export HF_TOKEN={FAKE.hf()} && huggingface-cli download acme/m\n")
+    assert found("Dockerfile", dockerfile) == [(2, "SPK203")]
