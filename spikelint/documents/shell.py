@@ -32,16 +32,14 @@ MAX_SCAN_STACK = 400  # open quotes/substitutions while scanning one word
 SHELLS = frozenset({"sh", "bash", "dash", "ash", "zsh", "ksh", "mksh", "yash"})
 RESERVED_TERMINATORS = frozenset({"then", "elif", "else", "fi", "do", "done", "esac", "}"})
 ASSIGNMENT_BUILTINS = frozenset({"export", "declare", "typeset", "local", "readonly"})
-SEPARATORS = frozenset({";", "&", "\n"})
 CASE_ENDS = frozenset({";;", ";&", ";;&"})
 
-_BLANK = re.compile(r"[ \t\r\f\v]+")
 _PLAIN = re.compile(r"[^ \t\n\r\f\v|&;()<>'\"\\$`]+")
 _DQ_PLAIN = re.compile(r"[^\"\\$`]+")
 _NESTED_PLAIN = re.compile(r"[^\\`\"'$(){}#]+")
 _CASE_WORD = re.compile(r"case|esac")
 _MASTER = re.compile(r"""
-     (?P<blank>(?:[ \t\r\f\v]|\\\n)+)
+     (?P<blank>(?:[ \t\r\f\v]|\\\r?\n)+)
     |(?P<newline>\n)
     |(?P<comment>\#[^\n]*)
     |(?P<procsub>[<>]\()
@@ -447,6 +445,8 @@ class _Lexer:
                     i += 1
                 elif s[i + 1] == "\n":
                     i += 2
+                elif s[i + 1] == "\r" and i + 2 < hi and s[i + 2] == "\n":
+                    i += 3  # a continuation in a file with CRLF line ends
                 else:
                     pieces.append(s[i + 1])
                     quoted = True

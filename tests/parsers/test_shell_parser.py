@@ -458,3 +458,9 @@ def test_valid_bash_parses_without_errors(source: str) -> None:
     assert script.errors == []
     for inner in script.scripts():
         assert inner.errors == []
+
+
+def test_crlf_line_ends() -> None:
+    script = parse_shell("python train.py \\\r\n  --lr 1 \\\r\n  | tee log\r\necho x\r\n")
+    assert script.errors == []
+    assert argvs(script) == [[["python", "train.py", "--lr", "1"], ["tee", "log"]], [["echo", "x"]]]
