@@ -127,3 +127,15 @@ def test_read_document_routes_images_without_reading_them_whole(tmp_path: Path) 
 def test_missing_file_raises_image_error(tmp_path: Path) -> None:
     with pytest.raises(ImageError):
         read_image(str(tmp_path / "nope.tar"))
+
+
+def test_gzipped_docker_save(tmp_path: Path) -> None:
+    import gzip
+
+    token = FAKE.hf()
+    plain = docker_save(tmp_path / "x.tar", leaky_layers(token), image_config([], []))
+    packed = tmp_path / "x.tar.gz"
+    packed.write_bytes(gzip.compress(plain.read_bytes()))
+    plain.unlink()
+    findings = check_image(packed)
+    assert [finding.rule for finding in findings] == ["SPK205"] and "deleted in layer 3" in findings[0].message
