@@ -22,6 +22,7 @@ COMMENTED_KINDS = (FileKind.YAML, FileKind.SHELL, FileKind.DOCKERFILE, FileKind.
 TEXT_KINDS_THAT_MUST_DECODE = (FileKind.YAML, FileKind.JSON, FileKind.TOML, FileKind.NOTEBOOK, FileKind.DOCKERFILE,
                                FileKind.SHELL, FileKind.PYTHON)
 MAX_PYTHON_NESTING = 200
+MAX_PYTHON_SYNTAX_TREE_CHARS = 1024 * 1024
 # kinds whose unparseable files holding '{{' are unrendered templates (Helm, Jinja, cookiecutter): SPK003, not SPK001
 TEMPLATED_KINDS = (FileKind.YAML, FileKind.JSON, FileKind.TOML)
 BYTE_ORDER_MARKS = (codecs.BOM_UTF16_LE, codecs.BOM_UTF16_BE, codecs.BOM_UTF32_LE, codecs.BOM_UTF32_BE)
@@ -90,6 +91,8 @@ def _parse_notebook(document: Document) -> None:
 
 
 def _parse_python(document: Document) -> None:
+    if len(document.text) > MAX_PYTHON_SYNTAX_TREE_CHARS:
+        return  # generated or vendored code: its syntax tree costs ~250 bytes of memory per character; text checks only
     depth = max((len(match.group()) for match in re.finditer(r"[(\[{]+", document.text)), default=0)
     if depth > MAX_PYTHON_NESTING:
         raise ParseFailure(f"brackets nested {depth} deep exceed the parser's safety limit", 1, 1)

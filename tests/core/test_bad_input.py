@@ -334,3 +334,15 @@ def test_valid_file_with_braces_is_checked_normally() -> None:
     text = 'workflow:\n  args: ["{{inputs.parameters.lr}}"]\n'
     document = parse_text(source("argo.yaml", text), text)
     assert document.problems == [] and document.trees
+
+
+def test_huge_python_file_is_scanned_as_text_without_a_syntax_tree() -> None:
+    token = "hf_" + "aBcDeFgHiJkLmNoPqRsTuVwXyZaBcDeFgH"
+    text = "".join(f"x{i} = torch.save({{'m': {i}}}, 'p')\n" for i in range(40_000)) + f'TOKEN = "{token}"\n'
+    started = time.perf_counter()
+    document = parse_text(source("generated_pb2.py"), text)
+    assert document.problems == [] and document.parsed is None
+    from spikelint.engine import lint_snippet
+
+    assert {f.rule for f in lint_snippet("generated_pb2.py", text)} == {"SPK201"}
+    assert time.perf_counter() - started < 10
