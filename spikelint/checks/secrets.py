@@ -34,6 +34,7 @@ from spikelint.secrets.context import is_placeholder
 from spikelint.secrets.context import is_reference
 from spikelint.secrets.context import is_secret_env_name
 from spikelint.secrets.context import looks_like_secret_name
+from spikelint.secrets.credentials import credential_file_kind
 from spikelint.secrets.credentials import credential_file_secrets
 from spikelint.secrets.credentials import credential_object_secrets
 from spikelint.secrets.detectors import PREFILTER
@@ -311,6 +312,8 @@ def tree_credentials(root: Node, lines: list[str]) -> Iterator[Found]:
 
 def tree_findings(document: Document) -> Iterator[Found]:
     lines = document.lines
+    if credential_file_kind(document.path) is not None:  # kaggle.json, .docker/config.json, kubeconfig …
+        yield from file_credentials(document)
     for root in document.trees:
         yield from tree_credentials(root, lines)
         yield from tree_commands(root, lines)

@@ -161,6 +161,18 @@ def command_secrets(argv: list[ArgWord]) -> Iterator[CommandSecret]:
             yield CommandSecret(word, secret, "passed as a command-line argument")
 
 
+def _positional_secret(name: str, value: ArgWord) -> Iterator[CommandSecret]:
+    """``aws configure set aws_secret_access_key X``, ``git config github.token X``: a secret-named word, then its value."""
+    kind = classify_key(name.rsplit(".", 1)[-1])
+    text = value.text
+    if not kind.secret or text.startswith("-") or is_reference(text) or token_secrets(text):
+        return  # token shapes are reported by the argument scan
+    if is_placeholder(text) or is_not_a_credential_literal(text) or looks_like_secret_name(text):
+        return
+    if literal_secret_under_key(text, kind, prose=True):
+        yield CommandSecret(value, Secret(text, type_for_key(name, text), 0, len(text)), f"passed after {name}")
+
+
 def _workload_env_words(program: str, words: list[ArgWord]) -> set[int]:
     """``runai … -e NAME=value``: workload env vars, reported by SPK202 through the workload model."""
     if program != "runai":
@@ -186,6 +198,8 @@ def _command_secrets(program: str, words: list[ArgWord]) -> Iterator[CommandSecr
         if not text.startswith("-") or text in ("-", "--"):
             if program == "wandb" and subcommand == "login" and wandb_login_key(text):
                 yield CommandSecret(word, Secret(text, "Weights & Biases API key", 0, len(text)), "passed to wandb login")
+            elif following is not None and " " not in text and "=" not in text:
+                yield from _positional_secret(text, following)
             continue
         flag, has_value, inline = text.partition("=")
         value_word = word if has_value else following

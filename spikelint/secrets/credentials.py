@@ -124,6 +124,20 @@ def pypirc_secrets(text: str) -> Iterator[Secret]:
             yield _offset_secret(match.group("value"), "password in .pypirc", match.start("value"))
 
 
+def kaggle_secrets(text: str) -> Iterator[Secret]:
+    """``kaggle.json``: ``{"username": "…", "key": "<32 hex>"}``."""
+    match = re.search(r'"key"\s*:\s*"(?P<value>[^"]+)"', text)
+    if match and _real(match.group("value")):
+        yield _offset_secret(match.group("value"), "Kaggle API key", match.start("value"))
+
+
+def ngc_config_secrets(text: str) -> Iterator[Secret]:
+    """``~/.ngc/config``: ``apikey = …``."""
+    for match in INI_ENTRY.finditer(text):
+        if match.group("key").lower() == "apikey" and _real(match.group("value")):
+            yield _offset_secret(match.group("value"), "NGC API key", match.start("value"))
+
+
 def token_file_secrets(text: str) -> Iterator[Secret]:
     """A file that is just a token (``~/.huggingface/token``, ``.vault-token``)."""
     value = text.strip()
@@ -158,6 +172,10 @@ def credential_file_kind(path: str) -> str | None:
         return "docker"
     if (name == "config" and parent == ".kube") or name in ("kubeconfig", "kubeconfig.yaml", "kubeconfig.yml"):
         return "kubeconfig"
+    if name == "kaggle.json":
+        return "kaggle"
+    if name == "config" and parent == ".ngc":
+        return "ngc"
     if name == ".pgpass":
         return "pgpass"
     if name == ".npmrc":
@@ -181,6 +199,8 @@ FILE_RECOGNISERS: dict[str, Recogniser] = {
     "docker": docker_config_secrets,
     "kubeconfig": kubeconfig_secrets,
     "pgpass": pgpass_secrets,
+    "kaggle": kaggle_secrets,
+    "ngc": ngc_config_secrets,
     "npmrc": npmrc_secrets,
     "pypirc": pypirc_secrets,
     "token-file": token_file_secrets,

@@ -113,7 +113,7 @@ def layer_file_secrets(file: LayerFile) -> list[Secret]:
     found = credential_file_secrets(file.path, file.content)
     if not found and file.path.endswith(".json"):
         found = json_credential_secrets(file.path, file.content)
-    if not found and kind is None:
+    if not found and kind != "private-key":
         found = find_in_text(file.content)
     return found
 

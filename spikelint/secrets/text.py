@@ -15,6 +15,8 @@ from typing import Iterator
 from typing import NamedTuple
 
 from spikelint.secrets.context import KeyClass
+from spikelint.secrets.context import is_placeholder
+from spikelint.secrets.context import is_reference
 from spikelint.secrets.context import classify_key
 from spikelint.secrets.detectors import Secret
 from spikelint.secrets.detectors import keyed_secret
@@ -42,6 +44,7 @@ AUTH_HEADER = re.compile(r"(?i)(?:proxy-)?authorization[\"']?\s*[:=]\s*[\"']?(?:
                          r"(?P<value>[\w=~@.+/-]{8,})")
 API_KEY_HEADER = re.compile(r"(?i)\b(?:x-api-key|api-key|private-token|x-auth-token|x-goog-api-key)[\"']?\s*:\s*[\"']?"
                             r"(?P<value>[\w=~.+/-]{12,})")
+NETRC_LINE = re.compile(r"\bmachine\s+\S+\s+(?:login\s+\S+\s+)?(?:password|passwd)\s+[\"']?(?P<value>[^\s\"']{4,})")
 WANDB_CONTEXT = re.compile(r"(?i)wandb[\w. -]{0,30}?(?:login|key|token)[^0-9a-f\n]{0,20}?(?<![0-9a-f])"
                            r"(?P<value>[0-9a-f]{40})(?![0-9a-f])")
 
@@ -82,6 +85,10 @@ def _assignment_values(line: str) -> Iterator[tuple[str, str, int]]:
 
 def _context_secrets(line: str, offset: int, context_key: KeyClass | None) -> Iterator[Secret]:
     """Secrets a line reveals through its own words: assignments, auth headers, W&B logins."""
+    for match in NETRC_LINE.finditer(line):
+        value = match.group("value")
+        if not is_placeholder(value) and not is_reference(value):
+            yield Secret(value, "password in a netrc line", offset + match.start("value"), offset + match.end("value"))
     for match in WANDB_CONTEXT.finditer(line):
         yield Secret(match.group("value"), "Weights & Biases API key", offset + match.start("value"),
                      offset + match.end("value"))

@@ -403,3 +403,16 @@ def test_everything_inside_a_bash_c_string_is_on_the_command_line() -> None:
     dockerfile = ("FROM harbor.example.org/b/p:1.0.0@sha256:" + "a" * 64 + "\n"
                   f"RUN export HF_TOKEN={FAKE.hf()} && huggingface-cli download acme/m\n")
     assert found("Dockerfile", dockerfile) == [(2, "SPK203")]
+
+
+def test_positional_secrets_and_netrc_lines_in_scripts() -> None:
+    text = (f"#!/bin/sh\naws configure set aws_secret_access_key {FAKE.aws_secret()}\n"
+            f"git config --global github.token {FAKE.high_entropy(40)}\n"
+            f"printf 'machine minio.example.org login ml password {FAKE.password()}\\n' > ~/.netrc\n"
+            "aws configure set region eu-west-1\ngrep token notes.txt\nkubectl get secret hf-token -o yaml\n")
+    assert found("setup.sh", text) == [(2, "SPK203"), (3, "SPK203"), (4, "SPK201")]
+
+
+def test_kaggle_and_ngc_credential_files() -> None:
+    assert found("kaggle.json", json.dumps({"username": "bob", "key": FAKE.wandb()[:32]})) == [(1, "SPK206")]
+    assert found(".ngc/config", f"[CURRENT]\napikey = {FAKE.high_entropy(84)}\nformat_type = ascii\n") == [(2, "SPK206")]
