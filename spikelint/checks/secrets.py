@@ -544,12 +544,22 @@ def secrets_in_document(document: Document, ctx: CheckContext) -> Iterator[Probl
     collector = COLLECTORS.get(document.kind)
     if collector is None or not document.text or not _worth_scanning(document):
         return
-    found = list(collector(document))
+    reporting = _selected_rules(ctx)
+    found = [item for item in collector(document) if item.rule in reporting]
     if not found:
         return
-    taken = workload_env_values(document, ctx) if any(item.rule == "SPK201" for item in found) else []
+    wants_env = "SPK202" in reporting and any(item.rule == "SPK201" for item in found)
+    taken = workload_env_values(document, ctx) if wants_env else []
     for item in one_value_one_finding(found, taken):
         yield to_problem(item)
+
+
+def _selected_rules(ctx: CheckContext) -> frozenset[str]:
+    """The secret rules this run reports: a value only steps aside for a rule that will report it."""
+    from spikelint.engine import selected
+
+    return frozenset(rule for rule in ("SPK201", "SPK202", "SPK203", "SPK204", "SPK205", "SPK206")
+                     if selected(rule, ctx.config))
 
 
 def workload_env_findings(workload: Workload, document: Document) -> Iterator[Found]:

@@ -416,3 +416,11 @@ def test_positional_secrets_and_netrc_lines_in_scripts() -> None:
 def test_kaggle_and_ngc_credential_files() -> None:
     assert found("kaggle.json", json.dumps({"username": "bob", "key": FAKE.wandb()[:32]})) == [(1, "SPK206")]
     assert found(".ngc/config", f"[CURRENT]\napikey = {FAKE.high_entropy(84)}\nformat_type = ascii\n") == [(2, "SPK206")]
+
+
+def test_a_value_falls_back_to_spk201_when_the_specific_rule_is_off() -> None:
+    text = POD.format(wandb=FAKE.wandb(), github=FAKE.github())
+    only_general = lint_snippet("pod.yaml", text, {"select": ["SPK201"]})
+    assert [(finding.line, finding.rule) for finding in only_general] == [(13, "SPK201"), (15, "SPK201"), (24, "SPK201")]
+    without_env_rule = lint_snippet("pod.yaml", text, {"select": ["SPK2"], "ignore": ["SPK202"]})
+    assert [finding.rule for finding in without_env_rule] == ["SPK201"] * 3
