@@ -26,7 +26,7 @@ from typing import NamedTuple
 from typing import Sequence
 
 MAX_DEPTH = 12  # nested $(…) / bash -c / heredoc scripts that are parsed in turn
-MAX_NESTING = 150  # compound commands nested in one another
+MAX_NESTING = 100  # compound commands and substitutions nested in one another
 MAX_SCAN_STACK = 400  # open quotes/substitutions while scanning one word
 
 SHELLS = frozenset({"sh", "bash", "dash", "ash", "zsh", "ksh", "mksh", "yash"})
@@ -654,7 +654,8 @@ class _Parser:
     """Recursive descent over one token list; appends pipelines to the shared script."""
 
     def __init__(self, s: str, lo: int, hi: int, locator: Locator, script: Script,
-                 options: dict[str, bool], depth: int, condition: str = "", nested: str = "") -> None:
+                 options: dict[str, bool], depth: int, condition: str = "", nested: str = "",
+                 nesting: int = 0) -> None:
         self.s = s
         self.locator = locator
         self.script = script
@@ -662,7 +663,7 @@ class _Parser:
         self.depth = depth
         self.condition = condition
         self.nested = nested
-        self.nesting = 0
+        self.nesting = nesting  # shared with the parsers of enclosing substitutions: bounds the stack
         self.heredoc_starts: dict[int, int] = {}  # id(Redirect) -> offset of its body
         lexer = _Lexer(s, lo, hi, self._lex_error)
         self.tokens = lexer.run()
@@ -1135,7 +1136,7 @@ class _Parser:
                 continue
             saved = dict(self.options)
             nested = _Parser(self.s, start, end, self.locator, self.script, dict(self.options),
-                             self.depth + 1, self.condition, kind)
+                             self.depth + 1, self.condition, kind, self.nesting + 1)
             nested.parse()
             self.options = saved
 
