@@ -431,8 +431,8 @@ def wall(arguments: list[str], cwd: Path, repeat: int, bytecode_cache: str | Non
     return Timing(statistics.median(times), min(times), statistics.median(cpu), code)
 
 
-def in_process(root: Path, repeat: int) -> dict[str, float]:
-    """Median seconds per phase, engine in this process (one worker)."""
+def in_process(root: Path, repeat: int) -> dict[str, tuple[float, float]]:
+    """Median (wall, CPU) seconds per phase, engine in this process (one worker)."""
     sys.path.insert(0, str(REPOSITORY))
     from spikelint.config import Config
     from spikelint.engine import Engine
@@ -443,27 +443,33 @@ def in_process(root: Path, repeat: int) -> dict[str, float]:
     from spikelint.report import RENDERERS
     from spikelint.report import RenderOptions
 
-    phases: dict[str, list[float]] = {name: [] for name in
-                                      ("engine setup", "discovery", "read + parse", "checks", "render text", "total")}
+    names = ("engine setup", "discovery", "read + parse", "checks", "render text", "total")
+    phases: dict[str, list[float]] = {name: [] for name in names}
+    cpu: dict[str, list[float]] = {name: [] for name in names}
+
+    def now() -> tuple[float, float]:
+        return time.perf_counter(), time.process_time()
+
     for _ in range(repeat):
         config = Config()
-        started = time.perf_counter()
+        marks = [now()]
         engine = Engine.create(config)
-        setup = time.perf_counter()
+        marks.append(now())
         found = discover(["."], cwd=root, max_file_size=config.max_file_size)
-        discovered = time.perf_counter()
+        marks.append(now())
         project = Project(found.files)
         documents = [project.document(source) for source in found.files]
-        parsed = time.perf_counter()
+        marks.append(now())
         results = [engine.check_document(document, project) for document in documents]
-        checked = time.perf_counter()
+        marks.append(now())
         report = build_report(engine, results, len(found.files))
         RENDERERS["text"](report, RenderOptions())
-        rendered = time.perf_counter()
-        for name, value in (("engine setup", setup - started), ("discovery", discovered - setup),
-                            ("read + parse", parsed - discovered), ("checks", checked - parsed),
-                            ("render text", rendered - checked), ("total", rendered - started)):
-            phases[name].append(value)
+        marks.append(now())
+        for position, name in enumerate(names[:-1]):
+            phases[name].append(marks[position + 1][0] - marks[position][0])
+            cpu[name].append(marks[position + 1][1] - marks[position][1])
+        phases["total"].append(marks[-1][0] - marks[0][0])
+        cpu["total"].append(marks[-1][1] - marks[0][1])
     cwd = Path.cwd()
     try:
         os.chdir(root)
@@ -474,9 +480,9 @@ def in_process(root: Path, repeat: int) -> dict[str, float]:
             runs.append(time.perf_counter() - started)
     finally:
         os.chdir(cwd)
-    summary = {name: statistics.median(values) for name, values in phases.items()}
-    summary["check_paths (jobs=1)"] = statistics.median(runs)
-    summary["findings"] = float(len(result.report.findings))
+    summary = {name: (statistics.median(values), statistics.median(cpu[name])) for name, values in phases.items()}
+    summary["check_paths (jobs=1)"] = (statistics.median(runs), float("nan"))
+    summary["findings"] = (float(len(result.report.findings)), 0.0)
     return summary
 
 
@@ -508,12 +514,14 @@ def main(argv: list[str] | None = None) -> int:
                 rows.append((name, wall([*cli, "check", ".", *extra], folder, args.repeat, bytecode).row()))
         shutil.rmtree(cache, ignore_errors=True)
         phases = in_process(folder, args.repeat)
-        for name, value in phases.items():
+        for name, (elapsed, used) in phases.items():
             if name != "findings":
-                rows.append((f"in-process: {name}", f"{value * 1000:7.1f} ms"))
+                spent = "" if used != used else f"  (CPU {used * 1000:.1f} ms)"  # NaN: not measured
+                rows.append((f"in-process: {name}", f"{elapsed * 1000:7.1f} ms{spent}"))
+        load = os.getloadavg()[0] if hasattr(os, "getloadavg") else float("nan")
         print(f"{count} files, {size / 1024:.0f} KiB, {'git work tree' if args.git else 'plain folder'}, "
-              f"{int(phases['findings'])} findings, {os.cpu_count()} CPUs, Python {sys.version.split()[0]}, "
-              f"median of {args.repeat}")
+              f"{int(phases['findings'][0])} findings, {os.cpu_count()} CPUs (load {load:.1f}), "
+              f"Python {sys.version.split()[0]}, median of {args.repeat}")
         width = max(len(name) for name, _ in rows)
         for name, value in rows:
             print(f"  {name:<{width}}  {value}")
