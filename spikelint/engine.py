@@ -33,6 +33,7 @@ from spikelint.model import Document
 from spikelint.model import Finding
 from spikelint.model import Problem
 from spikelint.model import Report
+from spikelint.model import SEVERITIES
 from spikelint.model import Rule
 from spikelint.model import SourceFile
 from spikelint.model import Suppression
@@ -199,15 +200,19 @@ class Engine:
 
     def _finding(self, problem: Problem, document: Document, occurrences: dict[tuple[str, str, str], int]) -> Finding:
         rule = self.catalog[problem.rule]
-        severity = self.config.severity.get(problem.rule) or problem.severity or rule.severity
+        stated = problem.severity if problem.severity in SEVERITIES else None
+        severity = self.config.severity.get(problem.rule) or stated or rule.severity
         path = problem.path or document.path
         lines = document.text.splitlines() if problem.key == "" else []
         key = problem.key or (lines[problem.line - 1].strip() if 0 < problem.line <= len(lines) else problem.message)
         counted = (problem.rule, path, normalise_key(key))
         index = occurrences.get(counted, 0)
         occurrences[counted] = index + 1
-        return Finding(problem.rule, rule.name, severity, path, problem.line, problem.column, problem.message,
-                       fingerprint(problem.rule, path, key, index), problem.end_line, problem.end_column)
+        line, column = max(problem.line, 1), max(problem.column, 1)  # 1-based in every report format
+        backwards = problem.end_line is not None and problem.end_line < line
+        end_line, end_column = (None, None) if backwards else (problem.end_line, problem.end_column)
+        return Finding(problem.rule, rule.name, severity, path, line, column, problem.message,
+                       fingerprint(problem.rule, path, key, index), end_line, end_column)
 
 
 def _describe_crash(where: str, document: Document, error: Exception) -> str:

@@ -307,3 +307,21 @@ def test_jobs_in_a_real_process(tmp_path: Path) -> None:
     serial = run_process(["check", "--jobs", "1"], cwd=tmp_path)
     parallel = run_process(["check", "--jobs", "2"], cwd=tmp_path)
     assert serial.out == parallel.out and serial.code == parallel.code == 1
+
+
+def test_odd_problems_from_a_check_are_made_safe(run_cli, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    from spikelint.model import Problem
+
+    def odd(document: object, ctx: object):
+        yield Problem("SPK101", 0, 0, "line zero", severity="critical", key="a")
+        yield Problem("SPK102", 3, 2, "ends before it starts", end_line=1, end_column=1, key="b")
+
+    monkeypatch.setattr("spikelint.engine.all_checks", lambda: [CheckSpec(("SPK101", "SPK102"), "document",
+                                                                           frozenset(), odd)])
+    write(tmp_path, {"values.yaml": VALUES_PINNED})
+    outcome = run_cli(["check", "--format", "json"], cwd=tmp_path)
+    first, second = outcome.json()["findings"]
+    assert (first["line"], first["column"], first["severity"]) == (1, 1, "error")
+    assert second["end_line"] is None and outcome.code == 1
+    for fmt in ("sarif", "junit", "gitlab", "github", "text"):
+        assert run_cli(["check", "--format", fmt], cwd=tmp_path).code == 1
