@@ -26,7 +26,7 @@ from spikelint.config import config_from_mapping
 from spikelint.files import Discovery
 from spikelint.files import detect_kind
 from spikelint.files import discover
-from spikelint.files import matches_glob
+from spikelint.files import matches_any
 from spikelint.fingerprint import fingerprint
 from spikelint.fingerprint import normalise_key
 from spikelint.model import Document
@@ -70,12 +70,13 @@ class Engine:
     catalog: dict[str, Rule]
     checks: tuple[CheckSpec, ...]
     today: date
+    cwd: Path = Path(".")  # what document paths are relative to (per_path_ignores may be relative to config.root)
 
     @classmethod
-    def create(cls, config: Config, today: date | None = None) -> Engine:
+    def create(cls, config: Config, today: date | None = None, cwd: Path | None = None) -> Engine:
         catalog = load_catalog()
         checks = tuple(spec for spec in all_checks() if any(selected(rule, config) for rule in spec.rules))
-        return cls(config, catalog, checks, today or date.today())
+        return cls(config, catalog, checks, today or date.today(), cwd or Path.cwd())
 
     def check_document(self, document: Document, project: Project) -> FileResult:
         context = CheckContext(self.config, project, self.today)
@@ -143,7 +144,11 @@ class Engine:
         result.findings = kept
 
     def _path_ignores(self, path: str) -> list[tuple[str, ...]]:
-        return [rules for glob, rules in self.config.per_path_ignores.items() if matches_glob(path, glob)]
+        if not self.config.per_path_ignores:
+            return []
+        base = Path(self.config.root) if self.config.path is not None else None
+        return [rules for glob, rules in self.config.per_path_ignores.items()
+                if matches_any(path, (glob,), self.cwd, base)]
 
     def _suppressed(self, problem: Problem, inline: list[Suppression],
                     object_wide: list[tuple[Suppression, tuple[int, int]]], matched: dict[int, set[str]]) -> bool:
@@ -260,7 +265,7 @@ def check_paths(paths: list[str], config: Config, *, cwd: Path | None = None, jo
                 stdin_text: str | bytes | None = None, stdin_filename: str | None = None) -> RunResult:
     """Check ``paths`` (or ``stdin_text`` as if it were ``stdin_filename``); bytes are decoded like a file."""
     cwd = cwd or Path.cwd()
-    engine = Engine.create(config)
+    engine = Engine.create(config, cwd=cwd)
     if stdin_text is not None and stdin_filename is not None:
         discovery = Discovery()
         head = stdin_text[:128] if isinstance(stdin_text, str) else stdin_text[:128].decode("utf-8", "replace")
@@ -275,7 +280,8 @@ def check_paths(paths: list[str], config: Config, *, cwd: Path | None = None, jo
         results = [engine.check_document(document, project)]
         discovery.files.append(source)
     else:
-        discovery = discover(paths, cwd=cwd, exclude=config.exclude, max_file_size=config.max_file_size)
+        base = Path(config.root) if config.path is not None else None
+        discovery = discover(paths, cwd=cwd, exclude=config.exclude, max_file_size=config.max_file_size, base=base)
         results = _check_sources(engine, discovery.files, jobs)
         results.extend(skipped_results(discovery, engine))
     return RunResult(build_report(engine, results, len(discovery.files) + len(discovery.skipped)), discovery,

@@ -164,8 +164,31 @@ def _glob_regex(pattern: str, path: str) -> bool:
     return re.fullmatch(regex, path) is not None or re.fullmatch(regex + "/.*", path) is not None
 
 
-def discover(paths: list[str], *, cwd: Path, exclude: tuple[str, ...] = (), max_file_size: int) -> Discovery:
-    """Expand ``paths`` into SourceFiles; record what was skipped and why."""
+def relative_to_base(shown: str, cwd: Path, base: Path | None) -> str | None:
+    """``shown`` (relative to ``cwd``) relative to ``base`` (the configuration's folder), when that differs."""
+    if base is None:
+        return None
+    relative = Path(os.path.relpath(os.path.normpath(cwd / shown), os.path.normpath(cwd / base))).as_posix()
+    return relative if relative != shown and not relative.startswith("../") else None
+
+
+def matches_any(shown: str, patterns: tuple[str, ...], cwd: Path, base: Path | None) -> bool:
+    """Patterns match paths relative to the current folder, or to the configuration's folder."""
+    if not patterns:
+        return False
+    if is_excluded(shown, patterns):
+        return True
+    other = relative_to_base(shown, cwd, base)
+    return other is not None and is_excluded(other, patterns)
+
+
+def discover(paths: list[str], *, cwd: Path, exclude: tuple[str, ...] = (), max_file_size: int,
+             base: Path | None = None) -> Discovery:
+    """Expand ``paths`` into SourceFiles; record what was skipped and why.
+
+    ``exclude`` globs match paths relative to ``cwd`` or, when given, to ``base`` (the folder of
+    the configuration that holds them, which may be above the current folder).
+    """
     result = Discovery()
     seen: set[str] = set()
     for raw in paths:
@@ -179,20 +202,20 @@ def discover(paths: list[str], *, cwd: Path, exclude: tuple[str, ...] = (), max_
             listed = git_files(absolute) if git_root(absolute) is not None else None
             candidates = listed if listed is not None else walk_files(absolute)
             for candidate in candidates:
-                _consider(candidate, root, cwd, exclude, max_file_size, result, seen)
+                _consider(candidate, root, cwd, (exclude, base), max_file_size, result, seen)
         else:
             root = absolute.parent.resolve()
-            _consider(absolute, root, cwd, exclude, max_file_size, result, seen)
+            _consider(absolute, root, cwd, (exclude, base), max_file_size, result, seen)
     return result
 
 
-def _consider(path: Path, root: Path, cwd: Path, exclude: tuple[str, ...], max_file_size: int,
+def _consider(path: Path, root: Path, cwd: Path, exclude: tuple[tuple[str, ...], Path | None], max_file_size: int,
               result: Discovery, seen: set[str]) -> None:
     shown = display_path(path, cwd)
     if shown in seen:
         return
     seen.add(shown)
-    if exclude and is_excluded(shown, exclude):
+    if matches_any(shown, exclude[0], cwd, exclude[1]):
         return
     try:
         info = os.lstat(path)

@@ -155,3 +155,20 @@ def test_max_file_size_from_configuration(tmp_path: Path, run_cli) -> None:
     write(tmp_path, {".spikelint.yaml": "max_file_size: 20\n", "values.yaml": VALUES_LATEST})
     outcome = run_cli(["check", "--format", "json"], cwd=tmp_path)
     assert outcome.pairs() == {("values.yaml", 1, "SPK003")} and outcome.code == 0
+
+
+def test_globs_are_relative_to_the_configuration_folder_too(tmp_path: Path, run_cli) -> None:
+    write(tmp_path, {".spikelint.yaml": "exclude: ['deploy/vendor/**']\nper_path_ignores: {'deploy/legacy/**': [SPK101]}\n",
+                     "deploy/vendor/values.yaml": VALUES_LATEST, "deploy/legacy/values.yaml": VALUES_LATEST,
+                     "deploy/new/values.yaml": VALUES_LATEST})
+    from_root = run_cli(["check", "--format", "json"], cwd=tmp_path)
+    assert from_root.pairs() == {("deploy/new/values.yaml", 2, "SPK101")}
+    from_sub = run_cli(["check", "--format", "json", "."], cwd=tmp_path / "deploy")
+    assert from_sub.pairs() == {("new/values.yaml", 2, "SPK101")}
+    assert from_sub.json()["summary"]["suppressed"] == 1
+
+
+def test_globs_relative_to_the_current_folder_still_work(tmp_path: Path, run_cli) -> None:
+    write(tmp_path, {"ci/strict.yaml": "per_path_ignores: {'legacy/**': [SPK101]}\n",
+                     "legacy/values.yaml": VALUES_LATEST})
+    assert run_cli(["check", "--config", "ci/strict.yaml"], cwd=tmp_path).code == 0
