@@ -343,6 +343,7 @@ class _Lexer:
         self.tokens: list[_Token] = []
         self.heredocs: dict[int, tuple[int, int]] = {}  # index of the << token -> body (start, end)
         self.pending: list[tuple[int, str, bool]] = []  # (token index, delimiter, strip tabs)
+        self.unbalanced = False  # a `((` never closed: later ones cannot close either (keeps lexing linear)
 
     def run(self) -> list[_Token]:
         s, hi = self.s, self.hi
@@ -399,7 +400,12 @@ class _Lexer:
 
     def _arithmetic(self, i: int) -> bool:
         """``(( expr ))`` as one word; False when the parentheses are nested subshells instead."""
+        if self.unbalanced:
+            return False
         end = _scan_nested(self.s, i + 1, ")", self.hi)
+        if end < 0:
+            self.unbalanced = True
+            return False
         if end >= i + 4 and self.s[end - 2:end] == "))":
             self.tokens.append(_Token("w", i, end, self.s[i:end], False, (), True))
             return True
