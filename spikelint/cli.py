@@ -119,6 +119,7 @@ def _emit(report: object, fmt: str, output: str | None) -> None:
             raise UsageError(f"cannot write {output}: {error.strerror or error}") from None
     elif rendered:
         sys.stdout.write(rendered if rendered.endswith("\n") else rendered + "\n")
+        sys.stdout.flush()
     if fmt == "text" or output:
         print(summary_line(report), file=sys.stderr)  # type: ignore[arg-type]
 

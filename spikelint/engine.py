@@ -30,6 +30,7 @@ from spikelint.files import matches_any
 from spikelint.fingerprint import fingerprint
 from spikelint.fingerprint import normalise_key
 from spikelint.model import Document
+from spikelint.model import FileKind
 from spikelint.model import Finding
 from spikelint.model import Problem
 from spikelint.model import Report
@@ -83,12 +84,13 @@ class Engine:
         problems: list[Problem] = list(document.problems)
         internal: list[str] = []
         workloads: list[Workload] = []
-        parsed_ok = not any(problem.rule == "SPK001" or problem.rule == "SPK003" for problem in document.problems)
-        if parsed_ok:
-            workloads = self._workloads(document, internal)
+        checked = _checkable_view(document)
+        if checked is not None:
+            if checked is document:
+                workloads = self._workloads(document, internal)
             for spec in self.checks:
-                if spec.scope == "document" and (not spec.kinds or document.kind in spec.kinds):
-                    problems.extend(self._run(spec, (document, context), document, internal))
+                if spec.scope == "document" and (not spec.kinds or checked.kind in spec.kinds):
+                    problems.extend(self._run(spec, (checked, context), document, internal))
                 elif spec.scope == "workload":
                     for workload in workloads:
                         problems.extend(self._run(spec, (workload, document, context), document, internal))
@@ -218,6 +220,24 @@ class Engine:
         end_line, end_column = (None, None) if backwards else (problem.end_line, problem.end_column)
         return Finding(problem.rule, rule.name, severity, path, line, column, problem.message,
                        fingerprint(problem.rule, path, key, index), end_line, end_column)
+
+
+def _checkable_view(document: Document) -> Document | None:
+    """What the checks may look at, so a parse error never hides a leaked token.
+
+    A skipped file (SPK003) is not checked.  A script or Dockerfile with a syntax error keeps
+    what its parser recovered; any other unparseable file is still scanned as plain text.
+    """
+    rules = {problem.rule for problem in document.problems}
+    if "SPK003" in rules:
+        return None
+    if "SPK001" not in rules:
+        return document
+    if document.parsed is not None and document.kind in (FileKind.SHELL, FileKind.DOCKERFILE):
+        return document
+    if not document.text:
+        return None
+    return Document(SourceFile(document.path, document.source.abspath, FileKind.TEXT), document.text)
 
 
 def _describe_crash(where: str, document: Document, error: Exception) -> str:
