@@ -55,6 +55,8 @@ def test_without_torch_exit_2_says_how_to_install_it(tmp_path: Path) -> None:
     assert "pip install spikelint[smoke]" in result.stderr
     assert json.loads(result.stdout)["verdict"] == "setup_error"
     assert not (tmp_path / "run").exists()
+    version = python("import sys; sys.modules['torch'] = None\nfrom spikelint.smoke.cli import main\nsys.exit(main(['--version']))")
+    assert version.returncode == 0 and version.stdout.startswith("spikelint smoke ")
 
 
 @pytest.mark.parametrize(
