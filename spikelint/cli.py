@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import argparse
 import json
-import os
 import subprocess
 import sys
 from pathlib import Path
@@ -105,33 +104,13 @@ def _exit_code(findings: Sequence[object], fail_on: str) -> int:
 
 
 def _emit(report: object, fmt: str, output: str | None) -> None:
-    from spikelint.report import RENDERERS
-    from spikelint.report import RenderOptions
-    from spikelint.report import summary_line
+    from spikelint.report.output import OutputError
+    from spikelint.report.output import emit_report
 
-    color = output is None and sys.stdout.isatty() and "NO_COLOR" not in os.environ and fmt == "text"
-    prefix = _repository_prefix() if fmt in ("sarif", "gitlab", "github", "junit") else ""
-    rendered = RENDERERS[fmt](report, RenderOptions(color=color, path_prefix=prefix))  # type: ignore[arg-type]
-    if output:
-        try:
-            Path(output).write_text(rendered, encoding="utf-8")
-        except OSError as error:
-            raise UsageError(f"cannot write {output}: {error.strerror or error}") from None
-    elif rendered:
-        sys.stdout.write(rendered if rendered.endswith("\n") else rendered + "\n")
-        sys.stdout.flush()
-    if fmt == "text" or output:
-        print(summary_line(report), file=sys.stderr)  # type: ignore[arg-type]
-
-
-def _repository_prefix() -> str:
-    """The current folder relative to the Git root, so CI annotations land on the right file."""
     try:
-        result = subprocess.run(["git", "rev-parse", "--show-prefix"], capture_output=True, text=True, timeout=30,
-                                check=False)
-    except (OSError, subprocess.SubprocessError):
-        return ""
-    return result.stdout.strip() if result.returncode == 0 else ""
+        emit_report(report, fmt, output)  # type: ignore[arg-type]
+    except OutputError as error:
+        raise UsageError(str(error)) from None
 
 
 def _write_baseline(path: Path, report: object) -> None:

@@ -109,21 +109,13 @@ def verify(run_dir: Path, input_override: str | None, cwd: Path) -> tuple[Any, l
 
 
 def _emit(report: Any, fmt: str, output: str | None) -> None:
-    from spikelint.report import RENDERERS
-    from spikelint.report import RenderOptions
-    from spikelint.report import summary_line
+    from spikelint.report.output import OutputError
+    from spikelint.report.output import emit_report
 
-    color = output is None and fmt == "text" and sys.stdout.isatty() and "NO_COLOR" not in os.environ
-    rendered = RENDERERS[fmt](report, RenderOptions(color=color))
-    if output:
-        try:
-            Path(output).write_text(rendered, encoding="utf-8")
-        except OSError as error:
-            raise UsageError(f"cannot write {output}: {error.strerror or error}") from None
-    elif rendered:
-        sys.stdout.write(rendered if rendered.endswith("\n") else rendered + "\n")
-    if fmt == "text" or output:
-        print(summary_line(report), file=sys.stderr)
+    try:
+        emit_report(report, fmt, output)
+    except OutputError as error:
+        raise UsageError(str(error)) from None
 
 
 def main(argv: Sequence[str] | None = None) -> int:

@@ -1,0 +1,47 @@
+"""Writing a rendered report where the user asked, with the text summary on stderr."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+from spikelint.model import Report
+
+REPOSITORY_RELATIVE_FORMATS = ("sarif", "gitlab", "github", "junit")
+
+
+class OutputError(Exception):
+    """The report could not be written; the message names the file."""
+
+
+def repository_prefix() -> str:
+    """The current folder relative to the Git root, so CI annotations land on the right file."""
+    try:
+        result = subprocess.run(["git", "rev-parse", "--show-prefix"], capture_output=True, text=True, timeout=30,
+                                check=False)
+    except (OSError, subprocess.SubprocessError):
+        return ""
+    return result.stdout.strip() if result.returncode == 0 else ""
+
+
+def emit_report(report: Report, fmt: str, output: str | None) -> None:
+    """Render ``report`` as ``fmt`` to ``output`` (or stdout); colour only on a TTY without NO_COLOR."""
+    from spikelint.report import RENDERERS
+    from spikelint.report import RenderOptions
+    from spikelint.report import summary_line
+
+    color = output is None and fmt == "text" and sys.stdout.isatty() and "NO_COLOR" not in os.environ
+    prefix = repository_prefix() if fmt in REPOSITORY_RELATIVE_FORMATS else ""
+    rendered = RENDERERS[fmt](report, RenderOptions(color=color, path_prefix=prefix))
+    if output:
+        try:
+            Path(output).write_text(rendered, encoding="utf-8")
+        except OSError as error:
+            raise OutputError(f"cannot write {output}: {error.strerror or error}") from None
+    elif rendered:
+        sys.stdout.write(rendered if rendered.endswith("\n") else rendered + "\n")
+        sys.stdout.flush()
+    if fmt == "text" or output:
+        print(summary_line(report), file=sys.stderr)
