@@ -10,6 +10,8 @@ import sys
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
+from typing import Callable
+from typing import Iterator
 
 import pytest
 
@@ -73,8 +75,11 @@ def commit_all(root: Path, message: str = "change") -> None:
     git(root, "commit", "-q", "-m", message)
 
 
+RunCli = Callable[..., Outcome]
+
+
 @pytest.fixture
-def run_cli(monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]):
+def run_cli(monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]) -> Iterator[RunCli]:
     """``run_cli(args, cwd=..., stdin=...)`` runs ``spikelint`` in this process (fast)."""
 
     def run(arguments: list[str], cwd: Path, stdin: bytes | None = None) -> Outcome:
@@ -89,7 +94,7 @@ def run_cli(monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str])
         captured = capsys.readouterr()
         return Outcome(code, captured.out, captured.err)
 
-    return run
+    yield run
 
 
 def subprocess_env(**extra: str) -> dict[str, str]:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from datetime import date
+from pathlib import Path
 
 import pytest
 
@@ -89,16 +90,12 @@ def test_disable_file_for_a_rule_that_never_fires_is_unused() -> None:
     assert lint("values.yaml", text, allowed_registries=["docker.io"]) == {(1, "SPK002")}
 
 
-def test_suppressed_findings_are_counted() -> None:
-    from pathlib import Path
-    import tempfile
-
+def test_suppressed_findings_are_counted(tmp_path: Path) -> None:
     from spikelint.config import Config
     from spikelint.engine import check_paths
 
-    with tempfile.TemporaryDirectory() as folder:
-        Path(folder, "values.yaml").write_text(values("image: busybox:latest  # spikelint: disable=SPK101"))
-        result = check_paths(["."], Config(), cwd=Path(folder), jobs=1)
+    (tmp_path / "values.yaml").write_text(values("image: busybox:latest  # spikelint: disable=SPK101"))
+    result = check_paths(["."], Config(), cwd=tmp_path, jobs=1)
     assert result.report.findings == [] and result.report.suppressed == 1
 
 
