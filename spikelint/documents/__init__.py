@@ -26,6 +26,9 @@ MAX_PYTHON_SYNTAX_TREE_CHARS = 1024 * 1024
 # kinds whose unparseable files holding '{{' are unrendered templates (Helm, Jinja, cookiecutter): SPK003, not SPK001
 TEMPLATED_KINDS = (FileKind.YAML, FileKind.JSON, FileKind.TOML)
 BYTE_ORDER_MARKS = (codecs.BOM_UTF16_LE, codecs.BOM_UTF16_BE, codecs.BOM_UTF32_LE, codecs.BOM_UTF32_BE)
+# JSON files whose tools define them as JSON with comments and trailing commas (VS Code's dialect)
+JSONC_NAME = re.compile(r"^(?:\.?devcontainer|(?:ts|js)config(?:\..+)?|\.eslintrc|argv)\.json$", re.IGNORECASE)
+JSONC_FOLDERS = (".vscode", ".devcontainer")
 
 
 class ParseFailure(Exception):
@@ -69,10 +72,17 @@ def _parse_yaml(document: Document) -> None:
     document.trees = parse_yaml(document.text)
 
 
+def is_jsonc(path: str) -> bool:
+    """A JSON file its tool reads with comments allowed (``devcontainer.json``, ``.vscode/*.json``)."""
+    parts = PurePosixPath(path).parts
+    return bool(JSONC_NAME.match(parts[-1])) or any(folder in parts[:-1] for folder in JSONC_FOLDERS)
+
+
 def _parse_json(document: Document) -> None:
     from spikelint.documents.jsondoc import parse_json
 
-    document.trees = [parse_json(document.text)] if document.text.strip() else []
+    comments = is_jsonc(document.path)
+    document.trees = [parse_json(document.text, comments=comments)] if document.text.strip() else []
 
 
 def _parse_toml(document: Document) -> None:

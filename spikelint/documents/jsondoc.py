@@ -3,7 +3,8 @@
 The standard library's decoder does not keep positions, so this is a small iterative
 parser on top of its C string scanner (``json.decoder.scanstring``).  Iterative, so deeply
 nested input cannot exhaust the recursion limit; strict JSON (RFC 8259) plus the
-``NaN``/``Infinity`` literals Python writes.
+``NaN``/``Infinity`` literals Python writes.  ``comments=True`` reads JSON with comments
+(``//``, ``/* */``) and trailing commas, the dialect of VS Code and dev-container files.
 """
 
 from __future__ import annotations
@@ -18,6 +19,7 @@ from spikelint.model import Node
 
 MAX_DEPTH = 1_000
 _WHITESPACE = re.compile(r"[ \t\n\r]*")
+_WHITESPACE_AND_COMMENTS = re.compile(r"(?:[ \t\n\r]+|//[^\n]*|/\*.*?\*/)*", re.DOTALL)
 _BLANKS = frozenset(" \t\n\r")
 _NUMBER = re.compile(r"-?(?:0|[1-9][0-9]*)(\.[0-9]+)?([eE][-+]?[0-9]+)?")
 _LITERALS = {"true": True, "false": False, "null": None, "NaN": float("nan"),
@@ -45,8 +47,11 @@ class _Positions:
         return index + 1, offset - self.starts[index] + 1
 
 
-def parse_json(text: str) -> Node:
+def parse_json(text: str, comments: bool = False) -> Node:
+    """The positioned tree of ``text``; JSON with comments and trailing commas when ``comments``."""
     position = _Positions(text)
+    blank = _WHITESPACE_AND_COMMENTS if comments else _WHITESPACE
+    starts_blank = _BLANKS | {"/"} if comments else _BLANKS  # '/' opens a comment (or is an error anyway)
 
     def fail(message: str, offset: int) -> JsonError:
         line, column = position(min(offset, max(len(text) - 1, 0)))
@@ -81,8 +86,8 @@ def parse_json(text: str) -> Node:
         frame[2] = "after"
 
     while True:
-        if index < length and text[index] in _BLANKS:
-            index = _WHITESPACE.match(text, index).end()  # type: ignore[union-attr]
+        if index < length and text[index] in starts_blank:
+            index = blank.match(text, index).end()  # type: ignore[union-attr]
         if root is not None and not stack:
             if index != length:
                 raise fail("extra data after the top-level value", index)
@@ -101,6 +106,8 @@ def parse_json(text: str) -> Node:
                 continue
             if char != closing:
                 raise fail(f"expected ',' or {closing!r}", index)
+        if char in "]}" and comments and frame is not None and state in ("key", "value"):
+            state = "after"  # a trailing comma
         if char in "]}":
             if frame is None or state not in ("after", "key?", "value?"):
                 raise fail(f"unexpected {char!r}" + (" (trailing comma?)" if state in ("key", "value") else ""), index)
@@ -122,7 +129,7 @@ def parse_json(text: str) -> Node:
                 raise fail(str(error).split(":")[0], index) from None
             line, column = position(index)
             frame[1] = Located(key, line, column, line, column + end - index)
-            index = _WHITESPACE.match(text, end).end() if end < length and text[end] in _BLANKS else end  # type: ignore[union-attr]
+            index = blank.match(text, end).end() if end < length and text[end] in starts_blank else end  # type: ignore[union-attr]
             if index >= length or text[index] != ":":
                 raise fail("expected ':' after a property name", index)
             index += 1
