@@ -256,6 +256,7 @@ def bad_repository(root: Path) -> Path:
         "bad/truncated.ipynb": TRUNCATED["nb.ipynb"][0],
         "bad/truncated.py": TRUNCATED["train.py"][0],
         "bad/truncated.sh": TRUNCATED["run.sh"][0],
+        "bad/Dockerfile": BROKEN_AT["Dockerfile"][0],
         "bad/utf16.yaml": codecs.BOM_UTF16_LE + "kind: Job\n".encode("utf-16-le"),
         "bad/latin1.yaml": b"name: caf\xe9\n",
         "bad/nul.json": b'{"a": "\0\0"}',
@@ -270,7 +271,7 @@ def bad_repository(root: Path) -> Path:
 
 EXPECTED_BAD = {
     "bad/truncated.yaml": "SPK001", "bad/truncated.json": "SPK001", "bad/truncated.toml": "SPK001",
-    "bad/truncated.ipynb": "SPK001", "bad/truncated.py": "SPK001", "bad/truncated.sh": "SPK001", "bad/utf16.yaml": "SPK001",
+    "bad/truncated.ipynb": "SPK001", "bad/truncated.py": "SPK001", "bad/truncated.sh": "SPK001", "bad/Dockerfile": "SPK001", "bad/utf16.yaml": "SPK001",
     "bad/latin1.yaml": "SPK001", "bad/nul.json": "SPK003", "bad/deep.json": "SPK001", "bad/deep.yaml": "SPK001",
     "bad/bomb.yaml": "SPK001", "bad/big.yaml": "SPK003", "chart/templates/job.yaml": "SPK003",
 }
@@ -288,7 +289,10 @@ def test_every_bad_file_gives_one_finding_and_the_run_goes_on(tmp_path: Path, ru
     for finding in report["findings"]:
         by_path.setdefault(finding["path"], []).append(finding["rule"])
     for path, rule in EXPECTED_BAD.items():
-        assert by_path.get(path) == [rule], (path, by_path.get(path))
+        found = by_path.get(path, [])
+        assert [meta for meta in found if meta in ("SPK001", "SPK003")] == [rule], (path, found)
+        if not path.endswith((".sh", "Dockerfile")):  # scripts keep the checks of what their parser recovered
+            assert found == [rule], (path, found)
     assert by_path["values.yaml"] == ["SPK101"]
     assert "bad/random.bin" not in by_path
     big = next(f for f in report["findings"] if f["path"] == "bad/big.yaml")
@@ -350,3 +354,11 @@ def test_huge_python_file_is_scanned_as_text_without_a_syntax_tree() -> None:
 
     assert {f.rule for f in lint_snippet("generated_pb2.py", text)} == {"SPK201"}
     assert time.perf_counter() - started < 10
+
+
+@pytest.mark.parametrize("body", ["RUN " + "$(" * NESTING, "RUN " + "(" * NESTING, "RUN echo " + "\\\n" * NESTING,
+                                  "ENV " + "A=${" * NESTING])
+def test_deeply_nested_dockerfile_instructions_are_read_quickly(body: str) -> None:
+    started = time.perf_counter()
+    document = parse_text(source("Dockerfile"), "FROM busybox:1.36.1\n" + body + "\n")
+    assert len(document.problems) <= 1 and time.perf_counter() - started < 5
