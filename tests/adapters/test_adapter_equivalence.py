@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import pytest
 
-from conftest import one
-from conftest import summary
+from adapter_support import one
+from adapter_support import summary
 
 IMAGE = "harbor.example.org/nlp/bert-ft:1.4.2@sha256:" + "ab" * 32
 

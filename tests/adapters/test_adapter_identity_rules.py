@@ -8,7 +8,7 @@ from spikelint.checks.identity import config_references
 from spikelint.checks.identity import records
 from spikelint.engine import lint_snippet
 
-from conftest import one
+from adapter_support import one
 
 
 @pytest.mark.parametrize(("name", "field"), [

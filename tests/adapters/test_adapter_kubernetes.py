@@ -2,10 +2,10 @@
 
 from __future__ import annotations
 
-from conftest import column_of
-from conftest import line_of
-from conftest import load
-from conftest import one
+from adapter_support import column_of
+from adapter_support import line_of
+from adapter_support import load
+from adapter_support import one
 
 from spikelint.adapters import UNBOUNDED_RETRIES
 from spikelint.config import Config

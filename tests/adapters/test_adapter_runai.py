@@ -6,10 +6,10 @@ from pathlib import Path
 
 import pytest
 
-from conftest import column_of
-from conftest import line_of
-from conftest import load
-from conftest import one
+from adapter_support import column_of
+from adapter_support import line_of
+from adapter_support import load
+from adapter_support import one
 
 CORPUS = Path(__file__).resolve().parents[2] / ".." / "shared" / "corpus"
 

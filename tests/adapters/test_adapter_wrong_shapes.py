@@ -12,7 +12,7 @@ from typing import Iterator
 
 import pytest
 
-from conftest import load
+from adapter_support import load
 from test_adapter_equivalence import CRD
 from test_adapter_equivalence import KUBERNETES
 from test_adapter_equivalence import REST

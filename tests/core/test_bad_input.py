@@ -9,8 +9,8 @@ import time
 from pathlib import Path
 
 import pytest
-from conftest import VALUES_LATEST
-from conftest import write
+from core_support import VALUES_LATEST
+from core_support import write
 
 from spikelint.documents import parse_text
 from spikelint.documents import read_document

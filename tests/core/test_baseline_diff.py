@@ -7,11 +7,11 @@ import shutil
 from pathlib import Path
 
 import pytest
-from conftest import VALUES_FLOATING
-from conftest import VALUES_LATEST
-from conftest import commit_all
-from conftest import init_repo
-from conftest import write
+from core_support import VALUES_FLOATING
+from core_support import VALUES_LATEST
+from core_support import commit_all
+from core_support import init_repo
+from core_support import write
 
 needs_git = pytest.mark.skipif(shutil.which("git") is None, reason="git is not installed")
 

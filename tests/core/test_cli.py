@@ -11,13 +11,13 @@ import sys
 from pathlib import Path
 
 import pytest
-from conftest import REPOSITORY
-from conftest import VALUES_FLOATING
-from conftest import VALUES_LATEST
-from conftest import VALUES_PINNED
-from conftest import run_process
-from conftest import subprocess_env
-from conftest import write
+from core_support import REPOSITORY
+from core_support import VALUES_FLOATING
+from core_support import VALUES_LATEST
+from core_support import VALUES_PINNED
+from core_support import run_process
+from core_support import subprocess_env
+from core_support import write
 
 from spikelint import __version__
 from spikelint.checks.registry import CheckSpec

@@ -7,10 +7,10 @@ import shutil
 from pathlib import Path
 
 import pytest
-from conftest import VALUES_LATEST
-from conftest import commit_all
-from conftest import init_repo
-from conftest import write
+from core_support import VALUES_LATEST
+from core_support import commit_all
+from core_support import init_repo
+from core_support import write
 
 from spikelint.files import detect_kind
 from spikelint.files import discover

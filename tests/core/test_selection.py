@@ -3,9 +3,9 @@
 from __future__ import annotations
 
 import pytest
-from conftest import VALUES_FLOATING
-from conftest import VALUES_LATEST
-from conftest import write
+from core_support import VALUES_FLOATING
+from core_support import VALUES_LATEST
+from core_support import write
 
 from spikelint.config import Config
 from spikelint.engine import Engine
