@@ -23,8 +23,15 @@ from spikelint.model import SourceFile
 
 # Dockerfile, Containerfile, Dockerfile.gpu, train.Dockerfile, 14-Dockerfile.bad, Dockerfile-cuda12
 DOCKERFILE_NAME = re.compile(r"(?:^|[._-])(?:docker|container)file(?:$|[._-])")
-NOT_DOCKERFILE_SUFFIXES = frozenset((".py", ".sh", ".bash", ".md", ".rst", ".txt", ".json", ".yaml", ".yml", ".toml",
-                                     ".ipynb", ".j2", ".jinja", ".tmpl", ".tpl", ".in", ".lock", ".cfg"))
+# Names that mention a Dockerfile but hold something else: templates, docs, BuildKit's per-Dockerfile
+# ignore file (Dockerfile.dockerignore), patches, and source code of Dockerfile tooling (dockerfile_parser.go)
+NOT_DOCKERFILE_SUFFIXES = frozenset((
+    ".py", ".sh", ".bash", ".md", ".rst", ".txt", ".json", ".yaml", ".yml", ".toml", ".ipynb", ".j2", ".jinja",
+    ".tmpl", ".tpl", ".in", ".lock", ".cfg", ".dockerignore", ".gitignore", ".patch", ".diff", ".adoc", ".html",
+    ".xml", ".csv", ".go", ".js", ".mjs", ".cjs", ".ts", ".tsx", ".jsx", ".rs", ".java", ".kt", ".scala", ".c",
+    ".cc", ".cpp", ".h", ".hpp", ".rb", ".pl", ".php", ".ps1", ".bat", ".cmd", ".vim", ".el", ".lua", ".swift",
+    ".cs", ".fs", ".r", ".jl", ".sql", ".snap", ".golden", ".mustache", ".hbs", ".ejs", ".liquid",
+))
 SHELL_SUFFIXES = (".sh", ".bash")
 YAML_SUFFIXES = (".yaml", ".yml")
 BINARY_SUFFIXES = frozenset((

@@ -149,14 +149,25 @@ PARSERS: dict[str, Callable[[Document], None]] = {
 }
 
 
-def is_helm_template(path: str, text: str) -> bool:
-    return "templates" in PurePosixPath(path).parts[:-1] and "{{" in text
+HELM_TEXT_TEMPLATES = re.compile(r"(?:\.tpl|^NOTES\.txt)$")
+
+
+def is_helm_template(path: str, text: str, kind: str = FileKind.YAML) -> bool:
+    """A chart template under ``templates/``: its YAML, ``_helpers.tpl`` and ``NOTES.txt``.
+
+    Other text files in a ``templates/`` folder (a web app's Jinja HTML) are ordinary text:
+    they are scanned for secrets, not skipped.
+    """
+    pure = PurePosixPath(path)
+    if "templates" not in pure.parts[:-1] or "{{" not in text:
+        return False
+    return kind == FileKind.YAML or bool(HELM_TEXT_TEMPLATES.search(pure.name))
 
 
 def parse_text(source: SourceFile, text: str) -> Document:
     """Parse already-decoded text (``--stdin-filename`` and tests use this directly)."""
     document = Document(source, text)
-    if source.kind in (FileKind.YAML, FileKind.TEXT) and is_helm_template(source.path, text):
+    if source.kind in (FileKind.YAML, FileKind.TEXT) and is_helm_template(source.path, text, source.kind):
         document.problems.append(Problem("SPK003", 1, 1, "unrendered Helm template skipped: render it "
                                          "(helm template) and lint the output to check it"))
         return document

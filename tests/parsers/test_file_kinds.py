@@ -1,0 +1,51 @@
+"""Kind detection and template skipping on names found in real repositories."""
+
+from __future__ import annotations
+
+import pytest
+
+from spikelint.documents import is_helm_template
+from spikelint.engine import lint_snippet
+from spikelint.files import detect_kind
+from spikelint.model import FileKind
+
+GITHUB_TOKEN = "ghp_" + "sp8ysdo8uZ1lJgCLENkFyfhRjx3XTQhgq1W3"
+
+
+@pytest.mark.parametrize("name", ["Dockerfile", "dockerfile", "Dockerfile.gpu", "Dockerfile.bak", "train.Dockerfile",
+                                  "Dockerfile-cuda12", "14-Dockerfile.bad", "Containerfile", "Dockerfile.template"])
+def test_dockerfiles(name: str) -> None:
+    assert detect_kind(name) == FileKind.DOCKERFILE
+
+
+@pytest.mark.parametrize("name", ["Dockerfile.dockerignore", "dockerfile_parser.go", "dockerfile.test.ts",
+                                  "Dockerfile.patch", "dockerfile.vim", "Dockerfile.html", "Dockerfile.j2"])
+def test_names_that_only_mention_a_dockerfile(name: str) -> None:
+    assert detect_kind(name) != FileKind.DOCKERFILE
+
+
+def test_dockerignore_beside_a_dockerfile_is_not_unparseable() -> None:
+    findings = lint_snippet("docker/Dockerfile.dockerignore", "**/__pycache__\n*.ckpt\n!configs/\n")
+    assert findings == []
+
+
+@pytest.mark.parametrize(("path", "kind", "skipped"), [
+    ("chart/templates/job.yaml", FileKind.YAML, True),
+    ("chart/templates/_helpers.tpl", FileKind.TEXT, True),
+    ("chart/templates/NOTES.txt", FileKind.TEXT, True),
+    ("app/templates/index.html", FileKind.TEXT, False),
+    ("app/templates/email.txt", FileKind.TEXT, False),
+    ("chart/values.yaml", FileKind.YAML, False),
+])
+def test_helm_templates(path: str, kind: str, skipped: bool) -> None:
+    assert is_helm_template(path, "{{ .Values.x }}\n", kind) is skipped
+
+
+def test_web_templates_are_scanned_for_secrets() -> None:
+    findings = lint_snippet("app/templates/index.html", f"<p>{{{{ user }}}}</p>\n<!-- {GITHUB_TOKEN} -->\n")
+    assert [(finding.line, finding.rule) for finding in findings] == [(2, "SPK201")]
+
+
+def test_helm_chart_templates_stay_skipped() -> None:
+    findings = lint_snippet("chart/templates/_helpers.tpl", '{{- define "trainer.name" -}}\n{{- end }}\n')
+    assert [(finding.line, finding.rule) for finding in findings] == [(1, "SPK003")]
