@@ -31,6 +31,18 @@ def _next_code_line(lines: list[str], index: int) -> int:
     return index + 2
 
 
+def _continued(lines: list[str], first: int) -> list[int]:
+    """1-based numbers of a command that goes on over backslash-continued lines, from ``first``.
+
+    A comment cannot sit on a continued line of a shell command or Dockerfile instruction, so a
+    directive above the command covers all of it (a literal in its seventh line included).
+    """
+    numbers = [first]
+    while numbers[-1] - 1 < len(lines) and lines[numbers[-1] - 1].rstrip().endswith("\\"):
+        numbers.append(numbers[-1] + 1)
+    return numbers
+
+
 def parse_suppressions(lines: list[str], line_numbers: list[int] | None = None) -> list[Suppression]:
     """Directives in ``lines``; ``line_numbers`` maps each line to its file line (notebooks)."""
     found: list[Suppression] = []
@@ -47,10 +59,11 @@ def parse_suppressions(lines: list[str], line_numbers: list[int] | None = None) 
             if match.group("scope") == "disable-file":
                 applies: tuple[int, ...] = ()
             elif _is_comment_only(line):
-                target = _next_code_line(lines, index)
+                targets = _continued(lines, _next_code_line(lines, index))
                 if line_numbers:
-                    target = line_numbers[target - 1] if target - 1 < len(line_numbers) else number + 1
-                applies = (number, target)
+                    targets = [line_numbers[target - 1] if target - 1 < len(line_numbers) else number + 1
+                               for target in targets]
+                applies = (number, *targets)
             else:
                 applies = (number,)
             found.append(Suppression(rules, number, applies, reason, until_match.group(1) if until_match else None,

@@ -49,3 +49,17 @@ def test_web_templates_are_scanned_for_secrets() -> None:
 def test_helm_chart_templates_stay_skipped() -> None:
     findings = lint_snippet("chart/templates/_helpers.tpl", '{{- define "trainer.name" -}}\n{{- end }}\n')
     assert [(finding.line, finding.rule) for finding in findings] == [(1, "SPK003")]
+
+
+def test_a_directive_above_a_continued_command_covers_all_its_lines() -> None:
+    from spikelint.suppressions import parse_suppressions
+
+    lines = ["# spikelint: disable=SPK202", "runai submit x \\", "  -e A=1 \\", "  -e TOKEN=abc", "echo next"]
+    (suppression,) = parse_suppressions(lines)
+    assert suppression.applies_to == (1, 2, 3, 4)
+
+
+def test_suppressing_one_env_literal_of_a_continued_dockerfile_instruction() -> None:
+    text = ("FROM alpine:3.20.1\n# spikelint: disable=SPK202\nENV A=1 \\\n    HF_TOKEN=hf_eyjcnUuFzFt44ekXQzQPepyVSaid8m1iQR \\\n"
+            "    B=2\nENV WANDB_API_KEY=df6c097c4489c5226cf9a9dba1abbabf2374fdfa\n")
+    assert [(finding.line, finding.rule) for finding in lint_snippet("Dockerfile", text)] == [(6, "SPK202")]
