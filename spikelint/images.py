@@ -15,6 +15,7 @@ DOCKER_HUB_ALIASES = frozenset(("docker.io", "index.docker.io", "registry-1.dock
 DIGEST = re.compile(r"^[a-z0-9]+(?:[.+_-][a-z0-9]+)*:[0-9a-fA-F]{32,}$")
 TAG = re.compile(r"^[\w][\w.-]{0,127}$")
 TEMPLATE_MARKERS = re.compile(r"\$\{|\$\(|\{\{|\$[A-Za-z_]|%\{|<[A-Za-z_-]+>")
+LITERAL_DIGEST = re.compile(r"@[a-z0-9]+(?:[.+_-][a-z0-9]+)*:[0-9a-fA-F]{32,}$")
 
 
 class ImageRef(NamedTuple):
@@ -33,6 +34,11 @@ class ImageSyntaxError(ValueError):
 def is_unresolved(text: str) -> bool:
     """A template or variable that cannot be resolved statically."""
     return bool(TEMPLATE_MARKERS.search(text))
+
+
+def has_literal_digest(text: str) -> bool:
+    """The reference ends in a written-out digest (``${REGISTRY}/trainer@sha256:…`` is pinned even unresolved)."""
+    return bool(LITERAL_DIGEST.search(text.strip()))
 
 
 def parse_image(text: str) -> ImageRef:

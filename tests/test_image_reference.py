@@ -3,6 +3,7 @@ from __future__ import annotations
 import pytest
 
 from spikelint.images import ImageSyntaxError
+from spikelint.images import has_literal_digest
 from spikelint.images import is_unresolved
 from spikelint.images import parse_image
 from spikelint.images import registry_allowed
@@ -47,3 +48,15 @@ def test_registry_allowed_host_port_and_prefix() -> None:
     assert registry_allowed(parse_image("harbor.example.org/ml/x:v1"), ("harbor.example.org/ml",))
     assert not registry_allowed(parse_image("harbor.example.org/other/x:v1"), ("harbor.example.org/ml",))
     assert not registry_allowed(parse_image("python:3.11"), ("harbor.example.org",))
+
+
+@pytest.mark.parametrize(("text", "pinned"), [
+    ("${REGISTRY}/ml/trainer@sha256:" + "a" * 64, True),
+    ("{{ .Values.registry }}/ml/trainer:2.1.0@sha256:" + "a" * 64, True),
+    ("harbor.example.org/ml/trainer:${TAG}", False),
+    ("${IMAGE}@sha256:abc", False),
+    ("${IMAGE}@${DIGEST}", False),
+    ("ubuntu:22.04", False),
+])
+def test_literal_digest(text: str, pinned: bool) -> None:
+    assert has_literal_digest(text) is pinned

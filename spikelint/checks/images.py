@@ -10,6 +10,7 @@ from spikelint.checks.registry import check
 from spikelint.config import Config
 from spikelint.images import ImageRef
 from spikelint.images import ImageSyntaxError
+from spikelint.images import has_literal_digest
 from spikelint.images import is_unresolved
 from spikelint.images import parse_image
 from spikelint.images import registry_allowed
@@ -31,6 +32,8 @@ def image_problems(where: Located, text: str, config: Config, origin: str = "") 
     if not shown:
         return
     if is_unresolved(shown):
+        if has_literal_digest(shown):
+            return  # the digest is written out: whatever the variable names, the content is fixed
         yield Problem.at("SPK104", where, f"image {shown!r} is a template or variable that cannot be resolved "
                          f"statically, so its immutability cannot be checked — write the reference (with a digest) "
                          f"or give the variable a pinned default", key=shown)
@@ -124,6 +127,8 @@ def _dockerfile_reference(where: Located, written: str, global_args: dict[str, s
     if "$" in text:
         resolved = resolve_args(text, global_args)  # type: ignore[operator]
         if resolved is None:
+            if has_literal_digest(text):
+                return  # pinned by its written-out digest whatever the build argument is
             yield Problem.at("SPK104", where, f"image {text!r} uses a build argument without a default, so the "
                              f"image is chosen at build time and its immutability cannot be checked — give the ARG a "
                              f"pinned default (with a digest)", key=text)
