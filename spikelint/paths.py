@@ -51,6 +51,8 @@ if TYPE_CHECKING:
 SHELLS = frozenset(("sh", "bash", "zsh", "dash", "ash", "ksh"))
 TEMPORARY = ("/tmp", "/var/tmp", "/dev/shm", "/run")
 DEVICES = ("/dev/null", "/dev/stdout", "/dev/stderr", "/dev/tty", "/proc/")
+TRAINERS = frozenset(("python", "python3", "torchrun", "accelerate", "deepspeed", "composer", "horovodrun",
+                      "mpirun", "srun", "lightning"))
 WORKDIR_UNKNOWN = "\x01"  # the working directory was changed to something that cannot be resolved
 # commands whose redirected output is not the run's log (setup steps, credentials, config files)
 UTILITY_COMMANDS = frozenset((
@@ -66,6 +68,7 @@ PRIVATE_TARGETS = re.compile(r"(^|/)(\.ssh|\.netrc|\.git-credentials|\.docker|\.
 _VARIABLE = re.compile(r"\$(?:\{(?P<braced>[^{}]*)\}|\((?P<paren>[^()]*)\)|(?P<plain>[A-Za-z_][A-Za-z0-9_]*|[0-9#?@*$!-]))|`[^`]*`")
 _K8S_REFERENCE = re.compile(r"\$\(([A-Za-z_][A-Za-z0-9_]*)\)")
 MAX_EXPANSION_DEPTH = 8
+MAX_EXPANSIONS = 200
 
 
 # --------------------------------------------------------------------------- variable expansion
@@ -88,14 +91,16 @@ class Expanded(NamedTuple):
     sources: tuple[tuple[Located, str], ...]
 
 
-def expand(text: str, where: Located, lookup: Lookup, depth: int = 0) -> Expanded:
+def expand(text: str, where: Located, lookup: Lookup, depth: int = 0, budget: list[int] | None = None) -> Expanded:
     """``$NAME``, ``${NAME}``, ``${NAME:-default}``, ``$(NAME)`` (Kubernetes) expanded through ``lookup``.
 
-    Command substitutions (``$(date)``, backticks) and unknown variables become ``UNRESOLVED``.
+    Command substitutions (``$(date)``, backticks) and unknown variables become ``UNRESOLVED``;
+    ``budget`` bounds the total work for pathological chains of variables.
     """
     sources: list[tuple[Located, str]] = [(where, text)]
     if "$" not in text and "`" not in text:
         return Expanded(text, tuple(sources))
+    budget = budget if budget is not None else [MAX_EXPANSIONS]
 
     def substitute(match: re.Match[str]) -> str:
         if match.group(0).startswith("`"):
@@ -119,13 +124,14 @@ def expand(text: str, where: Located, lookup: Lookup, depth: int = 0) -> Expande
         if found is not None:
             return _inner(found)
         if default is not None:
-            return expand(default, where, lookup, depth + 1).text
+            return expand(default, where, lookup, depth + 1, budget).text
         return UNRESOLVED
 
     def _inner(found: Variable) -> str:
-        if depth >= MAX_EXPANSION_DEPTH:
+        budget[0] -= 1
+        if depth >= MAX_EXPANSION_DEPTH or budget[0] < 0:
             return UNRESOLVED
-        inner = expand(found.text, found.where, lookup, depth + 1)
+        inner = expand(found.text, found.where, lookup, depth + 1, budget)
         sources.extend(inner.sources)
         return inner.text
 
@@ -609,10 +615,10 @@ def _add_invocation(context: _Context, invocation: Invocation, via: Located | No
     view.invocations.append((container, invocation))
     view.nnodes = max(view.nnodes, torchrun_nodes(invocation.words))
     lookup = invocation.lookup or env_lookup(container)
-    for setting in flag_settings(invocation.words):
+    for setting in [*flag_settings(invocation.words), *_short_output_flags(invocation)]:
         if via_path is not None:
             setting = setting._replace(config=via_path)
-        if CONFIG_REF in setting.roles and via is None:
+        if CONFIG_REF in setting.roles and via is None and not _launcher_flag(setting, invocation):
             _add_config(context, setting.where, str(setting.value), setting.key, invocation)
         _add_setting(view, setting, container, invocation.cwd, lookup, via, invocation)
     if via is None:
@@ -624,6 +630,31 @@ def _add_invocation(context: _Context, invocation: Invocation, via: Located | No
             setting = Setting(("redirect",), write.target.value, write.target, frozenset((OUTPUT, "log")),
                               write.target.value, f"redirect {write.operator}", config=via_path)
             _add_setting(view, setting, container, invocation.cwd, lookup, via, invocation, write)
+
+
+def is_trainer(program: str) -> bool:
+    return program in TRAINERS or bool(re.fullmatch(r"python[\d.]*", program))
+
+
+def _launcher_flag(setting: Setting, invocation: Invocation) -> bool:
+    """A ``--config_file`` of ``accelerate launch``/``deepspeed`` itself, written before the training script."""
+    if program_name(invocation.words) not in ("accelerate", "deepspeed", "torchrun", "composer"):
+        return False
+    script = next((word for word in invocation.words if str(word.value).endswith(".py")), None)
+    return script is not None and (setting.where.line, setting.where.column) < (script.line, script.column)
+
+
+def _short_output_flags(invocation: Invocation) -> list[Setting]:
+    """``-o DIR`` of a training program (``python train.py -o /ckpt/run``), not of curl or tar."""
+    if not is_trainer(program_name(invocation.words)):
+        return []
+    found = []
+    for index, word in enumerate(invocation.words[:-1]):
+        following = invocation.words[index + 1]
+        if word.value == "-o" and "/" in str(following.value) and not str(following.value).startswith("-"):
+            found.append(Setting(("o",), str(following.value), following, frozenset((OUTPUT,)),
+                                 str(following.value), "-o"))
+    return found
 
 
 def script_file(words: Sequence[Located]) -> Located | None:

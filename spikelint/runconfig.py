@@ -343,36 +343,57 @@ MAX_INTERPOLATION_DEPTH = 12
 
 
 class _Tree:
-    """A config tree with OmegaConf-style ``${a.b}`` interpolation (and ``oc.env`` defaults)."""
+    """A config tree with OmegaConf-style ``${a.b}`` interpolation (and ``oc.env`` defaults).
+
+    Each referenced node is resolved once (memoised); a reference cycle resolves to UNRESOLVED.
+    """
 
     def __init__(self, root: Node, env: dict[str, str] | None) -> None:
         self.root = root
         self.env = env or {}
+        self.done: dict[int, tuple[str, tuple[tuple[Located, str], ...]]] = {}
+        self.active: set[int] = set()
 
-    def lookup(self, path: str, here: tuple[str | int, ...]) -> Node | None:
+    def lookup(self, path: str, here: tuple[str | int, ...]) -> tuple[Node | None, tuple[str | int, ...]]:
+        """The node ``path`` names (``here`` is the referring node's parent) and its absolute path."""
         if path.startswith("."):
             depth = len(path) - len(path.lstrip("."))
-            base = list(here[:-depth]) if depth <= len(here) else []
+            base = list(here[:len(here) - depth + 1]) if depth - 1 <= len(here) else []
             parts: list[str | int] = [*base, *[p for p in path.lstrip(".").split(".") if p]]
         else:
             parts = [p for p in path.split(".") if p]
         node: Node | None = self.root
         for part in parts:
             if node is None:
-                return None
+                return None, ()
             if node.kind == "seq" and isinstance(part, str) and part.isdigit():
                 node = node.get(int(part))
             elif isinstance(part, int):
                 node = node.get(part)
             else:
                 node = node.get(str(part))
-        return node
+        return node, tuple(parts)
 
-    def resolve(self, text: str, where: Located, here: tuple[str | int, ...],
-                depth: int = 0) -> tuple[str, tuple[tuple[Located, str], ...]]:
+    def resolve_node(self, node: Node, here: tuple[str | int, ...]) -> tuple[str, tuple[tuple[Located, str], ...]]:
+        """A string scalar's value with its interpolations expanded (memoised, cycle-safe)."""
+        key = id(node)
+        if key in self.done:
+            return self.done[key]
+        if key in self.active or len(self.active) > MAX_INTERPOLATION_DEPTH:
+            return UNRESOLVED, ()
+        self.active.add(key)
+        try:
+            result = self.resolve(str(node.value), node.located(), here)
+        finally:
+            self.active.discard(key)
+        self.done[key] = result
+        return result
+
+    def resolve(self, text: str, where: Located,
+                here: tuple[str | int, ...]) -> tuple[str, tuple[tuple[Located, str], ...]]:
         """Interpolations expanded; the written texts that took part, for tracing timestamps."""
         sources: list[tuple[Located, str]] = [(where, text)]
-        if "${" not in text or depth > MAX_INTERPOLATION_DEPTH:
+        if "${" not in text:
             return text, tuple(sources)
 
         def substitute(match: re.Match[str]) -> str:
@@ -385,18 +406,17 @@ class _Tree:
                 return default.strip().strip("'\"") if default else UNRESOLVED
             if ":" in body:
                 return UNRESOLVED  # ${now:…}, ${hydra:…}, other resolvers
-            node = self.lookup(body, here)
+            node, absolute = self.lookup(body, here)
             if node is None or node.kind != "scalar" or node.value is None:
                 return UNRESOLVED
-            value = node.value
-            if not isinstance(value, str):
-                return str(value)
-            resolved, inner = self.resolve(value, node.located(), (*body.split("."),), depth + 1)
+            if not isinstance(node.value, str):
+                return str(node.value)
+            resolved, inner = self.resolve_node(node, absolute[:-1])
             sources.extend(inner)
             return resolved
 
         resolved = text
-        for _ in range(4):  # nested ${a.${b}} forms resolve from the inside out
+        for _ in range(3):  # nested ${a.${b}} forms resolve from the inside out
             updated = _INTERPOLATION.sub(substitute, resolved)
             if updated == resolved:
                 break
@@ -463,7 +483,7 @@ def config_settings(root: Node, config: str | None = None, env: dict[str, str] |
         value: Any = node.value
         sources: tuple[tuple[Located, str], ...] = ((node.located(), str(value)),) if value is not None else ()
         if isinstance(value, str) and "${" in value:
-            value, sources = tree.resolve(value, node.located(), path[:-1])
+            value, sources = tree.resolve_node(node, path[:-1])
         roles = roles_of(key, value, section)
         if not roles:
             continue

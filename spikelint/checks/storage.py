@@ -30,8 +30,7 @@ from spikelint.runconfig import CKPT_LOCATION
 from spikelint.runconfig import LOG
 from spikelint.runconfig import LOG_HOLDER
 
-DURABLE_NAME = re.compile(r"^(data|datasets?|checkpoints?.*|ckpts?.*|outputs?.*|results?|logs?|runs?|models?|"
-                          r"artifacts?|experiments?|saved?|save_dir)$", re.IGNORECASE)
+DURABLE_NAME = re.compile(r"^(data|checkpoint.*|ckpt.*|output.*|results?|logs?|runs?|models?)$", re.IGNORECASE)
 CACHE_NAME = re.compile(r"^(\.cache|cache|caches|tmp|temp|\.tmp|shm|scratch-cache)$", re.IGNORECASE)
 EPHEMERAL_SOURCES = ("emptyDir", "hostPath")
 
@@ -134,9 +133,10 @@ def output_storage(workload: Workload, document: Document, ctx: CheckContext) ->
     ephemeral = ephemeral_outputs(workload, document, ctx)
     for item in ephemeral:
         yield ephemeral_problem(item)
-    covered = {id(item.placement.mount) for item in ephemeral if item.placement.mount is not None}
+    covered = {posixpath.normpath(str(item.placement.mount.path.value)) for item in ephemeral
+               if item.placement.mount is not None}
     for mount in durable_mounts(workload):
-        if id(mount) in covered:
+        if posixpath.normpath(str(mount.path.value)) in covered:
             continue
         volume = mount.volume
         assert volume is not None

@@ -207,3 +207,12 @@ def test_json_string_script_words_are_placed_in_the_file() -> None:
     output = python.words[-1]
     assert output.value == "out" and (output.line, output.column) == (2, text.splitlines()[1].index("out >") + 1)
     assert python.cwd == "/w"
+
+
+def test_wide_variable_chains_are_bounded() -> None:
+    import time
+
+    values = {f"V{i}": f"$V{i + 1}$V{i + 1}$V{i + 1}" for i in range(30)}
+    started = time.perf_counter()
+    expanded = expand("$V0", at("$V0"), lookup_from(values))
+    assert UNRESOLVED in expanded.text and time.perf_counter() - started < 2

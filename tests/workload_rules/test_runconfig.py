@@ -219,3 +219,15 @@ def test_wrong_shapes_give_nothing() -> None:
 def test_interpolation_cycles_terminate() -> None:
     settings = config_settings(parse_yaml("a: ${b}\nb: ${a}\noutput_dir: ${a}/x\n")[0])
     assert by_key(settings)[("output_dir",)].value.endswith("/x")
+
+
+def test_relative_interpolation_and_wide_reference_chains_are_fast() -> None:
+    import time
+
+    text = "paths:\n  root: /ckpt\n  out: ${.root}/run\n  logs: ${..paths.out}/logs\n"
+    settings = by_key(config_settings(parse_yaml(text + "output_dir: ${paths.out}\n")[0]))
+    assert settings[("output_dir",)].value == "/ckpt/run"
+    chain = "".join(f"k{i}: ${{k{i + 1}}}${{k{i + 1}}}${{k{i + 1}}}\n" for i in range(40)) + "k40: x\noutput_dir: ${k0}\n"
+    started = time.perf_counter()
+    config_settings(parse_yaml(chain)[0])
+    assert time.perf_counter() - started < 2
