@@ -1,0 +1,60 @@
+"""spikelint as a real pre-commit hook: a commit with a leaked token or a mutable tag is refused."""
+
+from __future__ import annotations
+
+import os
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+pytestmark = pytest.mark.skipif(shutil.which("git") is None, reason="git is not installed")
+SPIKELINT = f"{sys.executable} -m spikelint"
+ROOT = Path(__file__).resolve().parents[1]
+
+
+def git(root: Path, *arguments: str) -> subprocess.CompletedProcess[str]:
+    environment = {**os.environ, "GIT_AUTHOR_NAME": "t", "GIT_AUTHOR_EMAIL": "t@example.org",
+                   "GIT_COMMITTER_NAME": "t", "GIT_COMMITTER_EMAIL": "t@example.org",
+                   "PYTHONPATH": os.pathsep.join(filter(None, [str(ROOT), os.environ.get("PYTHONPATH")]))}
+    return subprocess.run(["git", *arguments], cwd=root, capture_output=True, text=True, env=environment,
+                          timeout=300, check=False)
+
+
+@pytest.fixture
+def repository(tmp_path: Path) -> Path:
+    pytest.importorskip("pre_commit")
+    assert git(tmp_path, "init", "-q").returncode == 0
+    (tmp_path / ".pre-commit-config.yaml").write_text(
+        "repos:\n"
+        "  - repo: local\n"
+        "    hooks:\n"
+        "      - id: spikelint\n"
+        "        name: spikelint\n"
+        f"        entry: {SPIKELINT} check\n"
+        "        language: system\n"
+        "        types_or: [yaml, json, jupyter, shell, dockerfile, python, toml]\n", encoding="utf-8")
+    git(tmp_path, "add", ".pre-commit-config.yaml")
+    assert git(tmp_path, "commit", "-q", "-m", "config").returncode == 0
+    environment = {**os.environ, "PRE_COMMIT_HOME": str(tmp_path / ".cache")}
+    installed = subprocess.run([sys.executable, "-m", "pre_commit", "install"], cwd=tmp_path, capture_output=True,
+                               text=True, env=environment, timeout=300, check=False)
+    assert installed.returncode == 0, installed.stderr
+    return tmp_path
+
+
+def test_commit_with_mutable_image_is_refused_and_fixed_one_passes(repository: Path) -> None:
+    job = repository / "job.yaml"
+    job.write_text("apiVersion: v1\nkind: Pod\nmetadata: {name: t}\nspec:\n  containers:\n"
+                   "    - name: t\n      image: busybox:latest\n      command: [sleep, '1']\n", encoding="utf-8")
+    git(repository, "add", "job.yaml")
+    refused = git(repository, "commit", "-q", "-m", "add job")
+    assert refused.returncode != 0
+    assert "SPK101" in refused.stdout + refused.stderr
+    job.write_text(job.read_text(encoding="utf-8").replace(
+        "busybox:latest", "busybox:1.36.1@sha256:" + "a" * 64), encoding="utf-8")
+    git(repository, "add", "job.yaml")
+    accepted = git(repository, "commit", "-q", "-m", "add pinned job")
+    assert accepted.returncode == 0, accepted.stdout + accepted.stderr
