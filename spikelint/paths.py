@@ -16,7 +16,6 @@ import re
 from dataclasses import dataclass
 from dataclasses import field
 from typing import TYPE_CHECKING
-from typing import Any
 from typing import Callable
 from typing import Iterable
 from typing import NamedTuple
@@ -473,8 +472,13 @@ def _command_writes(command: SimpleCommand) -> list[Write]:
     return writes
 
 
-def script_invocations(script: Script, cwd: str | None, lookup: Lookup) -> list[Invocation]:
-    """Every simple command of a script in order, with ``cd`` tracked and nested ``bash -c`` opened."""
+def script_invocations(script: Script, cwd: str | None, lookup: Lookup,
+                       skip: frozenset[str] = frozenset()) -> list[Invocation]:
+    """Every simple command of a script in order, with ``cd`` tracked and nested ``bash -c`` opened.
+
+    Commands whose program is in ``skip`` (``runai``: its command line is a workload) are left out
+    together with the scripts they embed.
+    """
     found: list[Invocation] = []
     current = cwd
     for pipeline in script.pipelines:
@@ -490,12 +494,14 @@ def script_invocations(script: Script, cwd: str | None, lookup: Lookup) -> list[
                 continue
             if not words and not command.redirects:
                 continue  # NAME=value alone sets a shell variable, read through the lookup
+            if skip and program_name(words) in skip:
+                continue
             invocation = Invocation(assignments + words, [], current, pipeline.condition, lookup, programs)
             if position == 0:
                 invocation.writes = pipe_writes
             found.append(invocation)
             if command.inner is not None:
-                found.extend(script_invocations(command.inner, current, script_lookup(command.inner, lookup)))
+                found.extend(script_invocations(command.inner, current, script_lookup(command.inner, lookup), skip))
     return found
 
 
@@ -592,8 +598,6 @@ def _add_container(view: RunView, container: Container, workload: Workload, docu
         if setting is not None:
             _add_setting(view, setting, container, container_cwd(container), env_lookup(container), None, None)
     context = _Context(view, container, document, project, env_values)
-    if not container.command and not container.args:
-        view.opaque.append(container.image or workload.anchor)  # the image's own entrypoint runs
     for invocation in container_invocations(container, document):
         _add_invocation(context, invocation, None, None)
         script = script_file(invocation.words)
@@ -613,7 +617,7 @@ def _add_invocation(context: _Context, invocation: Invocation, via: Located | No
     """Settings, config references and log writes of one command."""
     view, container = context.view, context.container
     view.invocations.append((container, invocation))
-    view.nnodes = max(view.nnodes, torchrun_nodes(invocation.words))
+    view.nnodes = max(view.nnodes, launcher_nodes(invocation.words, invocation.lookup))
     lookup = invocation.lookup or env_lookup(container)
     for setting in [*flag_settings(invocation.words), *_short_output_flags(invocation)]:
         if via_path is not None:
@@ -626,7 +630,7 @@ def _add_invocation(context: _Context, invocation: Invocation, via: Located | No
             _add_config(context, word, str(word.value), ("config",), invocation)
     for write in invocation.writes:
         view.writes.append((container, invocation, write))
-        if _is_log_write(write, invocation):
+        if is_log_write(write, invocation):
             setting = Setting(("redirect",), write.target.value, write.target, frozenset((OUTPUT, "log")),
                               write.target.value, f"redirect {write.operator}", config=via_path)
             _add_setting(view, setting, container, invocation.cwd, lookup, via, invocation, write)
@@ -701,7 +705,7 @@ def container_cwd(container: Container) -> str | None:
     return text or None
 
 
-def _is_log_write(write: Write, invocation: Invocation) -> bool:
+def is_log_write(write: Write, invocation: Invocation) -> bool:
     """A redirect/tee of the run's output, not a setup step writing a config or a credential file."""
     target = str(write.target.value)
     if not target or target.startswith(DEVICES) or target.startswith("&") or PRIVATE_TARGETS.search(target):
@@ -768,16 +772,29 @@ def _config_candidates(reference: str, key: tuple[str, ...], invocation: Invocat
 
 
 _NNODES = re.compile(r"^(\d+)(?::(\d+))?$")
+# launchers that run once on every node, and the flag that says how many nodes; ``deepspeed --hostfile``,
+# ``mpirun`` and ``srun`` start the other nodes themselves, so their output leaves from one place
+NODE_FLAGS: dict[str, tuple[tuple[str, ...], ...]] = {
+    "torchrun": (("nnodes",),),
+    "torch.distributed.run": (("nnodes",),),
+    "torch.distributed.launch": (("nnodes",),),
+    "accelerate": (("num_machines",),),
+}
 
 
-def torchrun_nodes(words: Sequence[Located]) -> int:
-    """``torchrun --nnodes 4`` / ``--nnodes=2:4`` -> the most nodes it may run on."""
-    if not any(posixpath.basename(str(word.value)) in ("torchrun", "torch.distributed.run", "torch.distributed.launch")
-               for word in words):
+def launcher_nodes(words: Sequence[Located], lookup: Lookup | None = None) -> int:
+    """``torchrun --nnodes 4``, ``--nnodes=2:4``, ``accelerate launch --num_machines 2`` -> the most nodes
+    that run this same command (1 when not said)."""
+    flags = next((NODE_FLAGS[name] for name in (posixpath.basename(str(word.value)) for word in words)
+                  if name in NODE_FLAGS), None)
+    if flags is None:
         return 1
     for setting in flag_settings(words):
-        if setting.key == ("nnodes",) and isinstance(setting.value, str):
-            match = _NNODES.match(setting.value.strip())
+        if setting.key in flags and isinstance(setting.value, str):
+            text = setting.value.strip()
+            if lookup is not None and "$" in text:
+                text = expand(text, setting.where, lookup).text
+            match = _NNODES.match(text)
             if match:
                 return int(match.group(2) or match.group(1))
     return 1

@@ -100,7 +100,8 @@ CONFIG_REF_KEYS = frozenset((("config",), ("config_file",), ("cfg",), ("configs"
                              ("c",), ("config_path",), ("config_name",), ("cp",), ("cn",), ("args_file",)))
 CONFIG_SUFFIXES = (".yaml", ".yml", ".json", ".toml")
 CONFIG_REF_KEYS_LEAVES = frozenset(key[-1] for key in CONFIG_REF_KEYS)
-HYDRA_OUTPUT_KEYS = {("hydra", "run", "dir"): _DIR_OUT, ("hydra", "sweep", "dir"): frozenset((OUTPUT,))}
+HYDRA_OUTPUT_KEYS = {("hydra", "run", "dir"): frozenset((OUTPUT, LOG_HOLDER)),
+                     ("hydra", "sweep", "dir"): frozenset((OUTPUT, LOG_HOLDER))}
 REMOTE = re.compile(r"^[a-z][a-z0-9+.-]*://|^(s3|gs|gcs|az|abfs|abfss|hdfs|dbfs|wandb|hf|oci|r2):", re.IGNORECASE)
 
 FALSE_WORDS = frozenset(("false", "no", "none", "null", "off", "0", "", "~"))
@@ -152,9 +153,10 @@ def roles_of(key: Sequence[str], value: Any = None, section: str = "") -> frozen
     """What a (normalised) key means; ``section`` is ``"checkpoint"``/``"logger"`` context."""
     if not key:
         return frozenset()
-    hydra = HYDRA_OUTPUT_KEYS.get(tuple(key[-3:]))
-    if hydra is not None and len(key) >= 3:
-        return hydra
+    if len(key) >= 3:
+        hydra = HYDRA_OUTPUT_KEYS.get((key[-3], key[-2], key[-1]))
+        if hydra is not None:
+            return hydra
     leaf = key[-1]
     if leaf in CONFIG_REF_KEYS_LEAVES and tuple(key) in CONFIG_REF_KEYS:
         return frozenset((CONFIG_REF,))

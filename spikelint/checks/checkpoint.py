@@ -16,13 +16,13 @@ from spikelint.checks.registry import CheckContext
 from spikelint.checks.registry import check
 from spikelint.model import Document
 from spikelint.model import FileKind
-from spikelint.model import Located
 from spikelint.model import Node
 from spikelint.model import Problem
 from spikelint.model import Workload
 from spikelint.paths import describe
 from spikelint.paths import expand
 from spikelint.paths import names_run
+from spikelint.paths import RunView
 from spikelint.paths import run_view
 from spikelint.paths import script_invocations
 from spikelint.paths import script_lookup
@@ -78,10 +78,12 @@ def _severity(workload: Workload) -> str:
     return "error" if workload.preemptible else "warning"
 
 
-def _unseen(workload: Workload, document: Document, ctx: CheckContext) -> list[Located]:
-    """References to configs/scripts that are not in the scanned tree (their settings are unknown)."""
-    view = run_view(workload, document, ctx.project)
-    return view.missing_configs + view.opaque
+def _unseen(view: RunView) -> str:
+    """Names the referenced configs/scripts that are not among the scanned files."""
+    missing = [str(where.value) for where in view.missing_configs + view.opaque]
+    if not missing:
+        return ""
+    return f" ({', '.join(sorted(set(missing)))} is not among the scanned files, so its settings cannot be seen)"
 
 
 def _preempt_words(workload: Workload) -> str:
@@ -97,15 +99,12 @@ def checkpoint_and_resume(workload: Workload, document: Document, ctx: CheckCont
     facts = view.facts
     if facts is None:
         return
-    unseen = _unseen(workload, document, ctx)
     configs = ", ".join(sorted({path for _, path in view.configs}))
     looked = f" (or in {configs})" if configs else ""
     if not facts.checkpoints and not facts.resumes:
-        if unseen:
-            return  # the settings may live in the config or script it points at
         off = facts.disabled[0] if facts.disabled else None
         reason = (f"checkpointing is switched off ({describe(off)} = {off.raw})" if off is not None
-                  else f"no checkpoint location or interval is set in its command, env{looked}")
+                  else f"no checkpoint location or interval is set in its command, env{looked}{_unseen(view)}")
         yield Problem.at("SPK401", workload.anchor,
                          f"{reason}: when the run {_preempt_words(workload)}, all training so far is lost and it "
                          f"starts again from step 0 — save checkpoints periodically to a persistent volume "
@@ -113,7 +112,7 @@ def checkpoint_and_resume(workload: Workload, document: Document, ctx: CheckCont
                          f"[checkpoint] enable_checkpoint = true)",
                          severity=_severity(workload), key="missing-checkpoint-config")
         return
-    if facts.resumes or unseen:
+    if facts.resumes:
         return
     retries = retry_count(workload)
     if retries > 0:

@@ -15,13 +15,20 @@ from spikelint.model import Container
 from spikelint.model import Document
 from spikelint.model import Problem
 from spikelint.model import Workload
+from spikelint.model import FileKind
+from spikelint.paths import TEMPORARY
 from spikelint.paths import Invocation
+from spikelint.paths import expand
+from spikelint.paths import is_log_write
+from spikelint.paths import script_invocations
+from spikelint.paths import script_lookup
+from spikelint.paths import under
 from spikelint.paths import PathUse
 from spikelint.paths import is_relative
 from spikelint.paths import place
 from spikelint.paths import resolve
 from spikelint.paths import run_view
-from spikelint.paths import torchrun_nodes
+from spikelint.paths import launcher_nodes
 from spikelint.runconfig import LOG
 from spikelint.runconfig import UNRESOLVED
 
@@ -38,7 +45,7 @@ RANK_GUARD = re.compile(r"RANK|_INDEX|HOSTNAME|POD_NAME|rank", re.IGNORECASE)
 def _pods_running(container: Container, invocation: Invocation, workload: Workload) -> int:
     """Pods that run this command: the container's replicas, or torchrun's --nnodes when it says more."""
     replicas = container.replicas if container.replicas > 0 else 0
-    return max(replicas, torchrun_nodes(invocation.words) if replicas <= 1 else 0)
+    return max(replicas, launcher_nodes(invocation.words, invocation.lookup) if replicas <= 1 else 0)
 
 
 def _log_file_uses(workload: Workload, document: Document, ctx: CheckContext) -> Iterator[PathUse]:
@@ -87,12 +94,44 @@ def shared_log_across_ranks(workload: Workload, document: Document, ctx: CheckCo
                 continue
             seen.add((where.line, where.column))
             operator = use.write.operator if use.write is not None else use.setting.origin
-            yield Problem.at("SPK503", where,
-                             f"{pods} pods of this workload write the same file {absolute!r} ({operator}) on shared "
-                             f"storage: their lines interleave and overwrite each other, and the log of a failed "
-                             f"run is unreadable — put the rank in the name (train-rank${{RANK}}.log, ${{HOSTNAME}}) "
-                             f"or write the file from rank 0 only",
-                             key=f"{absolute}")
+            yield Problem.at("SPK503", where, _shared_log_message(f"{pods} pods of this workload", absolute,
+                                                                  operator), key=absolute)
+
+
+def _shared_log_message(pods: str, absolute: str, operator: str) -> str:
+    return (f"{pods} write the same file {absolute!r} ({operator}) on shared storage: their lines interleave and "
+            f"overwrite each other, and the log of a failed run is unreadable — put the rank in the name "
+            f"(train-rank${{NODE_RANK}}.log, ${{HOSTNAME}}) or write the file from rank 0 only")
+
+
+@check("SPK503", scope="document", kinds=(FileKind.SHELL,))
+def script_shared_log(document: Document, ctx: CheckContext) -> Iterator[Problem]:
+    """A launch script run on every node (``torchrun --nnodes 2``…) appending to one fixed file.
+
+    Without mounts to look at, a fixed absolute path outside the node's temporary folders is
+    taken as shared (an NFS home, a cluster filesystem); ``runai`` commands are workloads and
+    are checked as such.
+    """
+    script = document.parsed
+    if script is None or not hasattr(script, "pipelines"):
+        return
+    for invocation in script_invocations(script, None, script_lookup(script), skip=frozenset(("runai",))):
+        lookup = invocation.lookup
+        nodes = launcher_nodes(invocation.words, lookup)
+        if nodes < 2 or RANK_GUARD.search(invocation.condition or ""):
+            continue
+        for write in invocation.writes:
+            if not is_log_write(write, invocation) or lookup is None:
+                continue
+            expanded = expand(str(write.target.value), write.target, lookup)
+            if any(PER_POD.search(text) for _, text in expanded.sources) or UNRESOLVED in expanded.text:
+                continue
+            absolute = resolve(expanded.text, invocation.cwd)
+            if absolute is None or any(under(absolute, prefix) for prefix in TEMPORARY):
+                continue
+            yield Problem.at("SPK503", write.target,
+                             _shared_log_message(f"the {nodes} nodes this script runs on", absolute, write.operator),
+                             key=absolute)
 
 
 # --------------------------------------------------------------------------- SPK504
@@ -105,7 +144,7 @@ def log_not_persisted(workload: Workload, document: Document, ctx: CheckContext)
         return
     view = run_view(workload, document, ctx.project)
     facts = view.facts
-    if facts is None or facts.logs or view.missing_configs or view.opaque:
+    if facts is None or facts.logs:
         return
     if any(use.write is not None for use in view.uses) or any(LOG in s.roles for s in view.settings):
         return

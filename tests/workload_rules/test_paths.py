@@ -15,13 +15,13 @@ from spikelint.paths import Variable
 from spikelint.paths import container_invocations
 from spikelint.paths import expand
 from spikelint.paths import is_relative
+from spikelint.paths import launcher_nodes
 from spikelint.paths import mount_for
 from spikelint.paths import names_run
 from spikelint.paths import place
 from spikelint.paths import resolve
 from spikelint.paths import script_argument
 from spikelint.paths import script_file
-from spikelint.paths import torchrun_nodes
 from spikelint.runconfig import UNRESOLVED
 
 
@@ -132,10 +132,13 @@ def test_script_file() -> None:
     assert script_file(words("python", "train.py")) is None
 
 
-def test_torchrun_nodes() -> None:
-    assert torchrun_nodes(words("torchrun", "--nnodes", "4", "train.py")) == 4
-    assert torchrun_nodes(words("torchrun", "--nnodes=2:8", "x.py")) == 8
-    assert torchrun_nodes(words("python", "x.py", "--nnodes", "4")) == 1
+def test_launcher_nodes() -> None:
+    assert launcher_nodes(words("torchrun", "--nnodes", "4", "train.py")) == 4
+    assert launcher_nodes(words("torchrun", "--nnodes=2:8", "x.py")) == 8
+    assert launcher_nodes(words("python", "x.py", "--nnodes", "4")) == 1
+    assert launcher_nodes(words("accelerate", "launch", "--num_machines", "3", "x.py")) == 3
+    assert launcher_nodes(words("deepspeed", "--hostfile", "h", "--num_nodes", "2", "x.py")) == 1  # one launcher
+    assert launcher_nodes(words("torchrun", "--nnodes=$NODES", "x.py"), lookup_from({"NODES": "2"})) == 2
 
 
 def test_launch_time_and_run_identity_patterns() -> None:
