@@ -183,12 +183,13 @@ class Placement(NamedTuple):
 
 
 VOLUME_REASONS = {
-    "emptyDir": "emptyDir volume {name!r}, which is deleted with the pod",
-    "hostPath": "hostPath volume {name!r}, which stays on one node (a rescheduled pod lands on another)",
-    "ephemeral-pvc": "ephemeral PVC {name!r}, which is deleted with the workload",
-    "configMap": "configMap volume {name!r}, which is read-only",
-    "secret": "secret volume {name!r}, which is read-only",
-    "git": "git volume {name!r}, a checkout that is not kept",
+    "emptyDir": "on emptyDir volume {name!r} (mounted at {at}), which is deleted with the pod",
+    "hostPath": "on hostPath volume {name!r} (mounted at {at}), which stays on one node while a rescheduled pod "
+                "lands on another",
+    "ephemeral-pvc": "on ephemeral PVC {name!r} (mounted at {at}), which is deleted with the workload",
+    "configMap": "on configMap volume {name!r} (mounted at {at}), which is read-only",
+    "secret": "on secret volume {name!r} (mounted at {at}), which is read-only",
+    "git": "on git volume {name!r} (mounted at {at}), a checkout that is not kept",
 }
 
 
@@ -221,9 +222,9 @@ def place(path: str, container: Container, workload: Workload, config: Config) -
         return Placement(None, path, None, "storage attached by a data source or template the file does not show")
     temporary = next((prefix for prefix in TEMPORARY if under(path, prefix)), None)
     if temporary is not None:
-        return Placement(False, path, None, f"{temporary}, which is inside the container and is lost with the pod")
-    return Placement(False, path, None, "the container's own filesystem (no volume is mounted there), which is "
-                                         "lost with the pod")
+        return Placement(False, path, None, f"in {temporary} inside the container, which is discarded with the pod")
+    return Placement(False, path, None, "in the container's own filesystem (no volume is mounted there), which is "
+                                         "discarded with the pod")
 
 
 def _mount_placement(path: str, mount: Mount) -> Placement:
@@ -234,9 +235,10 @@ def _mount_placement(path: str, mount: Mount) -> Placement:
     if volume.persistent:
         return Placement(True, path, mount, f"{volume.source} {volume.claim or volume.name!r}")
     if posixpath.normpath(at) == "/dev/shm":
-        return Placement(False, path, mount, "shared memory (/dev/shm), which is lost with the pod")
-    template = VOLUME_REASONS.get(volume.source, "{source} volume {name!r}, which does not outlive the pod")
-    return Placement(False, path, mount, template.format(name=volume.name, source=volume.source) + f" (at {at})")
+        return Placement(False, path, mount, "in shared memory (/dev/shm), which is cleared with the pod")
+    template = VOLUME_REASONS.get(volume.source, "on {source} volume {name!r} (mounted at {at}), which does not "
+                                                 "outlive the pod")
+    return Placement(False, path, mount, template.format(name=volume.name, source=volume.source, at=at))
 
 
 def _storage_unknown(workload: Workload) -> bool:

@@ -80,9 +80,9 @@ def ephemeral_problem(item: Ephemeral) -> Problem:
     if placement.mount is not None and placement.mount.volume is not None:
         fix = "use an existing (non-ephemeral) PVC there" if placement.mount.volume.source == "ephemeral-pvc" \
             else "back that mount with a persistentVolumeClaim"
-    message = (f"{kind} in {shown(use.text)!r}{via} go to {placement.reason}: they are lost when the pod is "
-               f"preempted, evicted or retried — {fix} (or a Run:ai data source), or list the path in "
-               f"persistent_paths if it is persistent")
+    message = (f"{kind} written to {shown(use.text)!r}{via} land {placement.reason}: a preemption, eviction or "
+               f"retry loses them — {fix} (or a Run:ai data source), or list the path in persistent_paths if "
+               f"it is persistent")
     return Problem.at("SPK301", use.report_at, message, key=f"{shown(use.text)}")
 
 
