@@ -67,6 +67,7 @@ PRIVATE_TARGETS = re.compile(r"(^|/)(\.ssh|\.netrc|\.git-credentials|\.docker|\.
 _VARIABLE = re.compile(r"\$(?:\{(?P<braced>[^{}]*)\}|\((?P<paren>[^()]*)\)|(?P<plain>[A-Za-z_][A-Za-z0-9_]*|[0-9#?@*$!-]))|`[^`]*`")
 _K8S_REFERENCE = re.compile(r"\$\(([A-Za-z_][A-Za-z0-9_]*)\)")
 MAX_EXPANSION_DEPTH = 8
+PLATFORM_DEFAULTS = {"TMPDIR": "/tmp"}  # unset in containers unless the image says otherwise: /tmp is used
 MAX_EXPANSIONS = 200
 
 
@@ -124,7 +125,7 @@ def expand(text: str, where: Located, lookup: Lookup, depth: int = 0, budget: li
             return _inner(found)
         if default is not None:
             return expand(default, where, lookup, depth + 1, budget).text
-        return UNRESOLVED
+        return PLATFORM_DEFAULTS.get(name, UNRESOLVED)
 
     def _inner(found: Variable) -> str:
         budget[0] -= 1

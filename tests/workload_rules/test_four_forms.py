@@ -165,3 +165,77 @@ def test_preemptible_training_without_checkpoints_is_an_error_in_every_form() ->
         assert rules(findings) == ["SPK401"], (filename, findings)
         severities.append(findings[0].severity)
     assert severities == ["error"] * 4
+
+
+# distributed: every pod appends to one log on the PVC (SPK503) and the output folder carries the clock (SPK406)
+PYTORCHJOB = """\
+apiVersion: kubeflow.org/v1
+kind: PyTorchJob
+metadata:
+  name: gpt-small-ddp
+spec:
+  runPolicy: {backoffLimit: 0}
+  pytorchReplicaSpecs:
+    Worker:
+      replicas: 4
+      restartPolicy: Never
+      template:
+        spec:
+          containers:
+            - name: pytorch
+              image: harbor.example.org/llm/gpt-train:1.8.0
+              command: ["bash", "-c"]
+              args: ["torchrun train.py --output_dir /ckpt/run-$(date +%s) --save_steps 100 --resume /ckpt/gpt 2>&1 | tee -a /ckpt/train.log"]
+              volumeMounts: [{name: ckpt, mountPath: /ckpt}]
+          volumes:
+            - {name: ckpt, persistentVolumeClaim: {claimName: llm-checkpoints}}
+"""
+DISTRIBUTED_CRD = """\
+apiVersion: run.ai/v2alpha1
+kind: DistributedWorkload
+metadata:
+  name: gpt-small-ddp
+spec:
+  workers: {value: 3}
+  backoffLimit: {value: 0}
+  image: {value: harbor.example.org/llm/gpt-train:1.8.0}
+  command: {value: bash}
+  arguments: {value: "-c 'torchrun train.py --output_dir /ckpt/run-$(date +%s) --save_steps 100 --resume /ckpt/gpt 2>&1 | tee -a /ckpt/train.log'"}
+  pvcs:
+    items:
+      ckpt: {value: {claimName: llm-checkpoints, existingPvc: true, path: /ckpt}}
+"""
+DISTRIBUTED_REST = """\
+{
+  "name": "gpt-small-ddp",
+  "projectId": "1042",
+  "clusterId": "71f69d83-ba66-4822-adf5-55ce55efd210",
+  "spec": {
+    "distributedFramework": "PyTorch",
+    "numWorkers": 3,
+    "image": "harbor.example.org/llm/gpt-train:1.8.0",
+    "command": "bash",
+    "args": "-c 'torchrun train.py --output_dir /ckpt/run-$(date +%s) --save_steps 100 --resume /ckpt/gpt 2>&1 | tee -a /ckpt/train.log'",
+    "backoffLimit": 0,
+    "storage": {"pvc": [{"claimName": "llm-checkpoints", "existingPvc": true, "path": "/ckpt"}]}
+  }
+}
+"""
+DISTRIBUTED_CLI = """\
+#!/usr/bin/env bash
+runai training pytorch submit gpt-small-ddp -i harbor.example.org/llm/gpt-train:1.8.0 --workers 3 \\
+  --backoff-limit 0 --existing-pvc claimname=llm-checkpoints,path=/ckpt \\
+  -- bash -c 'torchrun train.py --output_dir /ckpt/run-$(date +%s) --save_steps 100 --resume /ckpt/gpt 2>&1 | tee -a /ckpt/train.log'
+"""
+DISTRIBUTED = [("k8s/ddp.yaml", PYTORCHJOB, 17), ("runai/ddp-crd.yaml", DISTRIBUTED_CRD, 10),
+               ("runai/ddp-rest.json", DISTRIBUTED_REST, 10), ("scripts/ddp.sh", DISTRIBUTED_CLI, 4)]
+
+
+@pytest.mark.parametrize(("filename", "text", "line"), DISTRIBUTED, ids=[form[0] for form in DISTRIBUTED])
+def test_distributed_shared_log_and_clock_folder_in_every_form(filename: str, text: str, line: int) -> None:
+    findings = lint(filename, text)
+    assert pairs(findings) == {(line, "SPK406"), (line, "SPK503")}
+    by_rule = {finding.rule: finding for finding in findings}
+    source_line = text.splitlines()[line - 1]
+    assert by_rule["SPK406"].column == source_line.index("/ckpt/run-$(date") + 1
+    assert by_rule["SPK503"].column == source_line.index("/ckpt/train.log") + 1

@@ -60,6 +60,7 @@ def test_expand_plain_braced_default_and_kubernetes_forms() -> None:
     assert expand("/a/$(date +%F)", at(""), lookup).text == f"/a/{UNRESOLVED}"
     assert expand("/a/`date`/b", at(""), lookup).text == f"/a/{UNRESOLVED}/b"
     assert expand("$UNKNOWN/b", at(""), lookup).text == f"{UNRESOLVED}/b"
+    assert expand("$TMPDIR/ckpt", at(""), lookup).text == "/tmp/ckpt"
 
 
 def test_expand_records_where_variables_were_written() -> None:
