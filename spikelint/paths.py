@@ -219,7 +219,7 @@ def place(path: str, container: Container, workload: Workload, config: Config) -
     for mount_path in workload.persistent_mount_paths:
         if isinstance(mount_path.value, str) and under(path, mount_path.value):
             return Placement(True, path, None, f"persistent mount {mount_path.value}")
-    if _storage_unknown(workload):
+    if storage_unknown(workload):
         return Placement(None, path, None, "storage attached by a data source or template the file does not show")
     temporary = next((prefix for prefix in TEMPORARY if under(path, prefix)), None)
     if temporary is not None:
@@ -242,8 +242,12 @@ def _mount_placement(path: str, mount: Mount) -> Placement:
     return Placement(False, path, mount, template.format(name=volume.name, source=volume.source, at=at))
 
 
-def _storage_unknown(workload: Workload) -> bool:
+def storage_unknown(workload: Workload) -> bool:
+    """Storage may be attached by something the file only names: REST assets, a Run:ai template, a data source id."""
     if workload.extra.get("unresolved_assets") or workload.extra.get("unresolved_storage"):
+        return True
+    unresolved = workload.extra.get("unresolved")
+    if isinstance(unresolved, list) and any(str(item).startswith("template") for item in unresolved):
         return True
     return any(volume.source == "datasource" and volume.persistent for volume in workload.volumes)
 

@@ -25,6 +25,7 @@ from spikelint.paths import place
 from spikelint.paths import resolve
 from spikelint.paths import run_view
 from spikelint.paths import shown
+from spikelint.paths import storage_unknown
 from spikelint.paths import under
 from spikelint.runconfig import CKPT_LOCATION
 from spikelint.runconfig import LOG
@@ -90,7 +91,7 @@ def _persistent_anywhere(workload: Workload, document: Document, ctx: CheckConte
     """A PVC, Run:ai PVC/data source or NFS is mounted, or the run writes under persistent_paths."""
     if workload.persistent_mount_paths or any(volume.persistent for volume in workload.volumes):
         return True
-    if workload.extra.get("unresolved_assets") or workload.extra.get("unresolved_storage"):
+    if storage_unknown(workload):
         return True
     for container in workload.main_containers():
         for mount in container.mounts:
