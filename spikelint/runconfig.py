@@ -36,7 +36,9 @@ CONFIG_REF = "config-ref"  # a run config file the command passes
 
 UNRESOLVED = "\x00"  # stands for a part of a value that cannot be known statically
 
-_DIR_OUT = frozenset((OUTPUT, LOG_HOLDER, CKPT_LOCATION))
+# a trainer's output folder (HF output_dir, Lightning default_root_dir) holds logs and outputs; the
+# catalog counts it as a checkpoint setting only together with an interval (save_steps, ModelCheckpoint…)
+_DIR_OUT = frozenset((OUTPUT, LOG_HOLDER))
 _CKPT_DIR = frozenset((OUTPUT, CKPT_LOCATION))
 _LOG_DIR = frozenset((OUTPUT, LOG))
 _AMBIGUOUS = frozenset((CKPT_LOCATION, RESUME))  # `ckpt_path`: Lightning resumes from it, others save to it

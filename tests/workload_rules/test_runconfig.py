@@ -10,6 +10,7 @@ from spikelint.runconfig import CKPT_INTERVAL
 from spikelint.runconfig import CKPT_LOCATION
 from spikelint.runconfig import CONFIG_REF
 from spikelint.runconfig import LOG
+from spikelint.runconfig import LOG_HOLDER
 from spikelint.runconfig import MODEL_ONLY
 from spikelint.runconfig import OUTPUT
 from spikelint.runconfig import RESUME
@@ -46,7 +47,7 @@ def test_keys_are_normalised() -> None:
 
 
 def test_output_checkpoint_and_log_keys() -> None:
-    assert {OUTPUT, CKPT_LOCATION} <= roles_of(("output_dir",))
+    assert {OUTPUT, LOG_HOLDER} <= roles_of(("output_dir",)) and CKPT_LOCATION not in roles_of(("output_dir",))
     assert {OUTPUT, CKPT_LOCATION} <= roles_of(("ckpt_dir",))
     assert {OUTPUT, LOG} <= roles_of(("logging_dir",))
     assert OUTPUT in roles_of(("hydra", "run", "dir"))
