@@ -59,13 +59,16 @@ UTILITY_COMMANDS = frozenset((
     "hostname", "sed", "awk", "grep", "head", "tail", "sort", "uniq", "cut", "tr", "wc", "nvidia-smi", "pip",
     "pip3", "apt-get", "apt", "yum", "conda", "mamba", "git", "curl", "wget", "chmod", "chown", "tar", "unzip",
     "gzip", "zcat", "jq", "yq", "base64", "openssl", "ssh-keygen", "ssh-keyscan", "sleep", "true", "false", "id",
-    "whoami", "uname", "free", "lscpu", "nproc", "python-config", "which", "command", "type", "set", "cd",
+    "whoami", "uname", "free", "lscpu", "nproc", "which", "command", "type", "set", "cd",
     "source", ".", "test", "[", "[[", "envsubst", "xargs", "find", "tee", "huggingface-cli", "gsutil", "aws",
     "rsync", "scp", "kubectl", "runai", "wandb"))
 PRIVATE_TARGETS = re.compile(r"(^|/)(\.ssh|\.netrc|\.git-credentials|\.docker|\.aws|\.config|\.kube|etc)(/|$)|^~|"
                              r"^\$\{?HOME\b|^/root/\.|^/etc/")
 _VARIABLE = re.compile(r"\$(?:\{(?P<braced>[^{}]*)\}|\((?P<paren>[^()]*)\)|(?P<plain>[A-Za-z_][A-Za-z0-9_]*|[0-9#?@*$!-]))|`[^`]*`")
-_K8S_REFERENCE = re.compile(r"\$\(([A-Za-z_][A-Za-z0-9_]*)\)")
+_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
+_ASSIGNMENT = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*=")
+_PYTHON = re.compile(r"python[\d.]*")
+_PARAMETER = re.compile(r"^([A-Za-z_][A-Za-z0-9_]*)(:?[-=?+])(.*)$", re.DOTALL)
 MAX_EXPANSION_DEPTH = 8
 PLATFORM_DEFAULTS = {"TMPDIR": "/tmp"}  # unset in containers unless the image says otherwise: /tmp is used
 MAX_EXPANSIONS = 200
@@ -107,18 +110,18 @@ def expand(text: str, where: Located, lookup: Lookup, depth: int = 0, budget: li
             return UNRESOLVED
         paren = match.group("paren")
         if paren is not None:
-            if re.fullmatch(r"[A-Za-z_][A-Za-z0-9_]*", paren):
+            if _NAME.fullmatch(paren):
                 found = lookup(paren, where)
                 if found is not None:
                     return _inner(found)
             return UNRESOLVED
         name = match.group("braced") if match.group("braced") is not None else match.group("plain")
         default = None
-        operator = re.match(r"^([A-Za-z_][A-Za-z0-9_]*)(:?[-=?+])(.*)$", name or "", re.DOTALL)
+        operator = _PARAMETER.match(name or "")
         if operator:
             name, default = operator.group(1), operator.group(3) if operator.group(2) in (":-", "-", ":=", "=") \
                 else None
-        if not name or not re.fullmatch(r"[A-Za-z_][A-Za-z0-9_]*", name):
+        if not name or not _NAME.fullmatch(name):
             return UNRESOLVED
         found = lookup(name, where)
         if found is not None:
@@ -279,7 +282,7 @@ def program_name(words: Sequence[Located]) -> str:
     """``/usr/bin/python3`` -> ``python3``; skips ``exec``, ``env A=1``, ``time``, ``nohup`` prefixes."""
     for word in words:
         text = str(word.value)
-        if "=" in text and not text.startswith("-") and re.match(r"^[A-Za-z_][A-Za-z0-9_]*=", text):
+        if "=" in text and not text.startswith("-") and _ASSIGNMENT.match(text):
             continue
         base = posixpath.basename(text)
         if base in ("exec", "env", "time", "nohup", "stdbuf", "nice", "ionice", "command", "builtin"):
@@ -292,7 +295,7 @@ def script_argument(words: Sequence[Located]) -> tuple[int, Located] | None:
     """``bash -c 'script'`` / ``sh -lc "…"`` -> (index, script word)."""
     for index, word in enumerate(words):
         base = posixpath.basename(str(word.value))
-        if base in ("exec", "env", "time", "nohup") or re.match(r"^[A-Za-z_]\w*=", str(word.value)):
+        if base in ("exec", "env", "time", "nohup") or _ASSIGNMENT.match(str(word.value)):
             continue
         if base not in SHELLS:
             return None
@@ -644,7 +647,7 @@ def _add_invocation(context: _Context, invocation: Invocation, via: Located | No
 
 
 def is_trainer(program: str) -> bool:
-    return program in TRAINERS or bool(re.fullmatch(r"python[\d.]*", program))
+    return program in TRAINERS or bool(_PYTHON.fullmatch(program))
 
 
 def _launcher_flag(setting: Setting, invocation: Invocation) -> bool:

@@ -106,6 +106,7 @@ HYDRA_OUTPUT_KEYS = {("hydra", "run", "dir"): frozenset((OUTPUT, LOG_HOLDER)),
                      ("hydra", "sweep", "dir"): frozenset((OUTPUT, LOG_HOLDER))}
 REMOTE = re.compile(r"^[a-z][a-z0-9+.-]*://|^(s3|gs|gcs|az|abfs|abfss|hdfs|dbfs|wandb|hf|oci|r2):", re.IGNORECASE)
 
+_NUMBER = re.compile(r"[-+]?\d+(\.\d+)?")
 FALSE_WORDS = frozenset(("false", "no", "none", "null", "off", "0", "", "~"))
 IMPLICIT_RESUME_WORDS = frozenset(("true", "auto", "last", "latest", "yes", "on"))
 DISABLING = {"save_strategy": frozenset(("no",))}
@@ -124,7 +125,7 @@ def is_path_like(value: Any) -> bool:
     text = value.strip()
     if not text or text.lower() in FALSE_WORDS or text.lower() in IMPLICIT_RESUME_WORDS:
         return False
-    if re.fullmatch(r"[-+]?\d+(\.\d+)?", text):
+    if _NUMBER.fullmatch(text):
         return False
     return not any(char in text for char in "\n;|&<>") and " " not in text.strip()
 
