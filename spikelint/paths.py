@@ -28,6 +28,7 @@ from spikelint.model import Located
 from spikelint.model import Mount
 from spikelint.model import Workload
 from spikelint.runconfig import CONFIG_REF
+from spikelint.runconfig import LOG
 from spikelint.runconfig import OUTPUT
 from spikelint.runconfig import UNRESOLVED
 from spikelint.runconfig import RunFacts
@@ -573,9 +574,7 @@ class RunView:
 
     uses: list[PathUse] = field(default_factory=list)
     settings: list[Setting] = field(default_factory=list)
-    writes: list[tuple[Container, Invocation, Write]] = field(default_factory=list)
-    invocations: list[tuple[Container, Invocation]] = field(default_factory=list)
-    missing_configs: list[Located] = field(default_factory=list)  # referenced but not in the scanned tree
+    missing_configs: list[Located] = field(default_factory=list)  # referenced configs not in the scanned tree
     opaque: list[Located] = field(default_factory=list)  # scripts it runs that are not in the scanned tree
     configs: list[tuple[Located, str]] = field(default_factory=list)  # (reference, config path) found
     facts: RunFacts | None = None
@@ -626,7 +625,6 @@ class _Context(NamedTuple):
 def _add_invocation(context: _Context, invocation: Invocation, via: Located | None, via_path: str | None) -> None:
     """Settings, config references and log writes of one command."""
     view, container = context.view, context.container
-    view.invocations.append((container, invocation))
     view.nnodes = max(view.nnodes, launcher_nodes(invocation.words, invocation.lookup))
     lookup = invocation.lookup or env_lookup(container)
     for setting in [*flag_settings(invocation.words), *_short_output_flags(invocation)]:
@@ -639,9 +637,8 @@ def _add_invocation(context: _Context, invocation: Invocation, via: Located | No
         for word in positional_configs(invocation.words):
             _add_config(context, word, str(word.value), ("config",), invocation)
     for write in invocation.writes:
-        view.writes.append((container, invocation, write))
         if is_log_write(write, invocation):
-            setting = Setting(("redirect",), write.target.value, write.target, frozenset((OUTPUT, "log")),
+            setting = Setting(("redirect",), write.target.value, write.target, frozenset((OUTPUT, LOG)),
                               write.target.value, f"redirect {write.operator}", config=via_path)
             _add_setting(view, setting, container, invocation.cwd, lookup, via, invocation, write)
 
@@ -693,7 +690,7 @@ def script_file(words: Sequence[Located]) -> Located | None:
 
 
 def _add_script_file(context: _Context, invocation: Invocation, word: Located) -> None:
-    """Read a script the container runs when it is in the scanned tree; otherwise its settings are unknown."""
+    """Read a script the container runs when it is in the scanned tree (its settings count for the workload)."""
     found = None
     text = str(word.value)
     if context.project is not None and "$" not in text:
