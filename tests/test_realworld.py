@@ -44,7 +44,6 @@ KNOWN_DISAGREEMENTS: dict[str, str] = {
     "platform/rayjob.yaml": (
         "a RayJob is not a workload in the catalog's list, so only its images are checked; the tool adapts it "
         "and reports SPK701 for its GPU request"),
-    "meta/sa-key.json": "SPK206 is reported twice for the one private_key value (two detectors, two messages)",
     "workloads/multinode-fixed-log.sh": (
         "SPK503 must fire: the catalog applies it to launch scripts, and torchrun --nnodes=2 on every node appends "
         "to one fixed file on shared NFS; the tool checks SPK503 for workloads only"),

@@ -136,16 +136,23 @@ def to_problem(found: Found) -> Problem:
 
 
 def one_value_one_finding(found: Iterable[Found], taken: Iterable[tuple[int, str]] = ()) -> list[Found]:
-    """Drop general (SPK201) findings of values that a specific rule reports on the same line."""
+    """Drop general (SPK201) findings of values that a specific rule reports on the same line.
+
+    A value two recognisers read (a service-account key as file text and as a parsed object)
+    is reported once: one finding per rule and position.
+    """
     items = list(found)
     specific = [(item.line, item.value) for item in items if item.rule != "SPK201"] + list(taken)
     kept: list[Found] = []
     seen: set[tuple[str, int, str]] = set()
+    places: set[tuple[str, int, int]] = set()
     for item in items:
         identity = (item.rule, item.line, item.value)
-        if identity in seen:
+        place = (item.rule, item.line, item.column)
+        if identity in seen or place in places:
             continue
         seen.add(identity)
+        places.add(place)
         if item.rule == "SPK201" and any(line == item.line and (item.value in value or value in item.value)
                                          for line, value in specific):
             continue
