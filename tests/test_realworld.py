@@ -38,9 +38,6 @@ KNOWN_DISAGREEMENTS: dict[str, str] = {
     "kubeflow/mpijob-tf-benchmarks.yaml": (
         "SPK401/SPK504 must fire: the launcher's mpirun command shows no checkpoint and no log; the tool treats "
         "the Worker pods (no command: mpirun reaches them over ssh) as an unknown entrypoint and stays silent"),
-    "platform/argo-preprocess.yaml": (
-        "an Argo Workflow is not a workload in the catalog's list, so only its images are checked; the tool "
-        "adapts it and reports SPK302/SPK401/SPK504/SPK604 for a data-sharding step"),
     "platform/rayjob.yaml": (
         "a RayJob is not a workload in the catalog's list, so only its images are checked; the tool adapts it "
         "and reports SPK701 for its GPU request"),

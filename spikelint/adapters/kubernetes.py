@@ -491,7 +491,8 @@ def _trainjob_lifecycle(root: Node, templates: list[Template]) -> Lifecycle:
 
 
 def _workflow_lifecycle(root: Node, templates: list[Template]) -> Lifecycle:
-    return Lifecycle(retries=pod_restarts(templates))
+    """Argo steps mostly prepare data, evaluate or publish: training only on strong evidence."""
+    return Lifecycle(retries=pod_restarts(templates), strong_evidence=True)
 
 
 HANDLERS: dict[str, KindHandler] = {
