@@ -98,6 +98,9 @@ LOGGER_LEAVES = frozenset(("save_dir", "dir", "log_dir", "root_dir", "logdir"))
 # activation/gradient checkpointing is about memory, not about saving the run
 NOT_CHECKPOINT = re.compile(r"activation|gradient|grad_ckpt|recompute|(^|_)ac(_|$)|init|pretrain|teacher|reference|"
                             r"reward|base_model|(^|_)ref(_|$)|hub|export|tokenizer")
+# save_period (YOLO), save_every_n_epochs, save_freq… : how often the run saves itself
+SAVE_INTERVAL = re.compile(r"^save_(period|interval|freq|frequency|every(_\w+)?|steps|epochs?|iters?|"
+                           r"n_steps|n_epochs|ckpt_\w+|checkpoint_\w+)$")
 CONFIG_REF_KEYS = frozenset((("config",), ("config_file",), ("cfg",), ("configs",), ("job", "config_file"),
                              ("c",), ("config_path",), ("config_name",), ("cp",), ("cn",), ("args_file",)))
 CONFIG_SUFFIXES = (".yaml", ".yml", ".json", ".toml")
@@ -139,6 +142,8 @@ def _leaf_roles(leaf: str) -> frozenset[str]:
     roles = LEAF_ROLES.get(leaf)
     if roles is not None:
         return roles
+    if SAVE_INTERVAL.match(leaf):
+        return frozenset((CKPT_INTERVAL,))
     if ("checkpoint" in leaf or "ckpt" in leaf) and not NOT_CHECKPOINT.search(leaf):
         if "resume" in leaf or leaf.startswith(("load", "restore")):
             return frozenset((RESUME,))

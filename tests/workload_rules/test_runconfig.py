@@ -53,6 +53,7 @@ def test_output_checkpoint_and_log_keys() -> None:
     assert OUTPUT in roles_of(("hydra", "run", "dir"))
     assert {OUTPUT, CKPT_LOCATION} <= roles_of(("checkpoint", "folder"))
     assert CKPT_INTERVAL in roles_of(("save_steps",))
+    assert CKPT_INTERVAL in roles_of(("save_period",)) and CKPT_INTERVAL in roles_of(("save_every_n_epochs",))
     assert RESUME in roles_of(("resume_from_checkpoint",))
     assert MODEL_ONLY in roles_of(("save_only_model",))
 
