@@ -31,19 +31,9 @@ TODAY = date(2026, 11, 29)
 
 # file (relative to tests/realworld) -> why the tool's output differs from the catalog
 KNOWN_DISAGREEMENTS: dict[str, str] = {
-    "k8s/finetune-job.yaml": (
-        "SPK401/SPK504 must fire at the Job: its command, args and env show no checkpoint setting and no log "
-        "destination, and the config it names (/config/sft.yaml, from a ConfigMap) is not a scanned file; the "
-        "tool stays silent whenever a referenced config is missing (checks/checkpoint.py, logs_workload.py)"),
-    "kubeflow/mpijob-tf-benchmarks.yaml": (
-        "SPK401/SPK504 must fire: the launcher's mpirun command shows no checkpoint and no log; the tool treats "
-        "the Worker pods (no command: mpirun reaches them over ssh) as an unknown entrypoint and stays silent"),
     "platform/rayjob.yaml": (
         "a RayJob is not a workload in the catalog's list, so only its images are checked; the tool adapts it "
         "and reports SPK701 for its GPU request"),
-    "workloads/multinode-fixed-log.sh": (
-        "SPK503 must fire: the catalog applies it to launch scripts, and torchrun --nnodes=2 on every node appends "
-        "to one fixed file on shared NFS; the tool checks SPK503 for workloads only"),
 }
 
 
