@@ -83,15 +83,19 @@ def _state_dict_receiver(value: ast.AST) -> str | None:
     return None
 
 
+def _key_text(key: ast.AST | None) -> str:
+    if isinstance(key, ast.Constant) and isinstance(key.value, str):
+        return key.value
+    return dotted(key) if key is not None else ""
+
+
 def _keys_and_values(node: ast.AST, depth: int = 0) -> Iterator[tuple[str, ast.AST]]:
     """(key text, value) of a dict literal or ``dict(k=v)`` call, nested dicts included."""
     if depth > 6:
         return
     if isinstance(node, ast.Dict):
         for key, value in zip(node.keys, node.values):
-            text = key.value if isinstance(key, ast.Constant) and isinstance(key.value, str) else \
-                (dotted(key) if key is not None else "")
-            yield str(text), value
+            yield _key_text(key), value
             yield from _keys_and_values(value, depth + 1)
     elif isinstance(node, ast.Call) and dotted(node.func) == "dict":
         for keyword in node.keywords:
@@ -155,19 +159,17 @@ class _Bindings:
                     if isinstance(target, ast.Name):
                         self.assigned.setdefault(target.id, []).append((node.lineno, value))
                     elif isinstance(target, ast.Subscript) and isinstance(target.value, ast.Name):
-                        key = target.slice
-                        text = key.value if isinstance(key, ast.Constant) and isinstance(key.value, str) else \
-                            dotted(key)
-                        self.added.setdefault(target.value.id, []).append((node.lineno, str(text), value))
+                        self.added.setdefault(target.value.id, []).append(
+                            (node.lineno, _key_text(target.slice), value))
             elif isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) \
                     and node.func.attr in ("update", "setdefault") and isinstance(node.func.value, ast.Name):
                 owner = node.func.value.id
                 for argument in node.args[:1]:
-                    for key, value in _keys_and_values(argument):
-                        self.added.setdefault(owner, []).append((node.lineno, key, value))
+                    for text, added in _keys_and_values(argument):
+                        self.added.setdefault(owner, []).append((node.lineno, text, added))
                 if node.func.attr == "setdefault" and node.args and isinstance(node.args[0], ast.Constant):
-                    value = node.args[1] if len(node.args) > 1 else node.args[0]
-                    self.added.setdefault(owner, []).append((node.lineno, str(node.args[0].value), value))
+                    default: ast.AST = node.args[1] if len(node.args) > 1 else node.args[0]
+                    self.added.setdefault(owner, []).append((node.lineno, str(node.args[0].value), default))
                 for keyword in node.keywords:
                     self.added.setdefault(owner, []).append((node.lineno, keyword.arg or "", keyword.value))
 
@@ -200,7 +202,7 @@ def _is_save(call: ast.Call, aliases: dict[str, str]) -> bool:
     return method in ("save", "save_state_dict", "async_save") and bool(SAVE_RECEIVERS.search(receiver))
 
 
-def _saved_object(call: ast.Call) -> ast.AST | None:
+def _saved_object(call: ast.Call) -> ast.expr | None:
     for keyword in call.keywords:
         if keyword.arg in ("obj", "state_dict"):
             return keyword.value
@@ -284,7 +286,6 @@ def incomplete_checkpoint_state(document: Document, ctx: CheckContext) -> Iterat
                           f"{dotted(node.func)}() saves model weights without {' and '.join(missing)}: a run resumed "
                           f"from this checkpoint restarts its optimizer/schedule from scratch (loss spike, a run "
                           f"that no longer matches its config) — also save {fixes}",
-                          end_line=getattr(saved, "end_lineno", None),
-                          end_column=(saved.end_col_offset + 1) if getattr(saved, "end_col_offset", None) is not None
-                          else None,
+                          end_line=saved.end_lineno,
+                          end_column=saved.end_col_offset + 1 if saved.end_col_offset is not None else None,
                           key=f"{dotted(node.func)}:{'+'.join(missing)}")
