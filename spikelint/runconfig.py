@@ -460,8 +460,18 @@ def _string_key(path: tuple[str | int, ...]) -> tuple[str, ...]:
                  and part not in ("init_args", "dict_kwargs"))
 
 
-def config_settings(root: Node, config: str | None = None, env: dict[str, str] | None = None) -> list[Setting]:
-    """Every classified setting of a run config tree, interpolations resolved."""
+def config_package(path: str | None) -> tuple[str, ...]:
+    """The keys a config file's content sits under: a file of Hydra's ``hydra`` config group
+    (``configs/hydra/default.yaml``) configures ``hydra.run.dir``, ``hydra.sweep.dir`` …"""
+    if not path:
+        return ()
+    parts = path.replace("\\", "/").split("/")
+    return ("hydra",) if len(parts) >= 2 and parts[-2] == "hydra" and parts[-1].endswith((".yaml", ".yml")) else ()
+
+
+def config_settings(root: Node, config: str | None = None, env: dict[str, str] | None = None,
+                    package: tuple[str, ...] = ()) -> list[Setting]:
+    """Every classified setting of a run config tree, interpolations resolved; ``package`` prefixes its keys."""
     from spikelint.model import walk
 
     if root.kind != "map":
@@ -486,7 +496,7 @@ def config_settings(root: Node, config: str | None = None, env: dict[str, str] |
             continue
         if node.kind != "scalar" or not path or isinstance(path[-1], int):
             continue
-        key = _string_key(path)
+        key = package + _string_key(path)
         if key and key[-1] in CLASS_KEYS:
             continue
         section, scope = _section(path, marks)
@@ -497,7 +507,7 @@ def config_settings(root: Node, config: str | None = None, env: dict[str, str] |
         roles = roles_of(key, value, section)
         if not roles:
             continue
-        origin = "".join(f"[{part}]" if isinstance(part, int) else f".{part}" for part in path).lstrip(".")
+        origin = "".join(f"[{part}]" if isinstance(part, int) else f".{part}" for part in package + path).lstrip(".")
         found.append(Setting(key, value, node.located(), roles, node.value, origin, sources, config=config,
                              scope=scope))
     return _torchtitan_folders(found)

@@ -32,6 +32,7 @@ from spikelint.runconfig import LOG
 from spikelint.runconfig import OUTPUT
 from spikelint.runconfig import RunFacts
 from spikelint.runconfig import Setting
+from spikelint.runconfig import config_package
 from spikelint.runconfig import config_settings
 from spikelint.runconfig import flag_settings
 from spikelint.runconfig import summarise
@@ -224,7 +225,7 @@ def config_resume_hygiene(document: Document, ctx: CheckContext) -> Iterator[Pro
     for root in document.trees:
         if not is_run_config(root):
             continue
-        settings = config_settings(root, None)
+        settings = config_settings(root, None, package=config_package(document.path))
         facts = summarise(settings)
         yield from implicit_resumes(settings, facts)
         yield from timestamped_dirs(settings)
