@@ -15,6 +15,7 @@ the disagreement spelled out; ``docs/accuracy.md`` lists them with the measured 
 
 from __future__ import annotations
 
+import random
 from datetime import date
 from pathlib import Path
 from typing import NamedTuple
@@ -110,3 +111,33 @@ def test_realworld_file(path: Path) -> None:
     assert not missing and not unexpected and not repeated, (
         f"{case.name}\n  missing: {missing}\n  unexpected: {unexpected}\n  reported twice: {repeated}\n"
         f"  all findings:\n{details}")
+
+
+INSERTIONS = ("{", "[", '"', "'", "\\", "$(", "`", "<<EOF", "\t", ":", "- ", "&a", "*a", "!!", "\x00", "\ufeff",
+              "\r", "#", "|", "}}", "{{", "\\\n", "---\n", "]}")
+
+
+def mutate(text: str, rng: random.Random) -> str:
+    """One damaged copy: cut short, a stray token inserted, lines shuffled, or a span dropped."""
+    operation = rng.randrange(4)
+    cut = rng.randrange(len(text) + 1)
+    if operation == 0:
+        return text[:cut]
+    if operation == 1:
+        return text[:cut] + rng.choice(INSERTIONS) + text[cut:]
+    if operation == 2:
+        lines = text.splitlines(keepends=True)
+        rng.shuffle(lines)
+        return "".join(lines)
+    other = rng.randrange(len(text) + 1)
+    return text[:min(cut, other)] + text[max(cut, other):]
+
+
+def test_damaged_copies_never_crash() -> None:
+    """Half-edited files are what a pre-commit hook sees: none may raise (lint_snippet raises on a crash)."""
+    rng = random.Random(20261129)
+    paths = realworld_files()
+    for _ in range(300):
+        path = rng.choice(paths)
+        case = load_case(path)
+        lint_snippet(case.name, mutate(case.text, rng), case.config, today=TODAY)
