@@ -57,8 +57,8 @@ def parse_image(text: str) -> ImageRef:
             raise ImageSyntaxError(f"malformed registry in {text!r}")
         registry, remainder = name[:slash], name[slash + 1:]
     else:
-        first, slash, rest = name.partition("/")
-        if slash and ("." in first or ":" in first or first == "localhost" or first != first.lower()):
+        first, separator, rest = name.partition("/")
+        if separator and ("." in first or ":" in first or first == "localhost" or first != first.lower()):
             registry, remainder = first, rest
     last_slash = remainder.rfind("/")
     colon = remainder.rfind(":")

@@ -22,6 +22,7 @@ from typing import NamedTuple
 
 import pytest
 import yaml
+from _pytest.mark.structures import ParameterSet
 
 from spikelint.engine import lint_snippet
 from test_fixtures import SIDECARS
@@ -83,7 +84,7 @@ def load_case(path: Path) -> Case:
     return Case(path.relative_to(REALWORLD).as_posix(), text, config or {}, extra, expected(path, text))
 
 
-def case_params() -> list[object]:
+def case_params() -> list[ParameterSet]:
     params = []
     for path in realworld_files():
         name = path.relative_to(REALWORLD).as_posix()
