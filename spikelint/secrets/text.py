@@ -98,11 +98,11 @@ def _context_secrets(line: str, offset: int, context_key: KeyClass | None) -> It
             continue
         for secret in keyed_secret(value, key, kind, prose=True):
             yield Secret(secret.value, secret.type, offset + start + secret.start, offset + start + secret.end)
-    for regex, kind in ((AUTH_HEADER, "token in Authorization header"), (API_KEY_HEADER, "API key header")):
+    for regex, secret_type in ((AUTH_HEADER, "token in Authorization header"), (API_KEY_HEADER, "API key header")):
         for match in regex.finditer(line):
             value = match.group("value")
             if looks_random(value, 12):
-                yield Secret(value, kind, offset + match.start("value"), offset + match.end("value"))
+                yield Secret(value, secret_type, offset + match.start("value"), offset + match.end("value"))
 
 
 def find_in_text(text: str, key: str = "") -> list[Secret]:
