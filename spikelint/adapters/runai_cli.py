@@ -122,6 +122,12 @@ def word_located(word: object) -> Located:
                    getattr(word, "end_line", None), getattr(word, "end_column", None))
 
 
+def word_end_line(word: object, default: int) -> int:
+    """The line a word ends on (its start line when the end is unknown)."""
+    end = getattr(word, "end_line", None) or getattr(word, "line", default)
+    return end if isinstance(end, int) else default
+
+
 def raw_offset(word: object) -> int:
     """1 when the word's text starts after an opening quote in the source."""
     raw = str(getattr(word, "raw", ""))
@@ -693,6 +699,6 @@ def cli_workloads(document: Document, config: Config) -> list[Workload]:
         submit = parse_submit(words, Expander(assignments, (line, getattr(words[0], "column", 1))))
         if submit is None:
             continue
-        last = max((getattr(word, "end_line", None) or getattr(word, "line", line)) for word in words)
+        last = max(word_end_line(word, line) for word in words)
         workloads.append(build_workload(submit, document.path, config, (line, last)))
     return workloads
