@@ -287,7 +287,7 @@ def controller_templates(root: Node) -> list[Template]:
 
 def replica_specs(root: Node) -> list[tuple[str, Node]]:
     """Kubeflow ``*ReplicaSpecs``: (role, replica spec) pairs."""
-    found = []
+    found: list[tuple[str, Node]] = []
     for key, value in map_entries(child(root, "spec")):
         if str(key.value).endswith("ReplicaSpecs"):
             found.extend((str(role.value), spec) for role, spec in map_entries(value))
