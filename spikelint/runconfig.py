@@ -36,16 +36,18 @@ CONFIG_REF = "config-ref"  # a run config file the command passes
 
 UNRESOLVED = "\x00"  # stands for a part of a value that cannot be known statically
 
-# a trainer's output folder (HF output_dir, Lightning default_root_dir) holds logs and outputs; the
-# catalog counts it as a checkpoint setting only together with an interval (save_steps, ModelCheckpoint…)
+# an output folder holds logs and outputs; a trainer's (HF output_dir, Lightning default_root_dir)
+# also holds the checkpoints those trainers save by default
 _DIR_OUT = frozenset((OUTPUT, LOG_HOLDER))
+_TRAINER_DIR = frozenset((OUTPUT, LOG_HOLDER, CKPT_LOCATION))
 _CKPT_DIR = frozenset((OUTPUT, CKPT_LOCATION))
 _LOG_DIR = frozenset((OUTPUT, LOG))
 _AMBIGUOUS = frozenset((CKPT_LOCATION, RESUME))  # `ckpt_path`: Lightning resumes from it, others save to it
 
 LEAF_ROLES: dict[str, frozenset[str]] = {
-    **{key: _DIR_OUT for key in ("output_dir", "default_root_dir", "work_dir", "exp_dir", "experiment_dir",
-                                 "run_dir", "dump_folder")},
+    # HF Trainer checkpoints into output_dir and Lightning into default_root_dir unless told not to
+    **{key: _TRAINER_DIR for key in ("output_dir", "default_root_dir")},
+    **{key: _DIR_OUT for key in ("work_dir", "exp_dir", "experiment_dir", "run_dir", "dump_folder")},
     **{key: frozenset((OUTPUT,)) for key in ("out_dir", "outdir", "output_folder", "results_dir", "result_dir",
                                              "project_dir", "output_root")},
     **{key: _CKPT_DIR for key in ("save_dir", "save_path", "save_folder", "checkpoint_dir", "checkpoints_dir",

@@ -22,7 +22,6 @@ from spikelint.model import Workload
 from spikelint.paths import describe
 from spikelint.paths import expand
 from spikelint.paths import names_run
-from spikelint.paths import RunView
 from spikelint.paths import run_view
 from spikelint.paths import script_invocations
 from spikelint.paths import script_lookup
@@ -79,14 +78,6 @@ def _severity(workload: Workload) -> str:
     return "error" if workload.preemptible else "warning"
 
 
-def _unseen(view: RunView) -> str:
-    """Names the referenced configs/scripts that are not among the scanned files."""
-    missing = [str(where.value) for where in view.missing_configs + view.opaque]
-    if not missing:
-        return ""
-    return f" ({', '.join(sorted(set(missing)))} is not among the scanned files, so its settings cannot be seen)"
-
-
 def _preempt_words(workload: Workload) -> str:
     return "is preempted" if workload.preemptible else "fails or is restarted"
 
@@ -102,10 +93,13 @@ def checkpoint_and_resume(workload: Workload, document: Document, ctx: CheckCont
         return
     configs = ", ".join(sorted({path for _, path in view.configs}))
     looked = f" (or in {configs})" if configs else ""
+    unseen = bool(view.missing_configs or view.opaque)
     if not facts.checkpoints and not facts.resumes:
         off = facts.disabled[0] if facts.disabled else None
+        if off is None and unseen:
+            return  # the settings may live in the config or script it names, which is not here to read
         reason = (f"checkpointing is switched off ({describe(off)} = {off.raw})" if off is not None
-                  else f"no checkpoint location or interval is set in its command, env{looked}{_unseen(view)}")
+                  else f"no checkpoint location or interval is set in its command, env{looked}")
         yield Problem.at("SPK401", workload.anchor,
                          f"{reason}: when the run {_preempt_words(workload)}, all training so far is lost and it "
                          f"starts again from step 0 — save checkpoints periodically to a persistent volume "
@@ -113,7 +107,7 @@ def checkpoint_and_resume(workload: Workload, document: Document, ctx: CheckCont
                          f"[checkpoint] enable_checkpoint = true)",
                          severity=_severity(workload), key="missing-checkpoint-config")
         return
-    if facts.resumes:
+    if facts.resumes or unseen:
         return
     retries = retry_count(workload)
     if retries > 0:

@@ -144,8 +144,8 @@ def log_not_persisted(workload: Workload, document: Document, ctx: CheckContext)
         return
     view = run_view(workload, document, ctx.project)
     facts = view.facts
-    if facts is None or facts.logs:
-        return
+    if facts is None or facts.logs or view.missing_configs or view.opaque:
+        return  # a config or script it names but that is not here may well set the log folder
     if any(use.write is not None for use in view.uses) or any(LOG in s.roles for s in view.settings):
         return
     yield Problem.at("SPK504", workload.anchor,

@@ -47,7 +47,8 @@ def test_keys_are_normalised() -> None:
 
 
 def test_output_checkpoint_and_log_keys() -> None:
-    assert {OUTPUT, LOG_HOLDER} <= roles_of(("output_dir",)) and CKPT_LOCATION not in roles_of(("output_dir",))
+    assert {OUTPUT, LOG_HOLDER, CKPT_LOCATION} <= roles_of(("output_dir",))  # HF Trainer checkpoints there
+    assert CKPT_LOCATION not in roles_of(("work_dir",))
     assert {OUTPUT, CKPT_LOCATION} <= roles_of(("ckpt_dir",))
     assert {OUTPUT, LOG} <= roles_of(("logging_dir",))
     assert OUTPUT in roles_of(("hydra", "run", "dir"))
