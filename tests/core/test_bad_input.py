@@ -177,12 +177,7 @@ NESTED = {
 }
 
 
-SLOW = {"subshells.sh": "the shell lexer rescans the rest of the text for each '(' (quadratic): 100,000 take ~9 s"}
-
-
-@pytest.mark.parametrize("name", [
-    pytest.param(name, marks=pytest.mark.xfail(reason=SLOW[name], run=False)) if name in SLOW else name
-    for name in sorted(NESTED)])
+@pytest.mark.parametrize("name", sorted(NESTED))
 def test_deep_nesting_is_one_spk001_quickly(name: str) -> None:
     text = NESTED[name]
     started = time.perf_counter()
