@@ -133,12 +133,12 @@ class Engine:
             if identity in seen:
                 continue
             seen.add(identity)
-            foreign = problem.path is not None and problem.path != document.path  # e.g. in a referenced config
-            ignores = self._path_ignores(problem.path) if foreign else path_ignores
+            foreign = problem.path if problem.path != document.path else None  # e.g. in a referenced config
+            ignores = self._path_ignores(foreign) if foreign is not None else path_ignores
             if any(problem.rule.startswith(prefix) for rules in ignores for prefix in rules):
                 result.suppressed += 1
                 continue
-            if not foreign and self._suppressed(problem, suppressions, object_suppressions, matched):
+            if foreign is None and self._suppressed(problem, suppressions, object_suppressions, matched):
                 result.suppressed += 1
                 continue
             kept.append(self._finding(problem, document, occurrences))
@@ -223,17 +223,16 @@ class Engine:
 
 
 def _checkable_view(document: Document) -> Document | None:
-    """What the checks may look at, so a parse error never hides a leaked token.
+    """What the checks may look at, so a parse error or a skipped template never hides a token.
 
-    A skipped file (SPK003) is not checked.  A script or Dockerfile with a syntax error keeps
-    what its parser recovered; any other unparseable file is still scanned as plain text.
+    A script or Dockerfile with a syntax error keeps what its parser recovered; any other file
+    that could not be parsed, or an unrendered template, is still scanned as plain text (only
+    the text-level rules, secrets, apply to that); a file skipped unread has nothing to check.
     """
     rules = {problem.rule for problem in document.problems}
-    if "SPK003" in rules:
-        return None
-    if "SPK001" not in rules:
+    if not rules & {"SPK001", "SPK003"}:
         return document
-    if document.parsed is not None and document.kind in (FileKind.SHELL, FileKind.DOCKERFILE):
+    if "SPK003" not in rules and document.parsed is not None and document.kind in (FileKind.SHELL, FileKind.DOCKERFILE):
         return document
     if not document.text:
         return None
