@@ -90,8 +90,8 @@ def violations(schema: Any, data: Any, *, root: str = "the config", subject: str
     except Exception as error:  # noqa: BLE001 - referencing errors have no public common base
         raise SchemaUnusable(f"the schema cannot be applied: {error}") from None
     found: dict[tuple[JsonPath, str | None, str], Violation] = {}
-    for error in errors:
-        for violation in _from_error(error, root, subject, data):
+    for schema_error in errors:
+        for violation in _from_error(schema_error, root, subject, data):
             found.setdefault((violation.path, violation.key, violation.where), violation)
     return list(found.values())
 
@@ -154,9 +154,10 @@ def _from_error(error: Any, root: str, subject: str, data: Any = None) -> Iterat
                                         f"missing key {key!r}{where_text}: it is required when {present!r} is set")
         return
     if keyword is None:  # a `false` schema: the key may not be there at all
-        key = _forbidden_key(error, data)
-        if key is not None:
-            yield Violation(path, key, KEY, parameter_name(path + (key,)), f"key {key!r}{where_text} is not allowed")
+        forbidden = _forbidden_key(error, data)
+        if forbidden is not None:
+            yield Violation(path, forbidden, KEY, parameter_name(path + (forbidden,)),
+                            f"key {forbidden!r}{where_text} is not allowed")
             return
     name = parameter_name(path, root)
     last_key = path[-1] if path and isinstance(path[-1], str) else None
