@@ -70,10 +70,10 @@ def render_junit(report: Report, options: RenderOptions) -> str:
         passing.append((PASSING_SUITE, f"{unnamed} other files checked, {PASSING_NAME}", None))
     if passing:
         suite = _suite(root, PASSING_SUITE, len(passing), 0)
-        for classname, name, path in passing:
+        for classname, name, file_path in passing:
             case = _case(suite, classname, name)
-            if path is not None:
-                case.set("file", xml_text(repo_path(path, options.path_prefix)))
+            if file_path is not None:
+                case.set("file", xml_text(repo_path(file_path, options.path_prefix)))
         total_tests += len(passing)
 
     root.set("tests", str(total_tests))
