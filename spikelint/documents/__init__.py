@@ -167,12 +167,12 @@ def is_helm_template(path: str, text: str, kind: str = FileKind.YAML) -> bool:
 def parse_text(source: SourceFile, text: str) -> Document:
     """Parse already-decoded text (``--stdin-filename`` and tests use this directly)."""
     document = Document(source, text)
-    if source.kind in (FileKind.YAML, FileKind.TEXT) and is_helm_template(source.path, text, source.kind):
-        document.problems.append(Problem("SPK003", 1, 1, "unrendered Helm template skipped: render it "
-                                         "(helm template) and lint the output to check it"))
-        return document
     if source.kind in COMMENTED_KINDS:
         document.suppressions = parse_suppressions(text.splitlines())
+    if source.kind in (FileKind.YAML, FileKind.TEXT) and is_helm_template(source.path, text, source.kind):
+        document.problems.append(Problem("SPK003", 1, 1, "unrendered Helm template: only its text is scanned (for "
+                                         "secrets); render it (helm template) and lint the output to check the rest"))
+        return document
     try:
         PARSERS.get(source.kind, _parse_text)(document)
     except RecursionError:
