@@ -11,7 +11,6 @@ from typing import Iterator
 
 if TYPE_CHECKING:
     from spikelint.config import Config
-    from spikelint.model import Document
     from spikelint.project import Project
 
 SCOPES = ("document", "workload")
