@@ -14,6 +14,7 @@ from typing import Callable
 from typing import Iterable
 from typing import Iterator
 from typing import NamedTuple
+from typing import Sequence
 
 from spikelint.checks.registry import CheckContext
 from spikelint.checks.registry import check
@@ -452,7 +453,7 @@ def _cell_source_findings(cell: object, lines: list[str]) -> Iterator[Found]:
     where = f" in cell {index}"
     texts = [str(line.value).rstrip("\n") for line in source]
     first = texts[0].strip() if texts else ""
-    text_lines = range(len(texts))
+    text_lines: Sequence[int] = range(len(texts))
     if cell.cell_type == "code" and first.startswith(SHELL_CELL_MAGICS):  # type: ignore[attr-defined]
         body = "\n".join(texts[1:])
         items = script_secrets(body, source[1].line if len(source) > 1 else source[0].line, source[-1].line)
@@ -462,11 +463,11 @@ def _cell_source_findings(cell: object, lines: list[str]) -> Iterator[Found]:
             stripped = text.lstrip()
             if stripped.startswith("!"):
                 at = source[position]
-                items = [*script_secrets(stripped[1:], at.line, at.line),
-                         *((ArgWord(stripped, at.line, at.column, at.line), secret, "on a ! shell line")
-                           for secret in find_in_text(stripped[1:]))]
+                line_items = [*script_secrets(stripped[1:], at.line, at.line),
+                              *((ArgWord(stripped, at.line, at.column, at.line), secret, "on a ! shell line")
+                                for secret in find_in_text(stripped[1:]))]
                 yield from (found._replace(context=f"{found.context} (cell {index})")
-                            for found in _command_found(lines, items))
+                            for found in _command_found(lines, line_items))
         python = ["" if first.startswith("%%") and position == 0 else text for position, text in enumerate(texts)]
         yield from _cell_python(python, source, lines, where)
         text_lines = [position for position, text in enumerate(texts) if text.lstrip().startswith(("!", "%"))]
