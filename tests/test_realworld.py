@@ -32,11 +32,7 @@ REALWORLD = Path(__file__).parent / "realworld"
 TODAY = date(2026, 11, 29)
 
 # file (relative to tests/realworld) -> why the tool's output differs from the catalog
-KNOWN_DISAGREEMENTS: dict[str, str] = {
-    "platform/rayjob.yaml": (
-        "a RayJob is not a workload in the catalog's list, so only its images are checked; the tool adapts it "
-        "and reports SPK701 for its GPU request"),
-}
+KNOWN_DISAGREEMENTS: dict[str, str] = {}
 
 
 class Case(NamedTuple):
