@@ -10,6 +10,11 @@ from spikelint.model import Document
 from spikelint.model import SourceFile
 
 
+# names too common to identify a referenced config by file name alone
+COMMON_CONFIG_STEMS = frozenset(("config", "configs", "conf", "cfg", "default", "defaults", "settings", "params",
+                                 "parameters", "train", "training", "base", "main", "values", "args", "hparams"))
+
+
 @dataclass
 class Project:
     """Every discovered file; other files are parsed on demand when a check asks for them."""
@@ -54,7 +59,13 @@ class Project:
                 best = candidate
         if best is None or (near is not None and best[2].path == near.path):
             return None
+        if best[0] == 1 and len(wanted) > 1 and not self._distinctive(wanted[-1]):
+            return None  # only a common file name matches: /etc/trainer/config.yaml is not any config.yaml
         return self.document(best[2])
+
+    def _distinctive(self, name: str) -> bool:
+        """A file name that identifies one file here: unique, and not a name every project uses."""
+        return len(self._named(name)) == 1 and PurePosixPath(name).stem.lower() not in COMMON_CONFIG_STEMS
 
     def _named(self, name: str) -> list[tuple[tuple[str, ...], SourceFile]]:
         """The sources called ``name`` (an index built once, so lookups do not rescan every path)."""
