@@ -168,7 +168,7 @@ MISSING_HINTS = {
 def load_object(folder: Path, name: str, cwd: Path, collector: Collector, files: RunFiles) -> JsonFile:
     """Read, parse and schema-check one JSON object file of the run folder."""
     from spikelint.run.reading import parse_one
-    from spikelint.run.reading import plain
+    from spikelint.run.reading import plain_mapping
     from spikelint.run.reading import read_text
 
     path = folder / name
@@ -197,7 +197,7 @@ def load_object(folder: Path, name: str, cwd: Path, collector: Collector, files:
         collector.add(loaded.shown, root.line, root.column, f"{name} must be a JSON object, got {kind_of(root)}")
         return loaded
     try:
-        loaded.data = plain(root)  # type: ignore[assignment]
+        loaded.data = plain_mapping(root)
     except ReadProblem as problem:
         collector.add(loaded.shown, problem.line or 1, problem.column or 1, f"{name} {problem.message}")
         return loaded

@@ -90,7 +90,7 @@ def read_config(path: Path, shown_path: str) -> LoadedConfig:
     from spikelint.run.reading import format_of
     from spikelint.run.reading import kind_of
     from spikelint.run.reading import parse_one
-    from spikelint.run.reading import plain
+    from spikelint.run.reading import plain_mapping
     from spikelint.run.reading import read_text
 
     try:
@@ -106,7 +106,7 @@ def read_config(path: Path, shown_path: str) -> LoadedConfig:
         raise Stop("read", [Failure(f"config must be a mapping of parameters, got {kind_of(root)}", "--config",
                                     shown_path, root.line, root.column)])
     try:
-        values = plain(root)
+        values = plain_mapping(root)
     except ReadProblem as problem:
         raise Stop("read", [Failure(f"config {problem.message}", "--config", shown_path, problem.line,
                                     problem.column)]) from None

@@ -9,6 +9,7 @@ from __future__ import annotations
 import os
 import stat
 from pathlib import Path
+from typing import Any
 
 from spikelint.model import Node
 
@@ -143,3 +144,11 @@ def plain(root: Node, limit: int = MAX_NESTING) -> object:
         return root.to_python()
     except (ValueError, RecursionError) as error:
         raise ReadProblem(f"cannot be converted: {error}", root.line, root.column) from None
+
+
+def plain_mapping(root: Node, limit: int = MAX_NESTING) -> dict[str, Any]:
+    """A mapping node as a plain ``dict`` (callers check ``root.kind == "map"`` first)."""
+    data = plain(root, limit)
+    if not isinstance(data, dict):
+        raise ReadProblem(f"must be a mapping, got {kind_of(root)}", root.line, root.column)
+    return data
