@@ -7,10 +7,15 @@ import json
 import subprocess
 import sys
 from pathlib import Path
+from typing import TYPE_CHECKING
 from typing import Callable
 from typing import Sequence
 
 from spikelint import __version__
+
+if TYPE_CHECKING:
+    from spikelint.model import Finding
+    from spikelint.model import Report
 
 EXIT_OK = 0
 EXIT_FINDINGS = 1
@@ -96,26 +101,25 @@ def command_check(args: argparse.Namespace) -> int:
     return _exit_code(report.findings, config.fail_on)
 
 
-def _exit_code(findings: Sequence[object], fail_on: str) -> int:
+def _exit_code(findings: Sequence[Finding], fail_on: str) -> int:
     if fail_on == "never":
         return EXIT_OK
     threshold = SEVERITY_RANK[fail_on]
-    return EXIT_FINDINGS if any(SEVERITY_RANK[f.severity] >= threshold for f in findings) else EXIT_OK  # type: ignore[attr-defined]
+    return EXIT_FINDINGS if any(SEVERITY_RANK[f.severity] >= threshold for f in findings) else EXIT_OK
 
 
-def _emit(report: object, fmt: str, output: str | None) -> None:
+def _emit(report: Report, fmt: str, output: str | None) -> None:
     from spikelint.report.output import OutputError
     from spikelint.report.output import emit_report
 
     try:
-        emit_report(report, fmt, output)  # type: ignore[arg-type]
+        emit_report(report, fmt, output)
     except OutputError as error:
         raise UsageError(str(error)) from None
 
 
-def _write_baseline(path: Path, report: object) -> None:
-    entries = [{"fingerprint": f.fingerprint, "rule": f.rule, "path": f.path}  # type: ignore[attr-defined]
-               for f in report.findings]  # type: ignore[attr-defined]
+def _write_baseline(path: Path, report: Report) -> None:
+    entries = [{"fingerprint": f.fingerprint, "rule": f.rule, "path": f.path} for f in report.findings]
     data = {"version": 1, "tool": "spikelint", "findings": entries}
     try:
         path.write_text(json.dumps(data, indent=2) + "\n", encoding="utf-8")
