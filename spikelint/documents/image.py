@@ -119,7 +119,7 @@ def _is_tar_head(head: bytes) -> bool:
 def scan_layer(member: str, stream: IO[bytes]) -> Layer:
     """Stream one layer tar: record whiteouts and the credential-candidate files (capped)."""
     layer = Layer(member)
-    with tarfile.open(fileobj=stream, mode="r|*") as archive:  # type: ignore[call-overload]
+    with tarfile.open(fileobj=stream, mode="r|*") as archive:
         for entry in archive:
             path = _normalise(entry.name)
             folder, _, name = path.rpartition("/")

@@ -134,7 +134,7 @@ def valid_id(value: Any) -> bool:
 
 def id_key(value: Any) -> str | int:
     """Ids compare as JSON values: ``1`` and ``"1"`` are different ids (and different dict keys)."""
-    return value  # type: ignore[no-any-return]
+    return value
 
 
 _decode = json.JSONDecoder().decode

@@ -85,7 +85,7 @@ def query_inventory(run: Callable[..., Any] = subprocess.run) -> GpuInventory | 
         except (OSError, subprocess.SubprocessError):
             pass
     try:
-        import pynvml  # type: ignore[import-not-found]
+        import pynvml
 
         pynvml.nvmlInit()
         try:
@@ -196,7 +196,7 @@ def start_sampler(device_type: str, output: Path) -> UtilisationSampler:
         except OSError:
             pass
     try:
-        import pynvml  # type: ignore[import-not-found]
+        import pynvml
 
         return NvmlSampler(pynvml)
     except Exception:
