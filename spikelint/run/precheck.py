@@ -23,6 +23,7 @@ from spikelint.model import Node
 from spikelint.run.config_schema import META_KEY
 from spikelint.run.config_schema import VERSION_KEY
 from spikelint.run.manifest import MANIFEST_NAME
+from spikelint.run.options import parse_options
 from spikelint.run.reading import ReadProblem
 
 EXIT_OK = 0
@@ -379,11 +380,9 @@ def _report_failure(stop: Stop, fmt: str) -> None:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    parser = build_parser()
-    try:
-        options = parser.parse_args(list(sys.argv[1:] if argv is None else argv))
-    except SystemExit as exit_:
-        return EXIT_OK if exit_.code in (0, None) else EXIT_USAGE
+    options = parse_options(build_parser(), argv)
+    if isinstance(options, int):
+        return options
     if options.init and options.resume:
         print(f"{PROG}: error: --init creates a fresh run folder; it cannot be combined with --resume",
               file=sys.stderr)

@@ -24,6 +24,7 @@ from spikelint.model import Finding
 from spikelint.run.consistency import Issue
 from spikelint.run.consistency import RunFiles
 from spikelint.run.consistency import verify_folder
+from spikelint.run.options import parse_options
 
 EXIT_OK = 0
 EXIT_INCOMPLETE = 1
@@ -119,11 +120,9 @@ def _emit(report: Any, fmt: str, output: str | None) -> None:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    parser = build_parser()
-    try:
-        options = parser.parse_args(list(sys.argv[1:] if argv is None else argv))
-    except SystemExit as exit_:
-        return EXIT_OK if exit_.code in (0, None) else EXIT_USAGE
+    options = parse_options(build_parser(), argv)
+    if isinstance(options, int):
+        return options
     run_dir = Path(options.run_dir)
     try:
         if not os.path.lexists(run_dir):
