@@ -809,12 +809,12 @@ class _Parser:
             return None
         if token.kind == "o":
             if token.text == "(":
-                return self._compound_subshell()
+                return self._compound(_Parser._subshell_body)
             return None
         if token.bare:
-            handler = _COMPOUND_HANDLERS.get(token.text)
-            if handler is not None:
-                return handler(self)
+            body = _COMPOUND_BODIES.get(token.text)
+            if body is not None:
+                return self._compound(body)
             if token.text.startswith("((") and token.text.endswith("))"):
                 self.i += 1
                 return self._finish_compound("((", token, len(self.script.pipelines))
@@ -837,6 +837,18 @@ class _Parser:
             return False
         self.nesting += 1
         return True
+
+    def _compound(self, body: Callable[[_Parser, _Token], str]) -> SimpleCommand | None:
+        """A compound command at ``self.i``: ``body`` parses past its keyword and returns the keyword
+        the stand-in command gets; the nesting bound and the stand-in are the same for every kind."""
+        token = self.tokens[self.i]
+        if not self._enter(token):
+            return None
+        body_start = len(self.script.pipelines)
+        self.i += 1
+        keyword = body(self, token)
+        self.nesting -= 1
+        return self._finish_compound(keyword, token, body_start)
 
     def _finish_compound(self, keyword: str, token: _Token, body_start: int) -> SimpleCommand:
         """The stand-in for a compound command, with the redirects written after it."""
@@ -874,12 +886,7 @@ class _Parser:
         text = self._source_text(first, self.i - 1)
         return text.rstrip(";& ").strip()
 
-    def _compound_if(self) -> SimpleCommand | None:
-        token = self.tokens[self.i]
-        if not self._enter(token):
-            return None
-        body_start = len(self.script.pipelines)
-        self.i += 1
+    def _if_body(self, token: _Token) -> str:
         conditions: list[str] = []
         condition = self._condition_list("then")
         self._expect("then")
@@ -899,20 +906,13 @@ class _Parser:
             self.i += 1
             self._body(frozenset({"fi"}), " && ".join(f"! ({text})" for text in conditions))
         self._expect("fi")
-        self.nesting -= 1
-        return self._finish_compound("if", token, body_start)
+        return "if"
 
-    def _compound_loop(self) -> SimpleCommand | None:
+    def _loop_body(self, token: _Token) -> str:
         """``while``/``until`` condition; do … done."""
-        token = self.tokens[self.i]
-        if not self._enter(token):
-            return None
-        body_start = len(self.script.pipelines)
-        self.i += 1
         self._condition_list("do")
         self._do_done()
-        self.nesting -= 1
-        return self._finish_compound(token.text, token, body_start)
+        return token.text
 
     def _do_done(self) -> None:
         if self._is_reserved("{"):  # bash also accepts `for x in …; { …; }`
@@ -924,13 +924,8 @@ class _Parser:
         self._body(frozenset({"done"}))
         self._expect("done")
 
-    def _compound_for(self) -> SimpleCommand | None:
+    def _for_body(self, token: _Token) -> str:
         """``for NAME [in WORDS]; do … done`` and ``for ((…)); do … done`` (also ``select``)."""
-        token = self.tokens[self.i]
-        if not self._enter(token):
-            return None
-        body_start = len(self.script.pipelines)
-        self.i += 1
         while True:
             current = self._peek()
             if current is None or (current.kind == "o" and current.text in (";", "\n")):
@@ -942,19 +937,13 @@ class _Parser:
             self.i += 1
         self._skip_separators()
         self._do_done()
-        self.nesting -= 1
-        return self._finish_compound(token.text, token, body_start)
+        return token.text
 
     def _skip_separators(self) -> None:
         while self._is_op(";", "\n"):
             self.i += 1
 
-    def _compound_case(self) -> SimpleCommand | None:
-        token = self.tokens[self.i]
-        if not self._enter(token):
-            return None
-        body_start = len(self.script.pipelines)
-        self.i += 1
+    def _case_body(self, token: _Token) -> str:
         subject_token = self._peek()
         subject = ""
         if subject_token is not None and subject_token.kind == "w":
@@ -984,26 +973,14 @@ class _Parser:
             if self._is_op(*CASE_ENDS):
                 self.i += 1
         self._expect("esac")
-        self.nesting -= 1
-        return self._finish_compound("case", token, body_start)
+        return "case"
 
-    def _compound_group(self) -> SimpleCommand | None:
-        token = self.tokens[self.i]
-        if not self._enter(token):
-            return None
-        body_start = len(self.script.pipelines)
-        self.i += 1
+    def _group_body(self, token: _Token) -> str:
         self._body(frozenset({"}"}))
         self._expect("}")
-        self.nesting -= 1
-        return self._finish_compound("{", token, body_start)
+        return "{"
 
-    def _compound_subshell(self) -> SimpleCommand | None:
-        token = self.tokens[self.i]
-        if not self._enter(token):
-            return None
-        body_start = len(self.script.pipelines)
-        self.i += 1
+    def _subshell_body(self, token: _Token) -> str:
         saved = dict(self.options)
         self._list(frozenset(), frozenset({")"}))
         self.options = saved  # `set` inside a subshell does not leak out
@@ -1011,8 +988,7 @@ class _Parser:
             self.i += 1
         else:
             self._error(token.start, "unterminated '('")
-        self.nesting -= 1
-        return self._finish_compound("(", token, body_start)
+        return "("
 
     def _double_bracket(self) -> SimpleCommand:
         """``[[ … ]]``: operators inside are words (``<`` compares, ``&&`` joins tests)."""
@@ -1216,14 +1192,14 @@ def _parse_word_script(word: Word, s: str, locator: Locator, options: dict[str, 
     return inner
 
 
-_COMPOUND_HANDLERS: dict[str, Callable[[_Parser], SimpleCommand | None]] = {
-    "if": _Parser._compound_if,
-    "while": _Parser._compound_loop,
-    "until": _Parser._compound_loop,
-    "for": _Parser._compound_for,
-    "select": _Parser._compound_for,
-    "case": _Parser._compound_case,
-    "{": _Parser._compound_group,
+_COMPOUND_BODIES: dict[str, Callable[[_Parser, _Token], str]] = {
+    "if": _Parser._if_body,
+    "while": _Parser._loop_body,
+    "until": _Parser._loop_body,
+    "for": _Parser._for_body,
+    "select": _Parser._for_body,
+    "case": _Parser._case_body,
+    "{": _Parser._group_body,
 }
 
 
