@@ -26,6 +26,13 @@ def has_baseline(workload: Workload) -> bool:
     return where is not None and str(where.value).strip() != ""
 
 
+def job_field(workload: Workload, name: str, plain_place: str) -> str:
+    """Where to set ``name``: Kubeflow jobs keep it in ``spec.runPolicy``, other kinds at ``plain_place``."""
+    if workload.extra.get("api_version", "").startswith("kubeflow.org/"):
+        return f"spec.runPolicy.{name}"
+    return plain_place
+
+
 def gpu_breakdown(workload: Workload) -> str:
     """``4 pods × 8 GPUs`` when several pods share the request, else empty."""
     groups = [(container.replicas, container.gpus.value) for container in workload.containers
@@ -57,8 +64,7 @@ def no_cleanup_ttl(workload: Workload, document: Document, ctx: CheckContext) ->
     """A finished Job/JobSet/PyTorchJob lingers without ``ttlSecondsAfterFinished``."""
     if not workload.supports_ttl or workload.ttl is not None:
         return
-    where = "spec.runPolicy.ttlSecondsAfterFinished" if workload.extra.get("api_version", "").startswith(
-        "kubeflow.org/") else "spec.ttlSecondsAfterFinished"
+    where = job_field(workload, "ttlSecondsAfterFinished", "spec.ttlSecondsAfterFinished")
     yield Problem.at("SPK702", workload.anchor,
                      f"{workload_label(workload)} has no ttlSecondsAfterFinished, so the finished object and its "
                      f"pods linger — set {where} (e.g. 86400)", key=f"ttl:{workload_label(workload)}")
@@ -88,8 +94,7 @@ def no_active_deadline(workload: Workload, document: Document, ctx: CheckContext
     """A Kubernetes training job that can hold its GPUs forever when it hangs."""
     if not workload.supports_deadline or not workload.is_training or workload.deadline is not None:
         return
-    where = "spec.runPolicy.activeDeadlineSeconds" if workload.extra.get("api_version", "").startswith(
-        "kubeflow.org/") else "activeDeadlineSeconds"
+    where = job_field(workload, "activeDeadlineSeconds", "activeDeadlineSeconds")
     yield Problem.at("SPK704", workload.anchor,
                      f"{workload_label(workload)} has no {where}, so a hung run holds its GPUs indefinitely — set "
                      f"a deadline a margin above the expected run time", key=f"deadline:{workload_label(workload)}")
