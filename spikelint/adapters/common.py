@@ -205,6 +205,19 @@ def preemptible_priority(name: str | None, words: tuple[str, ...]) -> bool:
     return any(word.lower() in lowered for word in words if word)
 
 
+# --------------------------------------------------------------------------- storage
+
+
+@dataclass(frozen=True)
+class StorageField:
+    """A Run:ai storage entry kind: its volume source, whether it persists, where the mount path is."""
+
+    source: str
+    persistent: bool
+    path_keys: tuple[str, ...]
+    claim_keys: tuple[str, ...] = ()
+
+
 # --------------------------------------------------------------------------- command strings
 
 

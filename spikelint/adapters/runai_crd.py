@@ -7,9 +7,8 @@ Every scalar of these CRDs is wrapped as ``field: {value: …}`` and every map-l
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-
 from spikelint.adapters.common import SourceLines
+from spikelint.adapters.common import StorageField
 from spikelint.adapters.common import as_map
 from spikelint.adapters.common import child
 from spikelint.adapters.common import disable_suppressions
@@ -42,17 +41,6 @@ CRD_KINDS: dict[str, tuple[str, bool, bool, int]] = {
     "InferenceWorkload": ("inference", False, False, 0),
 }
 SECRET_PREFIX = "SECRET:"
-
-
-@dataclass(frozen=True)
-class StorageField:
-    """A CRD storage field: its volume source, whether it persists, and where the mount path is."""
-
-    source: str
-    persistent: bool
-    path_keys: tuple[str, ...]
-    claim_keys: tuple[str, ...] = ()
-
 
 STORAGE_FIELDS: dict[str, StorageField] = {
     "pvcs": StorageField("pvc", True, ("path", "mountPath"), ("claimName",)),

@@ -10,10 +10,10 @@ else -> workspace).
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass
 from pathlib import PurePosixPath
 
 from spikelint.adapters.common import SourceLines
+from spikelint.adapters.common import StorageField
 from spikelint.adapters.common import as_map
 from spikelint.adapters.common import as_seq
 from spikelint.adapters.common import child
@@ -58,25 +58,16 @@ INFERENCE_KEYS = ("servingPort", "autoscaling")
 ENV_REFERENCES = (("secret", "rest-secret"), ("userCredential", "userCredential"), ("configMap", "configMapKeyRef"),
                   ("podFieldRef", "fieldRef"))
 
-
-@dataclass(frozen=True)
-class StorageKind:
-    source: str
-    persistent: bool
-    path_keys: tuple[str, ...]
-    claim_keys: tuple[str, ...] = ()
-
-
-STORAGE: dict[str, StorageKind] = {
-    "pvc": StorageKind("pvc", True, ("path", "mountPath"), ("claimName", "name")),
-    "hostPath": StorageKind("hostPath", False, ("mountPath",), ("path",)),
-    "nfs": StorageKind("nfs", True, ("mountPath",), ("server",)),
-    "s3": StorageKind("s3", True, ("path", "mountPath"), ("bucket",)),
-    "git": StorageKind("git", False, ("path", "mountPath"), ("repository",)),
-    "dataVolume": StorageKind("datasource", True, ("path", "mountPath"), ("dataVolumeId", "name")),
-    "emptyDirVolume": StorageKind("emptyDir", False, ("path", "mountPath"), ("name",)),
-    "configMapVolume": StorageKind("configMap", False, ("mountPath", "path"), ("configMap", "name")),
-    "secretVolume": StorageKind("secret", False, ("mountPath", "path"), ("secret", "name")),
+STORAGE: dict[str, StorageField] = {
+    "pvc": StorageField("pvc", True, ("path", "mountPath"), ("claimName", "name")),
+    "hostPath": StorageField("hostPath", False, ("mountPath",), ("path",)),
+    "nfs": StorageField("nfs", True, ("mountPath",), ("server",)),
+    "s3": StorageField("s3", True, ("path", "mountPath"), ("bucket",)),
+    "git": StorageField("git", False, ("path", "mountPath"), ("repository",)),
+    "dataVolume": StorageField("datasource", True, ("path", "mountPath"), ("dataVolumeId", "name")),
+    "emptyDirVolume": StorageField("emptyDir", False, ("path", "mountPath"), ("name",)),
+    "configMapVolume": StorageField("configMap", False, ("mountPath", "path"), ("configMap", "name")),
+    "secretVolume": StorageField("secret", False, ("mountPath", "path"), ("secret", "name")),
 }
 
 
