@@ -46,6 +46,8 @@ NETRC_TOKEN = re.compile(r"\S+")
 INI_ENTRY = re.compile(r"^[ \t]*(?P<key>[A-Za-z_][\w.-]*)[ \t]*[=:][ \t]*(?P<value>\S[^\n#;]*?)[ \t]*$", re.MULTILINE)
 AWS_CREDENTIAL_KEYS = frozenset(("aws_secret_access_key", "aws_session_token", "aws_access_key_id",
                                  "aws_security_token"))
+PYPIRC_KEYS = frozenset(("password",))
+NGC_KEYS = frozenset(("apikey",))
 KUBECONFIG_LINE = re.compile(r"^[ \t-]*(?P<key>token|client-key-data|password|client-secret|id-token|refresh-token|"
                              r"access-token)[ \t]*:[ \t]*(?P<value>[^\s#]+)", re.MULTILINE)
 AUTH_FIELD = re.compile(r'"(?P<key>auth|password|identitytoken|registrytoken)"\s*:\s*"(?P<value>[^"]*)"')
@@ -62,6 +64,20 @@ def _real(value: str) -> bool:
     return bool(text) and not is_placeholder_value(text) and not is_reference(text)
 
 
+def _value_secrets(pattern: re.Pattern[str], text: str, type_: str) -> Iterator[Secret]:
+    """The real ``value`` groups of ``pattern`` in ``text``."""
+    for match in pattern.finditer(text):
+        if _real(match.group("value")):
+            yield _offset_secret(match.group("value"), type_, match.start("value"))
+
+
+def _ini_secrets(text: str, keys: frozenset[str], type_: str) -> Iterator[Secret]:
+    """Real values of the INI-style entries whose key (in any case) is one of ``keys``."""
+    for match in INI_ENTRY.finditer(text):
+        if match.group("key").lower() in keys and _real(match.group("value")):
+            yield _offset_secret(match.group("value"), type_, match.start("value"))
+
+
 def netrc_secrets(text: str) -> Iterator[Secret]:
     """``machine h login u password p`` (tokens may span lines): each real password."""
     tokens = list(NETRC_TOKEN.finditer(text))
@@ -76,9 +92,7 @@ def git_credentials_secrets(text: str) -> Iterator[Secret]:
 
 
 def aws_credentials_secrets(text: str) -> Iterator[Secret]:
-    for match in INI_ENTRY.finditer(text):
-        if match.group("key").lower() in AWS_CREDENTIAL_KEYS and _real(match.group("value")):
-            yield _offset_secret(match.group("value"), "AWS credentials file entry", match.start("value"))
+    yield from _ini_secrets(text, AWS_CREDENTIAL_KEYS, "AWS credentials file entry")
 
 
 def private_key_secrets(text: str) -> Iterator[Secret]:
@@ -107,21 +121,15 @@ def kubeconfig_secrets(text: str) -> Iterator[Secret]:
 
 
 def pgpass_secrets(text: str) -> Iterator[Secret]:
-    for match in PGPASS_LINE.finditer(text):
-        if _real(match.group("value")):
-            yield _offset_secret(match.group("value"), "password in .pgpass", match.start("value"))
+    yield from _value_secrets(PGPASS_LINE, text, "password in .pgpass")
 
 
 def npmrc_secrets(text: str) -> Iterator[Secret]:
-    for match in NPMRC_TOKEN.finditer(text):
-        if _real(match.group("value")):
-            yield _offset_secret(match.group("value"), "npm registry token", match.start("value"))
+    yield from _value_secrets(NPMRC_TOKEN, text, "npm registry token")
 
 
 def pypirc_secrets(text: str) -> Iterator[Secret]:
-    for match in INI_ENTRY.finditer(text):
-        if match.group("key").lower() == "password" and _real(match.group("value")):
-            yield _offset_secret(match.group("value"), "password in .pypirc", match.start("value"))
+    yield from _ini_secrets(text, PYPIRC_KEYS, "password in .pypirc")
 
 
 def kaggle_secrets(text: str) -> Iterator[Secret]:
@@ -133,9 +141,7 @@ def kaggle_secrets(text: str) -> Iterator[Secret]:
 
 def ngc_config_secrets(text: str) -> Iterator[Secret]:
     """``~/.ngc/config``: ``apikey = …``."""
-    for match in INI_ENTRY.finditer(text):
-        if match.group("key").lower() == "apikey" and _real(match.group("value")):
-            yield _offset_secret(match.group("value"), "NGC API key", match.start("value"))
+    yield from _ini_secrets(text, NGC_KEYS, "NGC API key")
 
 
 def token_file_secrets(text: str) -> Iterator[Secret]:
