@@ -210,7 +210,7 @@ def _plugin_secrets(text: str) -> Iterator[Secret]:
                 yield Secret(value, plugin.secret_type, start, start + len(value))
 
 
-def _without_overlaps(found: list[Secret]) -> list[Secret]:
+def without_overlaps(found: list[Secret]) -> list[Secret]:
     """Earlier detectors win; a later match overlapping an earlier one is the same secret."""
     kept: list[Secret] = []
     for secret in found:
@@ -231,7 +231,7 @@ def token_secrets(text: str) -> list[Secret]:
             found.extend(url_credentials(text))
     if DETECT_SECRETS_PREFILTER.search(text):
         found.extend(_plugin_secrets(text))
-    return _without_overlaps(found)
+    return without_overlaps(found)
 
 
 def is_placeholder_value(value: str) -> bool:

@@ -22,6 +22,7 @@ from spikelint.secrets.detectors import Secret
 from spikelint.secrets.detectors import keyed_secret
 from spikelint.secrets.detectors import looks_random
 from spikelint.secrets.detectors import token_secrets
+from spikelint.secrets.detectors import without_overlaps
 
 
 class Hit(NamedTuple):
@@ -118,16 +119,7 @@ def find_in_text(text: str, key: str = "") -> list[Secret]:
             start = line_starts[index]
             end = line_starts[index + 1] - 1 if index + 1 < len(line_starts) else len(text)
             found.extend(_context_secrets(text[start:end], start, context_key))
-    return _dedupe(found)
-
-
-def _dedupe(found: list[Secret]) -> list[Secret]:
-    kept: list[Secret] = []
-    for secret in found:
-        if any(secret.start < other.end and other.start < secret.end for other in kept):
-            continue
-        kept.append(secret)
-    return sorted(kept, key=lambda secret: secret.start)
+    return sorted(without_overlaps(found), key=lambda secret: secret.start)
 
 
 def scan_text(text: str, first_line: int = 1, first_column: int = 1, key: str = "") -> list[Hit]:
