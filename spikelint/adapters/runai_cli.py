@@ -372,12 +372,17 @@ def _priority(submit: Submit, value: Value) -> None:
     submit.priority = value.where._replace(value=value.text)
 
 
-def _number(attribute: str) -> Callable[[Submit, Value], None]:
+def _converted(attribute: str, convert: Callable[[str], float | None]) -> Callable[[Submit, Value], None]:
+    """Sets ``attribute`` to the converted value of the flag; a value that does not convert is ignored."""
     def handle(submit: Submit, value: Value) -> None:
-        number = to_number(value.text)
+        number = convert(value.text)
         if number is not None:
             setattr(submit, attribute, value.where._replace(value=as_int(number)))
     return handle
+
+
+def _number(attribute: str) -> Callable[[Submit, Value], None]:
+    return _converted(attribute, to_number)
 
 
 def _workers(submit: Submit, value: Value) -> None:
@@ -387,11 +392,7 @@ def _workers(submit: Submit, value: Value) -> None:
 
 
 def _duration(attribute: str) -> Callable[[Submit, Value], None]:
-    def handle(submit: Submit, value: Value) -> None:
-        seconds = parse_duration(value.text)
-        if seconds is not None:
-            setattr(submit, attribute, value.where._replace(value=as_int(seconds)))
-    return handle
+    return _converted(attribute, parse_duration)
 
 
 def _grace(submit: Submit, value: Value) -> None:
