@@ -10,6 +10,7 @@ and every problem's key is a hash of the secret, so neither output nor baseline 
 from __future__ import annotations
 
 import ast
+from typing import TYPE_CHECKING
 from typing import Callable
 from typing import Iterable
 from typing import Iterator
@@ -49,6 +50,11 @@ from spikelint.secrets.redact import redact
 from spikelint.secrets.redact import secret_key
 from spikelint.secrets.text import SECRET_HINT
 from spikelint.secrets.text import find_in_text
+
+if TYPE_CHECKING:
+    from spikelint.documents.image import ImageContents
+    from spikelint.documents.notebook import Cell
+    from spikelint.documents.shell import Script
 
 DOCUMENT_RULES = ("SPK201", "SPK202", "SPK203", "SPK204", "SPK206")
 COMMAND_KEYS = frozenset(("command", "args", "arguments", "cmd", "entrypoint", "script", "run", "before_script",
@@ -219,9 +225,9 @@ def script_secrets(text: str, first: int, last: int, depth: int = 0) -> Iterator
             yield from inline_script_secrets(argv)
 
 
-def shell_document_secrets(script: object) -> Iterator[tuple[ArgWord, Secret, str]]:
+def shell_document_secrets(script: Script) -> Iterator[tuple[ArgWord, Secret, str]]:
     """SPK203 candidates of a parsed launch script (its ``bash -c`` strings and heredocs included)."""
-    for nested in script.scripts():  # type: ignore[attr-defined]
+    for nested in script.scripts():
         for command in nested.commands():
             argv = [ArgWord(word.text, word.line, word.column, word.end_line, word.raw) for word in command.words]
             for found in command_secrets(argv):
@@ -446,19 +452,19 @@ SHELL_CELL_MAGICS = ("%%bash", "%%sh", "%%script bash", "%%script sh", "%%zsh")
 PYTHON_CELL_MAGICS = ("%%time", "%%timeit", "%%capture", "%%prun", "%%debug")
 
 
-def _cell_source_findings(cell: object, lines: list[str]) -> Iterator[Found]:
+def _cell_source_findings(cell: Cell, lines: list[str]) -> Iterator[Found]:
     """Code cells: Python via ``ast``, ``!`` lines and ``%%bash`` cells as shell; other cells as text."""
-    source: list[Located] = cell.source  # type: ignore[attr-defined]
-    index: int = cell.index  # type: ignore[attr-defined]
+    source = cell.source
+    index = cell.index
     where = f" in cell {index}"
     texts = [str(line.value).rstrip("\n") for line in source]
     first = texts[0].strip() if texts else ""
     text_lines: Sequence[int] = range(len(texts))
-    if cell.cell_type == "code" and first.startswith(SHELL_CELL_MAGICS):  # type: ignore[attr-defined]
+    if cell.cell_type == "code" and first.startswith(SHELL_CELL_MAGICS):
         body = "\n".join(texts[1:])
         items = script_secrets(body, source[1].line if len(source) > 1 else source[0].line, source[-1].line)
         yield from (found._replace(context=f"{found.context} (cell {index})") for found in _command_found(lines, items))
-    elif cell.cell_type == "code" and (not first.startswith("%%") or first.startswith(PYTHON_CELL_MAGICS)):  # type: ignore[attr-defined]
+    elif cell.cell_type == "code" and (not first.startswith("%%") or first.startswith(PYTHON_CELL_MAGICS)):
         for position, text in enumerate(texts):
             stripped = text.lstrip()
             if stripped.startswith("!"):
@@ -497,9 +503,9 @@ def _cell_python(texts: list[str], source: list[Located], lines: list[str], wher
 OUTPUT_TEXT_MIMES = ("text/html",)
 
 
-def _cell_output_findings(cell: object, lines: list[str]) -> Iterator[Found]:
-    index: int = cell.index  # type: ignore[attr-defined]
-    for output in cell.outputs:  # type: ignore[attr-defined]
+def _cell_output_findings(cell: Cell, lines: list[str]) -> Iterator[Found]:
+    index = cell.index
+    for output in cell.outputs:
         where = f" of cell {index} ({output.output_type})"
         texts: list[Located] = list(output.texts)
         data = output.node.get("data")
@@ -632,9 +638,9 @@ def secrets_in_image(document: Document, ctx: CheckContext) -> Iterator[Problem]
         yield to_problem(item)
 
 
-def image_findings(image: object) -> Iterator[Found]:
+def image_findings(image: ImageContents) -> Iterator[Found]:
     from spikelint.secrets.image_scan import image_secrets
 
-    for secret, where in image_secrets(image):  # type: ignore[arg-type]
+    for secret, where in image_secrets(image):
         yield Found("SPK205", secret.value, secret.type, 1, 1, 1, 1, where)
 
