@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import ast
 import re
+from typing import Callable
 from typing import Iterator
 from typing import NamedTuple
 
@@ -84,7 +85,7 @@ def _keyed_strings(tree: ast.AST) -> dict[int, str]:
     return keys
 
 
-def _bind_call(call: ast.Call, bind: object) -> None:
+def _bind_call(call: ast.Call, bind: Callable[[ast.AST | None, str], None]) -> None:
     name = _call_name(call)
     owner = _call_owner(call)
     for keyword in call.keywords:
@@ -92,19 +93,19 @@ def _bind_call(call: ast.Call, bind: object) -> None:
             continue
         if keyword.arg in ("auth", "basic_auth", "http_auth", "credentials") and isinstance(keyword.value, ast.Tuple) \
                 and len(keyword.value.elts) == 2:
-            bind(keyword.value.elts[1], "password")  # type: ignore[operator]  # requests' auth=(user, password)
+            bind(keyword.value.elts[1], "password")  # requests' auth=(user, password)
             continue
         special = CALL_KEYS.get((name, keyword.arg))
         if special and (name != "login" or owner in ("wandb", "")):
-            bind(keyword.value, special)  # type: ignore[operator]
+            bind(keyword.value, special)
         else:
-            bind(keyword.value, keyword.arg)  # type: ignore[operator]
+            bind(keyword.value, keyword.arg)
     if name in ("setdefault", "putenv", "__setitem__") and len(call.args) >= 2:
         first = call.args[0]
         if isinstance(first, ast.Constant) and isinstance(first.value, str):
-            bind(call.args[1], first.value)  # type: ignore[operator]
+            bind(call.args[1], first.value)
     elif name == "login" and call.args:
-        bind(call.args[0], "wandb_api_key" if owner == "wandb" else "token")  # type: ignore[operator]
+        bind(call.args[0], "wandb_api_key" if owner == "wandb" else "token")
 
 
 def string_literals(tree: ast.AST) -> Iterator[Literal]:
