@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from pathlib import PurePosixPath
+from typing import Callable
 from typing import Iterator
 
 from spikelint.checks.registry import CheckContext
@@ -119,13 +120,14 @@ def _column_of(document: Document, line: int, text: str, default: int) -> int:
 
 
 def _dockerfile_reference(where: Located, written: str, global_args: dict[str, str | None], stage_names: set[str],
-                          resolve_args: object, config: Config, earlier_stages: set[int]) -> Iterator[Problem]:
+                          resolve_args: Callable[[str, dict[str, str | None]], str | None], config: Config,
+                          earlier_stages: set[int]) -> Iterator[Problem]:
     text = written.strip()
     if text.lower() == "scratch" or text.lower() in stage_names or (text.isdigit() and int(text) in earlier_stages):
         return
     origin = ""
     if "$" in text:
-        resolved = resolve_args(text, global_args)  # type: ignore[operator]
+        resolved = resolve_args(text, global_args)
         if resolved is None:
             if has_literal_digest(text):
                 return  # pinned by its written-out digest whatever the build argument is
