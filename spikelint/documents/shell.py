@@ -776,7 +776,7 @@ class _Parser:
             self.i += 1
         if self._is_reserved("time"):
             self.i += 1
-            while self._peek() is not None and self._peek().kind == "w" and self._peek().text in ("-p", "--"):  # type: ignore[union-attr]
+            while (option := self._peek()) is not None and option.kind == "w" and option.text in ("-p", "--"):
                 self.i += 1
         index = len(self.script.pipelines)
         start_token = self._peek()
@@ -862,7 +862,7 @@ class _Parser:
         return command
 
     def _redirects_after(self, command: SimpleCommand) -> None:
-        while self._peek() is not None and self._peek().kind == "r":  # type: ignore[union-attr]
+        while (token := self._peek()) is not None and token.kind == "r":
             self._redirect(command)
 
     def _expect(self, word: str) -> bool:
