@@ -24,7 +24,7 @@ _BLANKS = frozenset(" \t\n\r")
 _NUMBER = re.compile(r"-?(?:0|[1-9][0-9]*)(\.[0-9]+)?([eE][-+]?[0-9]+)?")
 _LITERALS = {"true": True, "false": False, "null": None, "NaN": float("nan"),
              "Infinity": float("inf"), "-Infinity": float("-inf")}
-_scanstring = json.decoder.scanstring  # type: ignore[attr-defined]
+_scanstring = json.decoder.scanstring  # type: ignore[attr-defined]  # public in CPython, missing from the stubs
 
 
 class JsonError(ValueError):
