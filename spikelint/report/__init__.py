@@ -94,18 +94,25 @@ def severity_counts(findings: Iterable[Finding]) -> dict[str, int]:
 def summary_line(report: Report) -> str:
     """``N errors, N warnings, N info in N files (N files checked)``, plus suppressed/baselined.
 
+    Counts of one read in the singular (``1 error … in 1 file (1 file checked)``).
+
     The first part is a fixed contract (scripts parse it); suppressed and baselined counts
     are appended inside the parentheses only when non-zero, so nothing is silently dropped.
     """
     counts = severity_counts(report.findings)
     files = len({finding.path for finding in report.findings})
-    details = [f"{report.files_checked} files checked"]
+    details = [f"{plural(report.files_checked, 'file')} checked"]
     if report.suppressed:
         details.append(f"{report.suppressed} suppressed")
     if report.baselined:
         details.append(f"{report.baselined} baselined")
-    return (f"{counts['error']} errors, {counts['warning']} warnings, {counts['info']} info "
-            f"in {files} files ({', '.join(details)})")
+    return (f"{plural(counts['error'], 'error')}, {plural(counts['warning'], 'warning')}, {counts['info']} info "
+            f"in {plural(files, 'file')} ({', '.join(details)})")
+
+
+def plural(count: int, noun: str) -> str:
+    """``1 file``, ``2 files``, ``0 files``."""
+    return f"{count} {noun}" if count == 1 else f"{count} {noun}s"
 
 
 def tool_version(report: Report) -> str:

@@ -67,7 +67,8 @@ def render_junit(report: Report, options: RenderOptions) -> str:
     unnamed = report.files_checked - len(known)
     if unnamed > 0:
         # Checked files the report does not name still count, so a clean run never shows 0 tests.
-        passing.append((PASSING_SUITE, f"{unnamed} other files checked, {PASSING_NAME}", None))
+        other = "1 other file" if unnamed == 1 else f"{unnamed} other files"
+        passing.append((PASSING_SUITE, f"{other} checked, {PASSING_NAME}", None))
     if passing:
         suite = _suite(root, PASSING_SUITE, len(passing), 0)
         for classname, name, file_path in passing:
