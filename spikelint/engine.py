@@ -28,6 +28,9 @@ from spikelint.files import detect_kind
 from spikelint.files import discover
 from spikelint.files import matches_any
 from spikelint.fingerprint import fingerprint
+from spikelint.fingerprint import identity_path
+from spikelint.fingerprint import identity_root
+from spikelint.fingerprint import root_prefix
 from spikelint.fingerprint import normalise_key
 from spikelint.model import Document
 from spikelint.model import FileKind
@@ -72,12 +75,14 @@ class Engine:
     checks: tuple[CheckSpec, ...]
     today: date
     cwd: Path = Path(".")  # what document paths are relative to (per_path_ignores may be relative to config.root)
+    root_prefix: str = ""  # cwd relative to the repository root: fingerprints key on root-relative paths
 
     @classmethod
-    def create(cls, config: Config, today: date | None = None, cwd: Path | None = None) -> Engine:
+    def create(cls, config: Config, today: date | None = None, cwd: Path | None = None,
+               root_prefix: str = "") -> Engine:
         catalog = load_catalog()
         checks = tuple(spec for spec in all_checks() if any(selected(rule, config) for rule in spec.rules))
-        return cls(config, catalog, checks, today or date.today(), cwd or Path.cwd())
+        return cls(config, catalog, checks, today or date.today(), cwd or Path.cwd(), root_prefix)
 
     def check_document(self, document: Document, project: Project) -> FileResult:
         context = CheckContext(self.config, project, self.today)
@@ -219,7 +224,7 @@ class Engine:
         backwards = problem.end_line is not None and problem.end_line < line
         end_line, end_column = (None, None) if backwards else (problem.end_line, problem.end_column)
         return Finding(problem.rule, rule.name, severity, path, line, column, problem.message,
-                       fingerprint(problem.rule, path, key, index), end_line, end_column)
+                       fingerprint(problem.rule, identity_path(path, self.root_prefix), key, index), end_line, end_column)
 
 
 def _checkable_view(document: Document) -> Document | None:
@@ -253,6 +258,7 @@ class RunResult:
     report: Report
     discovery: Discovery
     internal_errors: list[str]
+    root_prefix: str = ""  # the current folder relative to the repository root ("deploy/")
 
 
 def _check_chunk(engine: Engine, sources: list[SourceFile], chunk: list[int]) -> list[FileResult]:
@@ -284,7 +290,8 @@ def check_paths(paths: list[str], config: Config, *, cwd: Path | None = None, jo
                 stdin_text: str | bytes | None = None, stdin_filename: str | None = None) -> RunResult:
     """Check ``paths`` (or ``stdin_text`` as if it were ``stdin_filename``); bytes are decoded like a file."""
     cwd = cwd or Path.cwd()
-    engine = Engine.create(config, cwd=cwd)
+    config_root = cwd / config.root if config.path is not None else None
+    engine = Engine.create(config, cwd=cwd, root_prefix=root_prefix(cwd, identity_root(cwd, config_root)))
     if stdin_text is not None and stdin_filename is not None:
         discovery = Discovery()
         head = stdin_text[:128] if isinstance(stdin_text, str) else stdin_text[:128].decode("utf-8", "replace")
@@ -304,7 +311,7 @@ def check_paths(paths: list[str], config: Config, *, cwd: Path | None = None, jo
         results = _check_sources(engine, discovery.files, jobs)
         results.extend(skipped_results(discovery, engine))
     return RunResult(build_report(engine, results, len(discovery.files) + len(discovery.skipped)), discovery,
-                     [message for result in results for message in result.internal_errors])
+                     [message for result in results for message in result.internal_errors], engine.root_prefix)
 
 
 def _check_sources(engine: Engine, sources: list[SourceFile], jobs: int | None) -> list[FileResult]:

@@ -26,14 +26,21 @@ def repository_prefix() -> str:
     return result.stdout.strip() if result.returncode == 0 else ""
 
 
-def emit_report(report: Report, fmt: str, output: str | None) -> None:
-    """Render ``report`` as ``fmt`` to ``output`` (or stdout); colour only on a TTY without NO_COLOR."""
+def emit_report(report: Report, fmt: str, output: str | None, prefix: str | None = None) -> None:
+    """Render ``report`` as ``fmt`` to ``output`` (or stdout); colour only on a TTY without NO_COLOR.
+
+    ``prefix``: the current folder relative to the repository root (the engine's, which also
+    knows the configuration's folder outside Git); ``None`` asks Git.
+    """
     from spikelint.report import RENDERERS
     from spikelint.report import RenderOptions
     from spikelint.report import summary_line
 
     color = output is None and fmt == "text" and sys.stdout.isatty() and "NO_COLOR" not in os.environ
-    prefix = repository_prefix() if fmt in REPOSITORY_RELATIVE_FORMATS else ""
+    if fmt not in REPOSITORY_RELATIVE_FORMATS:
+        prefix = ""
+    elif prefix is None:
+        prefix = repository_prefix()
     rendered = RENDERERS[fmt](report, RenderOptions(color=color, path_prefix=prefix))
     if output:
         try:
