@@ -143,7 +143,7 @@ def command_check(args: argparse.Namespace) -> int:
         report = apply_diff(report, _changed_lines(args.diff))
     if not result.discovery.files and not result.discovery.skipped:
         print("spikelint: no files to check in " + ", ".join(paths), file=sys.stderr)
-    _emit(report, args.format, args.output, result.root_prefix)
+    _emit(report, args.format, args.output, result.root_prefix, config.fail_on)
     for message in result.internal_errors:
         print(f"spikelint: {message}", file=sys.stderr)
     if result.internal_errors:
@@ -158,12 +158,12 @@ def _exit_code(findings: Sequence[Finding], fail_on: str) -> int:
     return EXIT_FINDINGS if any(SEVERITY_RANK[f.severity] >= threshold for f in findings) else EXIT_OK
 
 
-def _emit(report: Report, fmt: str, output: str | None, prefix: str | None = None) -> None:
+def _emit(report: Report, fmt: str, output: str | None, prefix: str | None = None, fail_on: str = "info") -> None:
     from spikelint.report.output import OutputError
     from spikelint.report.output import emit_report
 
     try:
-        emit_report(report, fmt, output, prefix)
+        emit_report(report, fmt, output, prefix, fail_on)
     except OutputError as error:
         raise UsageError(str(error)) from None
 

@@ -26,7 +26,16 @@ def repository_prefix() -> str:
     return result.stdout.strip() if result.returncode == 0 else ""
 
 
-def emit_report(report: Report, fmt: str, output: str | None, prefix: str | None = None) -> None:
+def _root_uri(prefix: str) -> str:
+    """The repository root as a ``file://`` URI ending in ``/``: the current folder less ``prefix``."""
+    root = Path.cwd()
+    for _ in [part for part in prefix.split("/") if part]:
+        root = root.parent
+    return root.as_uri().rstrip("/") + "/"
+
+
+def emit_report(report: Report, fmt: str, output: str | None, prefix: str | None = None,
+                fail_on: str = "info") -> None:
     """Render ``report`` as ``fmt`` to ``output`` (or stdout); colour only on a TTY without NO_COLOR.
 
     ``prefix``: the current folder relative to the repository root (the engine's, which also
@@ -41,7 +50,8 @@ def emit_report(report: Report, fmt: str, output: str | None, prefix: str | None
         prefix = ""
     elif prefix is None:
         prefix = repository_prefix()
-    rendered = RENDERERS[fmt](report, RenderOptions(color=color, path_prefix=prefix))
+    options = RenderOptions(color=color, path_prefix=prefix, fail_on=fail_on, root_uri=_root_uri(prefix))
+    rendered = RENDERERS[fmt](report, options)
     if output:
         try:
             Path(output).write_text(rendered, encoding="utf-8")
@@ -50,5 +60,24 @@ def emit_report(report: Report, fmt: str, output: str | None, prefix: str | None
     elif rendered:
         sys.stdout.write(rendered if rendered.endswith("\n") else rendered + "\n")
         sys.stdout.flush()
+    if fmt == "github":
+        _github_summary(report, output)
     if fmt == "text" or output:
         print(summary_line(report), file=sys.stderr)
+
+
+def _github_summary(report: Report, output: str | None) -> None:
+    """A ``::notice`` with the summary in the log, and the per-rule table in the job summary page."""
+    from spikelint.report.github import render_github_summary
+
+    notice, markdown = render_github_summary(report)
+    if output is None:
+        print(notice, flush=True)
+    summary_file = os.environ.get("GITHUB_STEP_SUMMARY")
+    if summary_file:
+        try:
+            with open(summary_file, "a", encoding="utf-8") as handle:
+                handle.write(markdown)
+        except OSError as error:
+            print(f"spikelint: cannot append to GITHUB_STEP_SUMMARY {summary_file}: {error.strerror or error}",
+                  file=sys.stderr)
