@@ -11,6 +11,7 @@ from typing import TYPE_CHECKING
 from typing import Callable
 from typing import NoReturn
 from typing import Sequence
+from typing import TextIO
 
 from spikelint import __version__
 
@@ -81,6 +82,14 @@ def _check_parser(subparsers: argparse._SubParsersAction) -> None:
     parser.add_argument("--diff", metavar="REV", help="report only findings on lines added or changed since REV")
     parser.add_argument("--jobs", type=_positive, metavar="N", help="worker processes (default: CPUs; 1 = in-process)")
     parser.add_argument("--stdin-filename", metavar="NAME", help="read the file from standard input as NAME")
+    parser.add_argument("--exclude", metavar="GLOB", action="append", default=[],
+                        help="leave out paths matching GLOB (repeatable; added to the configuration's exclude)")
+    parser.add_argument("--show-files", action="store_true",
+                        help="list the files that would be checked (and what is left out, and why), then exit")
+    parser.add_argument("--statistics", action="store_true",
+                        help="count findings per rule, most frequent first, instead of listing them (text)")
+    parser.add_argument("--no-code-frame", "--concise", dest="code_frame", action="store_false",
+                        help="text: one line per finding, without the source line under it")
 
 
 def _rule_ids(text: str | None) -> tuple[str, ...] | None:
@@ -122,7 +131,10 @@ def command_check(args: argparse.Namespace) -> int:
         raise UsageError(f"configuration error: {error}") from None
     select, ignore = _rule_ids(args.select), _rule_ids(args.ignore)
     _check_rule_names(config, {"select": select, "ignore": ignore})
-    config = with_overrides(config, select=select, ignore=ignore, fail_on=args.fail_on)
+    config = with_overrides(config, select=select, ignore=ignore, fail_on=args.fail_on,
+                            exclude=(*config.exclude, *args.exclude) if args.exclude else None)
+    if args.show_files:
+        return _show_files(args.paths or ["."], config)
     stdin_text: bytes | None = None
     if args.stdin_filename:
         stdin_text = sys.stdin.buffer.read()  # decoded like a file: invalid UTF-8 is SPK001, not mojibake
@@ -143,7 +155,16 @@ def command_check(args: argparse.Namespace) -> int:
         report = apply_diff(report, _changed_lines(args.diff))
     if not result.discovery.files and not result.discovery.skipped:
         print("spikelint: no files to check in " + ", ".join(paths), file=sys.stderr)
-    _emit(report, args.format, args.output, result.root_prefix, config.fail_on)
+    if args.statistics:
+        _print_statistics(report, sys.stdout if args.format == "text" and not args.output else sys.stderr)
+        if args.format == "text" and not args.output:
+            from spikelint.report import summary_line
+
+            print(summary_line(report), file=sys.stderr)
+        else:
+            _emit(report, args.format, args.output, result.root_prefix, config.fail_on)
+    else:
+        _emit(report, args.format, args.output, result.root_prefix, config.fail_on, args.code_frame)
     for message in result.internal_errors:
         print(f"spikelint: {message}", file=sys.stderr)
     if result.internal_errors:
@@ -158,12 +179,38 @@ def _exit_code(findings: Sequence[Finding], fail_on: str) -> int:
     return EXIT_FINDINGS if any(SEVERITY_RANK[f.severity] >= threshold for f in findings) else EXIT_OK
 
 
-def _emit(report: Report, fmt: str, output: str | None, prefix: str | None = None, fail_on: str = "info") -> None:
+def _show_files(paths: list[str], config: Config) -> int:
+    """What ``check`` would read, with each file's kind, and what it leaves out and why."""
+    from spikelint.files import discover
+
+    base = Path(config.root) if config.path is not None else None
+    discovery = discover(paths, cwd=Path.cwd(), exclude=config.exclude, max_file_size=config.max_file_size, base=base)
+    if discovery.missing:
+        raise UsageError("no such file or folder: " + ", ".join(discovery.missing))
+    for source in sorted(discovery.files, key=lambda source: source.path):
+        print(f"{source.path}\t{source.kind}")
+    for path, reason in sorted([*discovery.skipped, *discovery.excluded]):
+        print(f"{path}\tleft out: {reason}")
+    checked = len(discovery.files)
+    print(f"{checked} file{'' if checked == 1 else 's'} to check, "
+          f"{len(discovery.skipped) + len(discovery.excluded)} left out", file=sys.stderr)
+    return EXIT_OK
+
+
+def _print_statistics(report: Report, stream: TextIO) -> None:
+    from spikelint.report import statistics_text
+
+    stream.write(statistics_text(report.findings))
+    stream.flush()
+
+
+def _emit(report: Report, fmt: str, output: str | None, prefix: str | None = None, fail_on: str = "info",
+          code_frame: bool = True) -> None:
     from spikelint.report.output import OutputError
     from spikelint.report.output import emit_report
 
     try:
-        emit_report(report, fmt, output, prefix, fail_on)
+        emit_report(report, fmt, output, prefix, fail_on, code_frame)
     except OutputError as error:
         raise UsageError(str(error)) from None
 

@@ -149,6 +149,19 @@ def rule_statistics(findings: Iterable[Finding]) -> list[RuleCount]:
     return sorted(counts, key=lambda item: (-item.count, item.rule))
 
 
+def statistics_text(findings: Iterable[Finding]) -> str:
+    """The per-rule table of ``--statistics`` (and of a long text run), with how to tune it."""
+    counts = rule_statistics(findings)
+    if not counts:
+        return ""
+    width = len(str(counts[0].count))
+    lines = [f"{item.count:>{width}}  {item.rule}  {item.severity:<7}  {item.name} ({plural(item.files, 'file')})"
+             for item in counts]
+    lines.append("tune: `spikelint explain ID` says why; `--ignore ID` (or `ignore: [ID]` in .spikelint.yaml) "
+                 "turns a rule off, `severity: {ID: info}` lowers it")
+    return "".join(line + "\n" for line in lines)
+
+
 def tool_version(report: Report) -> str:
     """The version the report names; the package's own when the engine left it empty."""
     if report.tool_version:

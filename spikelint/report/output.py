@@ -34,8 +34,21 @@ def _root_uri(prefix: str) -> str:
     return root.as_uri().rstrip("/") + "/"
 
 
+def use_color(stream_is_tty: bool) -> bool:
+    """``NO_COLOR`` (non-empty) turns colour off, ``FORCE_COLOR`` (non-empty, not 0) on; else a terminal decides."""
+    if os.environ.get("NO_COLOR"):
+        return False
+    force = os.environ.get("FORCE_COLOR")
+    if force and force != "0":
+        return True
+    return stream_is_tty and "NO_COLOR" not in os.environ
+
+
+LONG_RUN = 10  # from this many findings of several rules, text output ends with the per-rule table
+
+
 def emit_report(report: Report, fmt: str, output: str | None, prefix: str | None = None,
-                fail_on: str = "info") -> None:
+                fail_on: str = "info", code_frame: bool = True) -> None:
     """Render ``report`` as ``fmt`` to ``output`` (or stdout); colour only on a TTY without NO_COLOR.
 
     ``prefix``: the current folder relative to the repository root (the engine's, which also
@@ -45,12 +58,13 @@ def emit_report(report: Report, fmt: str, output: str | None, prefix: str | None
     from spikelint.report import RenderOptions
     from spikelint.report import summary_line
 
-    color = output is None and fmt == "text" and sys.stdout.isatty() and "NO_COLOR" not in os.environ
+    color = output is None and fmt == "text" and use_color(sys.stdout.isatty())
     if fmt not in REPOSITORY_RELATIVE_FORMATS:
         prefix = ""
     elif prefix is None:
         prefix = repository_prefix()
-    options = RenderOptions(color=color, path_prefix=prefix, fail_on=fail_on, root_uri=_root_uri(prefix))
+    options = RenderOptions(color=color, show_source=code_frame, path_prefix=prefix, fail_on=fail_on,
+                            root_uri=_root_uri(prefix))
     rendered = RENDERERS[fmt](report, options)
     if output:
         try:
@@ -62,6 +76,10 @@ def emit_report(report: Report, fmt: str, output: str | None, prefix: str | None
         sys.stdout.flush()
     if fmt == "github":
         _github_summary(report, output)
+    if fmt == "text" and len(report.findings) >= LONG_RUN and len({f.rule for f in report.findings}) > 1:
+        from spikelint.report import statistics_text
+
+        sys.stderr.write("\nby rule:\n" + statistics_text(report.findings))
     if fmt == "text" or output:
         print(summary_line(report), file=sys.stderr)
 
