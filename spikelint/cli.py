@@ -143,6 +143,10 @@ def command_check(args: argparse.Namespace) -> int:
     if result.discovery.missing:
         raise UsageError("no such file or folder: " + ", ".join(result.discovery.missing))
     report = result.report
+    if result.dependents:
+        count = len(result.dependents)
+        print(f"spikelint: also checked {count} file{'' if count == 1 else 's'} referencing the given files: "
+              + ", ".join(result.dependents), file=sys.stderr)
     if args.write_baseline:
         _write_baseline(Path(args.write_baseline), report)
         count = len(report.findings)

@@ -44,6 +44,7 @@ from spikelint.model import Suppression
 from spikelint.model import Workload
 from spikelint.project import Project
 from spikelint.suppressions import covers
+from spikelint.workspace import workspace
 
 PARALLEL_MIN_FILES = 48  # below this, worker start-up costs more than it saves
 
@@ -66,6 +67,7 @@ class FileResult:
     suppressed: int = 0
     lines: list[str] = field(default_factory=list)
     internal_errors: list[str] = field(default_factory=list)
+    dependent: bool = False  # not given, checked because it references a given file
 
 
 @dataclass(frozen=True)
@@ -259,11 +261,32 @@ class RunResult:
     discovery: Discovery
     internal_errors: list[str]
     root_prefix: str = ""  # the current folder relative to the repository root ("deploy/")
+    dependents: list[str] = field(default_factory=list)  # not given, checked: they reference a given file
 
 
-def _check_chunk(engine: Engine, sources: list[SourceFile], chunk: list[int]) -> list[FileResult]:
-    project = Project(sources)
-    return [_check_source(engine, sources[index], project) for index in chunk]
+@dataclass(frozen=True)
+class _Plan:
+    """What to check (``sources``; from index ``first_dependent`` on, only if they reference a ``given`` file)
+    and what references resolve against (``context``)."""
+
+    sources: list[SourceFile]
+    context: list[SourceFile]
+    first_dependent: int
+    given: frozenset[str]
+
+
+def _check_chunk(engine: Engine, plan: _Plan, chunk: list[int]) -> list[FileResult]:
+    project = Project(plan.context)
+    results = []
+    for index in chunk:
+        project.resolved.clear()
+        result = _check_source(engine, plan.sources[index], project)
+        if index >= plan.first_dependent:
+            if not project.resolved & plan.given:
+                continue
+            result.dependent = True
+        results.append(result)
+    return results
 
 
 def _check_source(engine: Engine, source: SourceFile, project: Project) -> FileResult:
@@ -300,7 +323,7 @@ def check_paths(paths: list[str], config: Config, *, cwd: Path | None = None, jo
         from spikelint.documents import parse_bytes
         from spikelint.documents import parse_text
 
-        project = Project([source])
+        project = Project([source, *workspace([name], [source], config, cwd).context])
         document = parse_text(source, stdin_text) if isinstance(stdin_text, str) else parse_bytes(source, stdin_text)
         project.parsed[source.path] = document
         results = [engine.check_document(document, project)]
@@ -308,24 +331,33 @@ def check_paths(paths: list[str], config: Config, *, cwd: Path | None = None, jo
     else:
         base = Path(config.root) if config.path is not None else None
         discovery = discover(paths, cwd=cwd, exclude=config.exclude, max_file_size=config.max_file_size, base=base)
-        results = _check_sources(engine, discovery.files, jobs)
+        space = workspace(paths, discovery.files, config, cwd)
+        plan = _Plan([*discovery.files, *space.dependents], [*discovery.files, *space.context], len(discovery.files),
+                     frozenset(source.path for source in discovery.files))
+        results = _check_sources(engine, plan, jobs)
         results.extend(skipped_results(discovery, engine))
-    return RunResult(build_report(engine, results, len(discovery.files) + len(discovery.skipped)), discovery,
-                     [message for result in results for message in result.internal_errors], engine.root_prefix)
+    dependents = sorted(result.path for result in results if result.dependent)
+    checked = len(discovery.files) + len(dependents) + len(discovery.skipped)
+    return RunResult(build_report(engine, results, checked), discovery,
+                     [message for result in results for message in result.internal_errors], engine.root_prefix,
+                     dependents)
 
 
-def _check_sources(engine: Engine, sources: list[SourceFile], jobs: int | None) -> list[FileResult]:
+def _check_sources(engine: Engine, plan: _Plan, jobs: int | None) -> list[FileResult]:
     workers = jobs if jobs is not None else (os.cpu_count() or 1)
-    if workers <= 1 or len(sources) < PARALLEL_MIN_FILES:
-        return _check_chunk(engine, sources, list(range(len(sources))))
-    chunks = [list(range(start, len(sources), workers)) for start in range(workers)]
+    everything = list(range(len(plan.sources)))
+    if workers <= 1 or len(plan.sources) < PARALLEL_MIN_FILES:
+        return _check_chunk(engine, plan, everything)
+    chunks = [everything[start::workers] for start in range(workers)]
     try:
         with ProcessPoolExecutor(max_workers=workers) as pool:
-            futures = [pool.submit(_check_chunk, engine, sources, chunk) for chunk in chunks if chunk]
-            return [result for future in futures for result in future.result()]
+            futures = [pool.submit(_check_chunk, engine, plan, chunk) for chunk in chunks if chunk]
+            results = [result for future in futures for result in future.result()]
     except (OSError, RuntimeError) as error:  # no process support here: do it in-process
         print(f"spikelint: worker processes unavailable ({error}); checking in-process", file=sys.stderr)
-        return _check_chunk(engine, sources, list(range(len(sources))))
+        results = _check_chunk(engine, plan, everything)
+    order = {source.path: index for index, source in enumerate(plan.sources)}
+    return sorted(results, key=lambda result: order.get(result.path, len(order)))
 
 
 def build_report(engine: Engine, results: list[FileResult], files_checked: int) -> Report:

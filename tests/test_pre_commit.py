@@ -58,3 +58,28 @@ def test_commit_with_mutable_image_is_refused_and_fixed_one_passes(repository: P
     git(repository, "add", "job.yaml")
     accepted = git(repository, "commit", "-q", "-m", "add pinned job")
     assert accepted.returncode == 0, accepted.stdout + accepted.stderr
+
+
+JOB = ("apiVersion: batch/v1\nkind: Job\nmetadata: {name: train}\nspec:\n  backoffLimit: 0\n  template:\n    spec:\n"
+       "      restartPolicy: Never\n      volumes: [{name: ckpt, persistentVolumeClaim: {claimName: ckpt}}]\n"
+       "      containers:\n        - name: train\n          image: busybox:1.36.1@sha256:" + "a" * 64 + "\n"
+       "          command: [python, -u, train.py, --config, /workspace/configs/train.yaml]\n"
+       "          volumeMounts: [{name: ckpt, mountPath: /ckpt}]\n")
+
+
+def test_a_staged_config_is_judged_by_the_workload_that_runs_it(repository: Path) -> None:
+    (repository / "k8s").mkdir()
+    (repository / "configs").mkdir()
+    (repository / "k8s" / "job.yaml").write_text(JOB, encoding="utf-8")
+    config = repository / "configs" / "train.yaml"
+    config.write_text("seed: 1\ncode_revision: abc1234\ndataset_version: v1\noutput_dir: /ckpt/run\n",
+                      encoding="utf-8")
+    git(repository, "add", ".")
+    accepted = git(repository, "commit", "-q", "-m", "job and config")
+    assert accepted.returncode == 0, accepted.stdout + accepted.stderr
+    # only the config changes, and is the only file pre-commit passes: the job that reads it must be re-judged
+    config.write_text(config.read_text(encoding="utf-8").replace("/ckpt/run", "/tmp/out"), encoding="utf-8")
+    git(repository, "add", "configs/train.yaml")
+    refused = git(repository, "commit", "-q", "-m", "write to /tmp")
+    assert refused.returncode != 0
+    assert "k8s/job.yaml" in refused.stdout + refused.stderr and "SPK301" in refused.stdout + refused.stderr
