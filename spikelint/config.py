@@ -41,6 +41,9 @@ class Config:
     exclude: tuple[str, ...] = ()
     max_file_size: int = DEFAULT_MAX_FILE_SIZE
     preemptible_priority_classes: tuple[str, ...] = DEFAULT_PREEMPTIBLE_PRIORITY_WORDS
+    # False: in-file suppressions (comments, pragmas, annotations) do nothing; only the configuration and
+    # the baseline can silence a finding (teams that gate centrally)
+    allow_inline_suppressions: bool = True
     root: str = "."  # folder the configuration was found in (schemas: paths resolve from it)
     path: str | None = None  # the configuration file, when there is one
 

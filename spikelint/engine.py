@@ -128,6 +128,10 @@ class Engine:
         for workload in workloads:
             line_range = workload.extra.get("line_range", (1, 10**9))
             object_suppressions.extend((suppression, line_range) for suppression in workload.disabled_rules)
+        disallowed: list[Suppression] = []
+        if not self.config.allow_inline_suppressions:
+            disallowed = [*suppressions, *(suppression for suppression, _ in object_suppressions)]
+            suppressions, object_suppressions = [], []
         path_ignores = self._path_ignores(document.path)
         seen: set[tuple[str, int, int, str]] = set()
         occurrences: dict[tuple[str, str, str], int] = {}
@@ -150,7 +154,23 @@ class Engine:
                 continue
             kept.append(self._finding(problem, document, occurrences))
         kept.extend(self._suppression_findings(document, suppressions, [s for s, _ in object_suppressions], matched))
+        kept.extend(self._disallowed_findings(document, disallowed))
         result.findings = kept
+
+    def _disallowed_findings(self, document: Document, disallowed: list[Suppression]) -> Iterator[Finding]:
+        """SPK002 for each spikelint suppression that ``allow_inline_suppressions: false`` turns off."""
+        if not disallowed or not selected("SPK002", self.config) or "SPK002" not in self.catalog:
+            return
+        occurrences: dict[tuple[str, str, str], int] = {}
+        for suppression in disallowed:
+            if not suppression.report_unused:
+                continue  # a detect-secrets pragma: ignored too, but other tools own it
+            rules = ",".join(suppression.rules)
+            problem = Problem("SPK002", suppression.line, suppression.column,
+                              f"suppression of {rules} has no effect: the configuration sets "
+                              f"allow_inline_suppressions: false — fix the finding, or ask for a per_path_ignores "
+                              f"entry or a baseline", key=f"disallowed:{rules}")
+            yield self._finding(problem, document, occurrences)
 
     def _path_ignores(self, path: str) -> list[tuple[str, ...]]:
         if not self.config.per_path_ignores:
