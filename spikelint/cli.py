@@ -11,10 +11,12 @@ from typing import TYPE_CHECKING
 from typing import Callable
 from typing import NoReturn
 from typing import Sequence
+from typing import TextIO
 
 from spikelint import __version__
 
 if TYPE_CHECKING:
+    from spikelint.config import Config
     from spikelint.model import Finding
     from spikelint.model import Report
 
@@ -31,14 +33,43 @@ class UsageError(Exception):
 
 class _Parser(argparse.ArgumentParser):
     def error(self, message: str) -> NoReturn:
-        raise UsageError(f"{self.prog}: {message}")
+        # main() prints "spikelint: error: ", so only the subcommand is named here
+        command = self.prog.split(" ", 1)[1] if " " in self.prog else ""
+        raise UsageError(f"{command}: {message}" if command else message)
+
+
+CHECK_EPILOG = """\
+output formats (--format):
+  text    path:line:col: SPK101 [error] message, with the source line; summary on stderr
+  json    findings and summary (schemas/report.v1.schema.json)
+  sarif   SARIF 2.1.0 for GitHub code scanning (capped at 25,000 results)
+  junit   JUnit XML for GitLab, Jenkins and other CI test reports
+  gitlab  GitLab Code Quality JSON
+  github  GitHub Actions annotations (::error file=...) and a summary
+
+exit codes:
+  0  no finding at or above --fail-on (and always with --write-baseline)
+  1  findings at or above --fail-on
+  2  usage, configuration or internal error (unknown rule id, bad option, git failure)
+"""
+
+
+def _positive(text: str) -> int:
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected a whole number of at least 1, got {text!r}") from None
+    if value < 1:
+        raise argparse.ArgumentTypeError(f"expected a whole number of at least 1, got {text!r}")
+    return value
 
 
 def _check_parser(subparsers: argparse._SubParsersAction) -> None:
     parser = subparsers.add_parser("check", help="lint files and folders", description="Lint workload definitions, "
-                                   "launch scripts, configs, notebooks, Dockerfiles and training code.")
+                                   "launch scripts, configs, notebooks, Dockerfiles and training code.",
+                                   epilog=CHECK_EPILOG, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("paths", nargs="*", default=None, help="files and folders (default: .)")
-    parser.add_argument("--format", choices=FORMATS, default="text")
+    parser.add_argument("--format", choices=FORMATS, default="text", help="output format (default: text; see below)")
     parser.add_argument("--output", metavar="FILE", help="write the report to FILE")
     parser.add_argument("--config", metavar="FILE", help="configuration file (default: nearest .spikelint.yaml "
                         "or [tool.spikelint] in pyproject.toml)")
@@ -49,8 +80,16 @@ def _check_parser(subparsers: argparse._SubParsersAction) -> None:
     parser.add_argument("--baseline", metavar="FILE", help="report only findings not in this baseline")
     parser.add_argument("--write-baseline", metavar="FILE", help="write the current findings as a baseline, exit 0")
     parser.add_argument("--diff", metavar="REV", help="report only findings on lines added or changed since REV")
-    parser.add_argument("--jobs", type=int, metavar="N", help="worker processes (default: CPUs; 1 = in-process)")
+    parser.add_argument("--jobs", type=_positive, metavar="N", help="worker processes (default: CPUs; 1 = in-process)")
     parser.add_argument("--stdin-filename", metavar="NAME", help="read the file from standard input as NAME")
+    parser.add_argument("--exclude", metavar="GLOB", action="append", default=[],
+                        help="leave out paths matching GLOB (repeatable; added to the configuration's exclude)")
+    parser.add_argument("--show-files", action="store_true",
+                        help="list the files that would be checked (and what is left out, and why), then exit")
+    parser.add_argument("--statistics", action="store_true",
+                        help="count findings per rule, most frequent first, instead of listing them (text)")
+    parser.add_argument("--no-code-frame", "--concise", dest="code_frame", action="store_false",
+                        help="text: one line per finding, without the source line under it")
 
 
 def _rule_ids(text: str | None) -> tuple[str, ...] | None:
@@ -61,6 +100,21 @@ def _rule_ids(text: str | None) -> tuple[str, ...] | None:
         if not rule.startswith("SPK") or not rule[3:].isdigit() and rule[3:] != "":
             raise UsageError(f"not a rule id or family: {rule!r} (expected e.g. SPK101 or SPK1)")
     return ids
+
+
+def _check_rule_names(config: Config, option: dict[str, tuple[str, ...] | None]) -> None:
+    """A typo in a selection must not switch the gate off: unknown ids or prefixes are usage errors."""
+    from spikelint.catalog import load_catalog
+    from spikelint.config import unknown_rule_names
+
+    known = tuple(load_catalog())
+    for name, given in option.items():
+        wrong = [rule for rule in given or () if not any(rule_id.startswith(rule) for rule_id in known)]
+        if wrong:
+            raise UsageError(f"--{name}: unknown rule id or family {', '.join(wrong)} (spikelint rules lists them)")
+    problems = unknown_rule_names(config, known)
+    if problems:
+        raise UsageError(f"configuration error: {config.path}: " + "; ".join(problems))
 
 
 def command_check(args: argparse.Namespace) -> int:
@@ -75,7 +129,12 @@ def command_check(args: argparse.Namespace) -> int:
         config = load_config(args.config)
     except ConfigError as error:
         raise UsageError(f"configuration error: {error}") from None
-    config = with_overrides(config, select=_rule_ids(args.select), ignore=_rule_ids(args.ignore), fail_on=args.fail_on)
+    select, ignore = _rule_ids(args.select), _rule_ids(args.ignore)
+    _check_rule_names(config, {"select": select, "ignore": ignore})
+    config = with_overrides(config, select=select, ignore=ignore, fail_on=args.fail_on,
+                            exclude=(*config.exclude, *args.exclude) if args.exclude else None)
+    if args.show_files:
+        return _show_files(args.paths or ["."], config)
     stdin_text: bytes | None = None
     if args.stdin_filename:
         stdin_text = sys.stdin.buffer.read()  # decoded like a file: invalid UTF-8 is SPK001, not mojibake
@@ -84,9 +143,15 @@ def command_check(args: argparse.Namespace) -> int:
     if result.discovery.missing:
         raise UsageError("no such file or folder: " + ", ".join(result.discovery.missing))
     report = result.report
+    if result.dependents:
+        count = len(result.dependents)
+        print(f"spikelint: also checked {count} file{'' if count == 1 else 's'} referencing the given files: "
+              + ", ".join(result.dependents), file=sys.stderr)
     if args.write_baseline:
         _write_baseline(Path(args.write_baseline), report)
-        print(f"spikelint: wrote {len(report.findings)} findings to baseline {args.write_baseline}", file=sys.stderr)
+        count = len(report.findings)
+        print(f"spikelint: wrote {count} finding{'' if count == 1 else 's'} to baseline {args.write_baseline}",
+              file=sys.stderr)
         return EXIT_OK
     if args.baseline:
         report = apply_baseline(report, _read_baseline(Path(args.baseline)))
@@ -94,7 +159,16 @@ def command_check(args: argparse.Namespace) -> int:
         report = apply_diff(report, _changed_lines(args.diff))
     if not result.discovery.files and not result.discovery.skipped:
         print("spikelint: no files to check in " + ", ".join(paths), file=sys.stderr)
-    _emit(report, args.format, args.output)
+    if args.statistics:
+        _print_statistics(report, sys.stdout if args.format == "text" and not args.output else sys.stderr)
+        if args.format == "text" and not args.output:
+            from spikelint.report import summary_line
+
+            print(summary_line(report), file=sys.stderr)
+        else:
+            _emit(report, args.format, args.output, result.root_prefix, config.fail_on)
+    else:
+        _emit(report, args.format, args.output, result.root_prefix, config.fail_on, args.code_frame)
     for message in result.internal_errors:
         print(f"spikelint: {message}", file=sys.stderr)
     if result.internal_errors:
@@ -109,12 +183,38 @@ def _exit_code(findings: Sequence[Finding], fail_on: str) -> int:
     return EXIT_FINDINGS if any(SEVERITY_RANK[f.severity] >= threshold for f in findings) else EXIT_OK
 
 
-def _emit(report: Report, fmt: str, output: str | None) -> None:
+def _show_files(paths: list[str], config: Config) -> int:
+    """What ``check`` would read, with each file's kind, and what it leaves out and why."""
+    from spikelint.files import discover
+
+    base = Path(config.root) if config.path is not None else None
+    discovery = discover(paths, cwd=Path.cwd(), exclude=config.exclude, max_file_size=config.max_file_size, base=base)
+    if discovery.missing:
+        raise UsageError("no such file or folder: " + ", ".join(discovery.missing))
+    for source in sorted(discovery.files, key=lambda source: source.path):
+        print(f"{source.path}\t{source.kind}")
+    for path, reason in sorted([*discovery.skipped, *discovery.excluded]):
+        print(f"{path}\tleft out: {reason}")
+    checked = len(discovery.files)
+    print(f"{checked} file{'' if checked == 1 else 's'} to check, "
+          f"{len(discovery.skipped) + len(discovery.excluded)} left out", file=sys.stderr)
+    return EXIT_OK
+
+
+def _print_statistics(report: Report, stream: TextIO) -> None:
+    from spikelint.report import statistics_text
+
+    stream.write(statistics_text(report.findings))
+    stream.flush()
+
+
+def _emit(report: Report, fmt: str, output: str | None, prefix: str | None = None, fail_on: str = "info",
+          code_frame: bool = True) -> None:
     from spikelint.report.output import OutputError
     from spikelint.report.output import emit_report
 
     try:
-        emit_report(report, fmt, output)
+        emit_report(report, fmt, output, prefix, fail_on, code_frame)
     except OutputError as error:
         raise UsageError(str(error)) from None
 

@@ -41,6 +41,9 @@ class Config:
     exclude: tuple[str, ...] = ()
     max_file_size: int = DEFAULT_MAX_FILE_SIZE
     preemptible_priority_classes: tuple[str, ...] = DEFAULT_PREEMPTIBLE_PRIORITY_WORDS
+    # False: in-file suppressions (comments, pragmas, annotations) do nothing; only the configuration and
+    # the baseline can silence a finding (teams that gate centrally)
+    allow_inline_suppressions: bool = True
     root: str = "."  # folder the configuration was found in (schemas: paths resolve from it)
     path: str | None = None  # the configuration file, when there is one
 
@@ -132,6 +135,32 @@ def load_config(explicit: str | None, start: Path | None = None) -> Config:
         return load_config_file(path)
     found = find_config_file(start or Path.cwd())
     return load_config_file(found) if found is not None else Config()
+
+
+def unknown_rule_names(config: Config, known: tuple[str, ...]) -> list[str]:
+    """What in ``select``/``ignore``/``severity``/``per_path_ignores`` names no rule of ``known``.
+
+    An id or a family prefix is known when some rule id starts with it; ``severity`` takes
+    exact ids only.  Each problem names the key, so the message says where the typo is.
+    """
+    def unknown(rules: tuple[str, ...] | list[str]) -> list[str]:
+        return [rule for rule in rules if not any(rule_id.startswith(rule) for rule_id in known)]
+
+    problems = []
+    for key in ("select", "ignore"):
+        wrong = unknown(getattr(config, key))
+        if wrong:
+            problems.append(f"{key}: unknown rule id or family {', '.join(wrong)}")
+    wrong = [rule for rule in config.severity if rule not in known]
+    if wrong:
+        problems.append(f"severity: unknown rule id {', '.join(wrong)} (severity takes exact ids such as SPK102)")
+    for glob, rules in config.per_path_ignores.items():
+        wrong = unknown(rules)
+        if wrong:
+            problems.append(f"per_path_ignores[{glob!r}]: unknown rule id or family {', '.join(wrong)}")
+    if problems:
+        problems[-1] += " (spikelint rules lists them)"
+    return problems
 
 
 def with_overrides(config: Config, **overrides: Any) -> Config:

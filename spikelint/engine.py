@@ -28,6 +28,9 @@ from spikelint.files import detect_kind
 from spikelint.files import discover
 from spikelint.files import matches_any
 from spikelint.fingerprint import fingerprint
+from spikelint.fingerprint import identity_path
+from spikelint.fingerprint import identity_root
+from spikelint.fingerprint import root_prefix
 from spikelint.fingerprint import normalise_key
 from spikelint.model import Document
 from spikelint.model import FileKind
@@ -41,6 +44,7 @@ from spikelint.model import Suppression
 from spikelint.model import Workload
 from spikelint.project import Project
 from spikelint.suppressions import covers
+from spikelint.workspace import workspace
 
 PARALLEL_MIN_FILES = 48  # below this, worker start-up costs more than it saves
 
@@ -63,6 +67,7 @@ class FileResult:
     suppressed: int = 0
     lines: list[str] = field(default_factory=list)
     internal_errors: list[str] = field(default_factory=list)
+    dependent: bool = False  # not given, checked because it references a given file
 
 
 @dataclass(frozen=True)
@@ -72,12 +77,14 @@ class Engine:
     checks: tuple[CheckSpec, ...]
     today: date
     cwd: Path = Path(".")  # what document paths are relative to (per_path_ignores may be relative to config.root)
+    root_prefix: str = ""  # cwd relative to the repository root: fingerprints key on root-relative paths
 
     @classmethod
-    def create(cls, config: Config, today: date | None = None, cwd: Path | None = None) -> Engine:
+    def create(cls, config: Config, today: date | None = None, cwd: Path | None = None,
+               root_prefix: str = "") -> Engine:
         catalog = load_catalog()
         checks = tuple(spec for spec in all_checks() if any(selected(rule, config) for rule in spec.rules))
-        return cls(config, catalog, checks, today or date.today(), cwd or Path.cwd())
+        return cls(config, catalog, checks, today or date.today(), cwd or Path.cwd(), root_prefix)
 
     def check_document(self, document: Document, project: Project) -> FileResult:
         context = CheckContext(self.config, project, self.today)
@@ -121,6 +128,10 @@ class Engine:
         for workload in workloads:
             line_range = workload.extra.get("line_range", (1, 10**9))
             object_suppressions.extend((suppression, line_range) for suppression in workload.disabled_rules)
+        disallowed: list[Suppression] = []
+        if not self.config.allow_inline_suppressions:
+            disallowed = [*suppressions, *(suppression for suppression, _ in object_suppressions)]
+            suppressions, object_suppressions = [], []
         path_ignores = self._path_ignores(document.path)
         seen: set[tuple[str, int, int, str]] = set()
         occurrences: dict[tuple[str, str, str], int] = {}
@@ -143,7 +154,23 @@ class Engine:
                 continue
             kept.append(self._finding(problem, document, occurrences))
         kept.extend(self._suppression_findings(document, suppressions, [s for s, _ in object_suppressions], matched))
+        kept.extend(self._disallowed_findings(document, disallowed))
         result.findings = kept
+
+    def _disallowed_findings(self, document: Document, disallowed: list[Suppression]) -> Iterator[Finding]:
+        """SPK002 for each spikelint suppression that ``allow_inline_suppressions: false`` turns off."""
+        if not disallowed or not selected("SPK002", self.config) or "SPK002" not in self.catalog:
+            return
+        occurrences: dict[tuple[str, str, str], int] = {}
+        for suppression in disallowed:
+            if not suppression.report_unused:
+                continue  # a detect-secrets pragma: ignored too, but other tools own it
+            rules = ",".join(suppression.rules)
+            problem = Problem("SPK002", suppression.line, suppression.column,
+                              f"suppression of {rules} has no effect: the configuration sets "
+                              f"allow_inline_suppressions: false — fix the finding, or ask for a per_path_ignores "
+                              f"entry or a baseline", key=f"disallowed:{rules}")
+            yield self._finding(problem, document, occurrences)
 
     def _path_ignores(self, path: str) -> list[tuple[str, ...]]:
         if not self.config.per_path_ignores:
@@ -219,7 +246,7 @@ class Engine:
         backwards = problem.end_line is not None and problem.end_line < line
         end_line, end_column = (None, None) if backwards else (problem.end_line, problem.end_column)
         return Finding(problem.rule, rule.name, severity, path, line, column, problem.message,
-                       fingerprint(problem.rule, path, key, index), end_line, end_column)
+                       fingerprint(problem.rule, identity_path(path, self.root_prefix), key, index), end_line, end_column)
 
 
 def _checkable_view(document: Document) -> Document | None:
@@ -253,11 +280,33 @@ class RunResult:
     report: Report
     discovery: Discovery
     internal_errors: list[str]
+    root_prefix: str = ""  # the current folder relative to the repository root ("deploy/")
+    dependents: list[str] = field(default_factory=list)  # not given, checked: they reference a given file
 
 
-def _check_chunk(engine: Engine, sources: list[SourceFile], chunk: list[int]) -> list[FileResult]:
-    project = Project(sources)
-    return [_check_source(engine, sources[index], project) for index in chunk]
+@dataclass(frozen=True)
+class _Plan:
+    """What to check (``sources``; from index ``first_dependent`` on, only if they reference a ``given`` file)
+    and what references resolve against (``context``)."""
+
+    sources: list[SourceFile]
+    context: list[SourceFile]
+    first_dependent: int
+    given: frozenset[str]
+
+
+def _check_chunk(engine: Engine, plan: _Plan, chunk: list[int]) -> list[FileResult]:
+    project = Project(plan.context)
+    results = []
+    for index in chunk:
+        project.resolved.clear()
+        result = _check_source(engine, plan.sources[index], project)
+        if index >= plan.first_dependent:
+            if not project.resolved & plan.given:
+                continue
+            result.dependent = True
+        results.append(result)
+    return results
 
 
 def _check_source(engine: Engine, source: SourceFile, project: Project) -> FileResult:
@@ -284,7 +333,8 @@ def check_paths(paths: list[str], config: Config, *, cwd: Path | None = None, jo
                 stdin_text: str | bytes | None = None, stdin_filename: str | None = None) -> RunResult:
     """Check ``paths`` (or ``stdin_text`` as if it were ``stdin_filename``); bytes are decoded like a file."""
     cwd = cwd or Path.cwd()
-    engine = Engine.create(config, cwd=cwd)
+    config_root = cwd / config.root if config.path is not None else None
+    engine = Engine.create(config, cwd=cwd, root_prefix=root_prefix(cwd, identity_root(cwd, config_root)))
     if stdin_text is not None and stdin_filename is not None:
         discovery = Discovery()
         head = stdin_text[:128] if isinstance(stdin_text, str) else stdin_text[:128].decode("utf-8", "replace")
@@ -293,7 +343,7 @@ def check_paths(paths: list[str], config: Config, *, cwd: Path | None = None, jo
         from spikelint.documents import parse_bytes
         from spikelint.documents import parse_text
 
-        project = Project([source])
+        project = Project([source, *workspace([name], [source], config, cwd).context])
         document = parse_text(source, stdin_text) if isinstance(stdin_text, str) else parse_bytes(source, stdin_text)
         project.parsed[source.path] = document
         results = [engine.check_document(document, project)]
@@ -301,24 +351,33 @@ def check_paths(paths: list[str], config: Config, *, cwd: Path | None = None, jo
     else:
         base = Path(config.root) if config.path is not None else None
         discovery = discover(paths, cwd=cwd, exclude=config.exclude, max_file_size=config.max_file_size, base=base)
-        results = _check_sources(engine, discovery.files, jobs)
+        space = workspace(paths, discovery.files, config, cwd)
+        plan = _Plan([*discovery.files, *space.dependents], [*discovery.files, *space.context], len(discovery.files),
+                     frozenset(source.path for source in discovery.files))
+        results = _check_sources(engine, plan, jobs)
         results.extend(skipped_results(discovery, engine))
-    return RunResult(build_report(engine, results, len(discovery.files) + len(discovery.skipped)), discovery,
-                     [message for result in results for message in result.internal_errors])
+    dependents = sorted(result.path for result in results if result.dependent)
+    checked = len(discovery.files) + len(dependents) + len(discovery.skipped)
+    return RunResult(build_report(engine, results, checked), discovery,
+                     [message for result in results for message in result.internal_errors], engine.root_prefix,
+                     dependents)
 
 
-def _check_sources(engine: Engine, sources: list[SourceFile], jobs: int | None) -> list[FileResult]:
+def _check_sources(engine: Engine, plan: _Plan, jobs: int | None) -> list[FileResult]:
     workers = jobs if jobs is not None else (os.cpu_count() or 1)
-    if workers <= 1 or len(sources) < PARALLEL_MIN_FILES:
-        return _check_chunk(engine, sources, list(range(len(sources))))
-    chunks = [list(range(start, len(sources), workers)) for start in range(workers)]
+    everything = list(range(len(plan.sources)))
+    if workers <= 1 or len(plan.sources) < PARALLEL_MIN_FILES:
+        return _check_chunk(engine, plan, everything)
+    chunks = [everything[start::workers] for start in range(workers)]
     try:
         with ProcessPoolExecutor(max_workers=workers) as pool:
-            futures = [pool.submit(_check_chunk, engine, sources, chunk) for chunk in chunks if chunk]
-            return [result for future in futures for result in future.result()]
+            futures = [pool.submit(_check_chunk, engine, plan, chunk) for chunk in chunks if chunk]
+            results = [result for future in futures for result in future.result()]
     except (OSError, RuntimeError) as error:  # no process support here: do it in-process
         print(f"spikelint: worker processes unavailable ({error}); checking in-process", file=sys.stderr)
-        return _check_chunk(engine, sources, list(range(len(sources))))
+        results = _check_chunk(engine, plan, everything)
+    order = {source.path: index for index, source in enumerate(plan.sources)}
+    return sorted(results, key=lambda result: order.get(result.path, len(order)))
 
 
 def build_report(engine: Engine, results: list[FileResult], files_checked: int) -> Report:

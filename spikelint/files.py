@@ -1,8 +1,9 @@
 """Discovery: which files to read, and what kind each one is.
 
 Inside a Git work tree folders expand to ``git ls-files`` plus untracked files that are not
-ignored, so ``.gitignore`` is honoured; outside Git the tree is walked (dotfiles included,
-``.git`` excluded).  Symbolic links never lead out of the scanned tree, and anything that
+ignored, so ``.gitignore`` is honoured; outside Git the tree is walked (dotfiles included)
+without entering the folders no team wants linted: ``.git``, virtual environments,
+``site-packages``, ``node_modules``, caches and build output (:data:`DEFAULT_EXCLUDED_FOLDERS`).  Symbolic links never lead out of the scanned tree, and anything that
 is not a regular file (FIFO, socket, device) is skipped without being opened.
 """
 
@@ -43,6 +44,15 @@ BINARY_SUFFIXES = frozenset((
 ))
 
 
+# Outside Git nothing says what is generated or vendored; these never hold the team's workloads,
+# and a virtual environment alone turns a second into half a minute (and site-packages' test keys
+# into false secrets).
+DEFAULT_EXCLUDED_FOLDERS = frozenset((
+    ".git", ".hg", ".svn", ".venv", "venv", ".tox", ".nox", "site-packages", "dist-packages", "node_modules",
+    "__pycache__", ".mypy_cache", ".pytest_cache", ".ruff_cache", ".eggs", "build", "dist",
+))
+
+
 @dataclass
 class Discovery:
     """The files to check, and what was skipped on the way (path, reason)."""
@@ -50,6 +60,7 @@ class Discovery:
     files: list[SourceFile] = field(default_factory=list)
     skipped: list[tuple[str, str]] = field(default_factory=list)
     missing: list[str] = field(default_factory=list)
+    excluded: list[tuple[str, str]] = field(default_factory=list)  # left out on purpose (path, why), --show-files
 
 
 def detect_kind(path: str, first_line: str = "") -> str:
@@ -116,11 +127,23 @@ def git_files(folder: Path) -> list[Path] | None:
     return [folder / name for name in names]
 
 
-def walk_files(folder: Path) -> list[Path]:
-    """Every entry under ``folder`` without entering ``.git`` or following directory links."""
+def walk_files(folder: Path, pruned: list[Path] | None = None) -> list[Path]:
+    """Every entry under ``folder``, not entering default-excluded folders or following directory links.
+
+    A folder holding ``pyvenv.cfg`` is a virtual environment whatever its name.  ``pruned``
+    collects the folders left out, for ``--show-files``.
+    """
     found: list[Path] = []
     for current, folders, names in os.walk(folder, followlinks=False):
-        folders[:] = sorted(name for name in folders if name != ".git")
+        kept = []
+        for name in sorted(folders):
+            path = Path(current) / name
+            if name in DEFAULT_EXCLUDED_FOLDERS or name.endswith(".egg-info") or (path / "pyvenv.cfg").is_file():
+                if pruned is not None:
+                    pruned.append(path)
+            else:
+                kept.append(name)
+        folders[:] = kept
         found.extend(Path(current) / name for name in sorted(names))
     return found
 
@@ -207,7 +230,9 @@ def discover(paths: list[str], *, cwd: Path, exclude: tuple[str, ...] = (), max_
         if absolute.is_dir() and not absolute.is_symlink():
             root = absolute.resolve()
             listed = git_files(absolute) if git_root(absolute) is not None else None
-            candidates = listed if listed is not None else walk_files(absolute)
+            pruned: list[Path] = []
+            candidates = listed if listed is not None else walk_files(absolute, pruned)
+            result.excluded.extend((display_path(path, cwd) + "/", "default exclude outside Git") for path in pruned)
             for candidate in candidates:
                 _consider(candidate, root, cwd, (exclude, base), max_file_size, result, seen)
         else:
@@ -223,6 +248,7 @@ def _consider(path: Path, root: Path, cwd: Path, exclude: tuple[tuple[str, ...],
         return
     seen.add(shown)
     if matches_any(shown, exclude[0], cwd, exclude[1]):
+        result.excluded.append((shown, "matches an exclude pattern"))
         return
     try:
         info = os.lstat(path)
@@ -253,6 +279,7 @@ def _consider(path: Path, root: Path, cwd: Path, exclude: tuple[tuple[str, ...],
     if kind == FileKind.TEXT and suffix not in BINARY_SUFFIXES:
         kind = detect_kind(path.name, _first_line(path))  # launch scripts without .sh: the shebang says
     if suffix in BINARY_SUFFIXES and kind != FileKind.IMAGE:
+        result.excluded.append((shown, "binary file"))
         return  # binary artefacts: nothing of ours to read
     if info.st_size > max_file_size and kind != FileKind.IMAGE:
         result.skipped.append((shown, f"file is {info.st_size} bytes, above the {max_file_size}-byte limit"))

@@ -9,6 +9,9 @@ a hash of the secret as the content, so no secret reaches a baseline.
 from __future__ import annotations
 
 import hashlib
+import os
+import posixpath
+from pathlib import Path
 from typing import Iterable
 
 FINGERPRINT_LENGTH = 32
@@ -40,3 +43,33 @@ def assign_fingerprints(items: Iterable[tuple[str, str, str]]) -> list[str]:
         seen[identity] = occurrence + 1
         result.append(fingerprint(rule, path, key, occurrence))
     return result
+
+
+def identity_root(cwd: Path, config_root: Path | None = None) -> Path:
+    """The folder finding paths are keyed on: the Git root, else the configuration's folder, else ``cwd``."""
+    from spikelint.files import git_root
+
+    root = git_root(cwd)
+    if root is not None:
+        return root
+    return config_root if config_root is not None else cwd
+
+
+def root_prefix(cwd: Path, root: Path) -> str:
+    """``cwd`` relative to ``root`` as a ``/``-ended prefix (``"deploy/"``), ``""`` at or outside the root."""
+    try:
+        relative = os.path.relpath(os.path.realpath(cwd), os.path.realpath(root))
+    except ValueError:  # another drive
+        return ""
+    relative = Path(relative).as_posix()
+    if relative == "." or relative.startswith(".."):
+        return ""
+    return relative.rstrip("/") + "/"
+
+
+def identity_path(path: str, prefix: str) -> str:
+    """A finding's path as the repository root sees it, so baselines match from any sub-folder."""
+    if not prefix:
+        return path
+    normal = posixpath.normpath(prefix + path)
+    return path if normal.startswith("../") or normal == ".." else normal

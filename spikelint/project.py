@@ -21,6 +21,8 @@ class Project:
 
     sources: list[SourceFile] = field(default_factory=list)
     parsed: dict[str, Document] = field(default_factory=dict)  # path -> document already read
+    # paths find_config has resolved (the engine clears it per file to learn who references what)
+    resolved: set[str] = field(default_factory=set, compare=False)
     # file name -> (path parts, source) of the files with that name: find_config looks only there
     _by_name: dict[str, list[tuple[tuple[str, ...], SourceFile]]] = field(default_factory=dict, init=False,
                                                                          repr=False, compare=False)
@@ -61,6 +63,7 @@ class Project:
             return None
         if best[0] == 1 and len(wanted) > 1 and not self._distinctive(wanted[-1]):
             return None  # only a common file name matches: /etc/trainer/config.yaml is not any config.yaml
+        self.resolved.add(best[2].path)
         return self.document(best[2])
 
     def _distinctive(self, name: str) -> bool:

@@ -23,19 +23,30 @@ def git(root: Path, *arguments: str) -> subprocess.CompletedProcess[str]:
                           timeout=300, check=False)
 
 
+def local_hooks(*ids: str) -> str:
+    """The shipped hooks (file selection, arguments) as ``repo: local`` hooks running this checkout."""
+    import json
+
+    import yaml
+
+    manifest = {hook["id"]: hook for hook in yaml.safe_load((ROOT / ".pre-commit-hooks.yaml").read_text("utf-8"))}
+    lines = ["repos:", "  - repo: local", "    hooks:"]
+    for hook_id in ids:
+        hook = manifest[hook_id]
+        entry = hook["entry"].replace("spikelint", SPIKELINT, 1)
+        lines += [f"      - id: {hook_id}", f"        name: {hook['name']}", f"        entry: {entry}",
+                  "        language: system", f"        require_serial: {json.dumps(hook.get('require_serial', False))}"]
+        for key in ("types", "types_or", "files", "exclude", "exclude_types"):
+            if key in hook:
+                lines.append(f"        {key}: {json.dumps(hook[key])}")
+    return "\n".join(lines) + "\n"
+
+
 @pytest.fixture
 def repository(tmp_path: Path) -> Path:
     pytest.importorskip("pre_commit")
     assert git(tmp_path, "init", "-q").returncode == 0
-    (tmp_path / ".pre-commit-config.yaml").write_text(
-        "repos:\n"
-        "  - repo: local\n"
-        "    hooks:\n"
-        "      - id: spikelint\n"
-        "        name: spikelint\n"
-        f"        entry: {SPIKELINT} check\n"
-        "        language: system\n"
-        "        types_or: [yaml, json, jupyter, shell, dockerfile, python, toml]\n", encoding="utf-8")
+    (tmp_path / ".pre-commit-config.yaml").write_text(local_hooks("spikelint"), encoding="utf-8")
     git(tmp_path, "add", ".pre-commit-config.yaml")
     assert git(tmp_path, "commit", "-q", "-m", "config").returncode == 0
     environment = {**os.environ, "PRE_COMMIT_HOME": str(tmp_path / ".cache")}
@@ -58,3 +69,52 @@ def test_commit_with_mutable_image_is_refused_and_fixed_one_passes(repository: P
     git(repository, "add", "job.yaml")
     accepted = git(repository, "commit", "-q", "-m", "add pinned job")
     assert accepted.returncode == 0, accepted.stdout + accepted.stderr
+
+
+JOB = ("apiVersion: batch/v1\nkind: Job\nmetadata: {name: train}\nspec:\n  backoffLimit: 0\n  template:\n    spec:\n"
+       "      restartPolicy: Never\n      volumes: [{name: ckpt, persistentVolumeClaim: {claimName: ckpt}}]\n"
+       "      containers:\n        - name: train\n          image: busybox:1.36.1@sha256:" + "a" * 64 + "\n"
+       "          command: [python, -u, train.py, --config, /workspace/configs/train.yaml]\n"
+       "          volumeMounts: [{name: ckpt, mountPath: /ckpt}]\n")
+
+
+def test_a_staged_config_is_judged_by_the_workload_that_runs_it(repository: Path) -> None:
+    (repository / "k8s").mkdir()
+    (repository / "configs").mkdir()
+    (repository / "k8s" / "job.yaml").write_text(JOB, encoding="utf-8")
+    config = repository / "configs" / "train.yaml"
+    config.write_text("seed: 1\ncode_revision: abc1234\ndataset_version: v1\noutput_dir: /ckpt/run\n",
+                      encoding="utf-8")
+    git(repository, "add", ".")
+    accepted = git(repository, "commit", "-q", "-m", "job and config")
+    assert accepted.returncode == 0, accepted.stdout + accepted.stderr
+    # only the config changes, and is the only file pre-commit passes: the job that reads it must be re-judged
+    config.write_text(config.read_text(encoding="utf-8").replace("/ckpt/run", "/tmp/out"), encoding="utf-8")
+    git(repository, "add", "configs/train.yaml")
+    refused = git(repository, "commit", "-q", "-m", "write to /tmp")
+    assert refused.returncode != 0
+    assert "k8s/job.yaml" in refused.stdout + refused.stderr and "SPK301" in refused.stdout + refused.stderr
+
+
+def test_scripts_without_a_known_suffix_and_image_tarballs_reach_the_hook(repository: Path) -> None:
+    (repository / "jobs").mkdir()
+    (repository / "jobs" / "train.sbatch").write_text(
+        "#!/bin/bash\n#SBATCH --gres=gpu:8\npython -u train.py 2>&1 | tee train.log\n", encoding="utf-8")
+    (repository / "image.tar").write_bytes(b"not a tar archive at all")
+    git(repository, "add", ".")
+    refused = git(repository, "commit", "-q", "-m", "sbatch and image")
+    output = refused.stdout + refused.stderr
+    assert refused.returncode != 0
+    assert "jobs/train.sbatch:3:" in output and "SPK501" in output  # not executable, no .sh: the shebang says
+    assert "image.tar" in output  # the (broken) image tarball was read
+
+
+def test_the_shipped_hooks_file_is_a_valid_manifest_without_duplicate_secret_hooks() -> None:
+    pytest.importorskip("pre_commit")
+    from pre_commit.clientlib import load_manifest
+
+    hooks = {hook["id"]: hook for hook in load_manifest(str(ROOT / ".pre-commit-hooks.yaml"))}
+    assert set(hooks) == {"spikelint", "spikelint-secrets", "spikelint-policy"}
+    assert hooks["spikelint-secrets"]["entry"].endswith("--select SPK2")
+    assert hooks["spikelint-policy"]["entry"].endswith("--ignore SPK2")  # pairs with spikelint-secrets
+    assert all(hook["types"] == ["file"] and hook["require_serial"] for hook in hooks.values())

@@ -38,12 +38,15 @@ class RenderOptions:
     under each text finding.  ``path_prefix``: the current folder relative to the repository
     root (what ``git rev-parse --show-prefix`` prints, e.g. ``"deploy/"``), prepended to
     paths in formats that locate files from the repository root (SARIF, GitLab, GitHub,
-    the JUnit ``file`` attribute).
+    the JUnit ``file`` attribute).  ``fail_on``: the run's ``--fail-on``, so JUnit marks as
+    failures exactly what fails the gate.  ``root_uri``: where ``%SRCROOT%`` is, when known.
     """
 
     color: bool = False
     show_source: bool = True
     path_prefix: str = ""
+    fail_on: str = "info"  # JUnit: findings below this severity are not failures ("never": none are)
+    root_uri: str = ""  # the repository root as a file:// URI ending in "/" (SARIF originalUriBaseIds)
 
 
 def ordered(findings: Iterable[Finding]) -> list[Finding]:
@@ -84,6 +87,16 @@ def repo_path(path: str, prefix: str = "") -> str:
     return "" if normal == "." else normal
 
 
+SEVERITY_RANK = {"info": 0, "warning": 1, "error": 2}
+
+
+def at_or_above(severity: str, threshold: str) -> bool:
+    """Whether a finding of ``severity`` fails a gate set to ``threshold`` (``never``: nothing does)."""
+    if threshold == "never":
+        return False
+    return SEVERITY_RANK.get(severity, 1) >= SEVERITY_RANK.get(threshold, 0)
+
+
 def severity_counts(findings: Iterable[Finding]) -> dict[str, int]:
     counts = {"error": 0, "warning": 0, "info": 0}
     for finding in findings:
@@ -94,18 +107,59 @@ def severity_counts(findings: Iterable[Finding]) -> dict[str, int]:
 def summary_line(report: Report) -> str:
     """``N errors, N warnings, N info in N files (N files checked)``, plus suppressed/baselined.
 
+    Counts of one read in the singular (``1 error … in 1 file (1 file checked)``).
+
     The first part is a fixed contract (scripts parse it); suppressed and baselined counts
     are appended inside the parentheses only when non-zero, so nothing is silently dropped.
     """
     counts = severity_counts(report.findings)
     files = len({finding.path for finding in report.findings})
-    details = [f"{report.files_checked} files checked"]
+    details = [f"{plural(report.files_checked, 'file')} checked"]
     if report.suppressed:
         details.append(f"{report.suppressed} suppressed")
     if report.baselined:
         details.append(f"{report.baselined} baselined")
-    return (f"{counts['error']} errors, {counts['warning']} warnings, {counts['info']} info "
-            f"in {files} files ({', '.join(details)})")
+    return (f"{plural(counts['error'], 'error')}, {plural(counts['warning'], 'warning')}, {counts['info']} info "
+            f"in {plural(files, 'file')} ({', '.join(details)})")
+
+
+def plural(count: int, noun: str) -> str:
+    """``1 file``, ``2 files``, ``0 files``."""
+    return f"{count} {noun}" if count == 1 else f"{count} {noun}s"
+
+
+@dataclass(frozen=True)
+class RuleCount:
+    rule: str
+    name: str
+    severity: str  # the most severe a finding of this rule had
+    count: int
+    files: int
+
+
+def rule_statistics(findings: Iterable[Finding]) -> list[RuleCount]:
+    """Findings counted per rule, most frequent first (then by id): what to tune first."""
+    groups: dict[str, list[Finding]] = {}
+    for finding in findings:
+        groups.setdefault(finding.rule, []).append(finding)
+    counts = []
+    for rule, group in groups.items():
+        worst = max((finding.severity for finding in group), key=lambda severity: SEVERITY_RANK.get(severity, 1))
+        counts.append(RuleCount(rule, group[0].name, worst, len(group), len({finding.path for finding in group})))
+    return sorted(counts, key=lambda item: (-item.count, item.rule))
+
+
+def statistics_text(findings: Iterable[Finding]) -> str:
+    """The per-rule table of ``--statistics`` (and of a long text run), with how to tune it."""
+    counts = rule_statistics(findings)
+    if not counts:
+        return ""
+    width = len(str(counts[0].count))
+    lines = [f"{item.count:>{width}}  {item.rule}  {item.severity:<7}  {item.name} ({plural(item.files, 'file')})"
+             for item in counts]
+    lines.append("tune: `spikelint explain ID` says why; `--ignore ID` (or `ignore: [ID]` in .spikelint.yaml) "
+                 "turns a rule off, `severity: {ID: info}` lowers it")
+    return "".join(line + "\n" for line in lines)
 
 
 def tool_version(report: Report) -> str:

@@ -45,3 +45,21 @@ def _command(finding: Finding, prefix: str) -> str:
     rendered = ",".join(f"{key}={escape_property(value)}" for key, value in properties)
     command = COMMANDS.get(finding.severity, "warning")
     return f"::{command} {rendered}::{escape_data(finding.message)}"
+
+
+def render_github_summary(report: Report) -> tuple[str, str]:
+    """The run's summary: a ``::notice`` line for the log and Markdown for ``GITHUB_STEP_SUMMARY``."""
+    from spikelint.report import rule_statistics
+    from spikelint.report import summary_line
+
+    line = summary_line(report)
+    notice = f"::notice title=spikelint::{escape_data(line)}"
+    markdown = [f"### spikelint\n\n{line}\n"]
+    statistics = rule_statistics(report.findings)
+    if statistics:
+        markdown.append("| rule | name | severity | findings | files |\n|---|---|---|---:|---:|")
+        markdown.extend(f"| {item.rule} | {item.name} | {item.severity} | {item.count} | {item.files} |"
+                        for item in statistics)
+        markdown.append("\nDetails: `spikelint explain ID`; tune with `--ignore ID` or `severity:` in "
+                        "`.spikelint.yaml`.")
+    return notice, "\n".join(markdown) + "\n"

@@ -5,7 +5,9 @@ fired; each such testcase has a single ``<failure>`` listing every finding of th
 that file, one ``path:line:col: message`` line each.  A single failure element per testcase
 because Jenkins reads only the first and GitLab turns several into an unreadable array.
 Checked files without findings are passing testcases in suite ``spikelint`` so that a clean
-run reports tests > 0 instead of looking like nothing was scanned.
+run reports tests > 0 instead of looking like nothing was scanned.  Only findings at or above
+the run's ``--fail-on`` are failures: a testcase whose findings are all below it passes and
+lists them in ``<system-out>``, so a CI test report never fails what the gate let through.
 """
 
 from __future__ import annotations
@@ -14,6 +16,7 @@ import re
 from typing import TYPE_CHECKING
 from typing import Iterable
 
+from spikelint.report import at_or_above
 from spikelint.report import family_concern
 from spikelint.report import ordered
 from spikelint.report import repo_path
@@ -55,11 +58,12 @@ def render_junit(report: Report, options: RenderOptions) -> str:
     for family in sorted(families):
         cases = families[family]
         concern = next((concerns[rule] for _, rule in cases if concerns.get(rule)), family_concern(family))
-        suite = _suite(root, f"{family} {concern}" if concern != family else family, len(cases), len(cases))
+        failing_cases = sum(1 for group in cases.values() if _fails(group, options.fail_on))
+        suite = _suite(root, f"{family} {concern}" if concern != family else family, len(cases), failing_cases)
         for (path, rule), group in sorted(cases.items()):
-            _failing_case(suite, path, group, options.path_prefix)
+            _finding_case(suite, path, group, options.path_prefix, _fails(group, options.fail_on))
         total_tests += len(cases)
-        total_failures += len(cases)
+        total_failures += failing_cases
 
     failing = {finding.path for finding in findings}
     known = set(_checked_paths(report)) | failing
@@ -67,7 +71,8 @@ def render_junit(report: Report, options: RenderOptions) -> str:
     unnamed = report.files_checked - len(known)
     if unnamed > 0:
         # Checked files the report does not name still count, so a clean run never shows 0 tests.
-        passing.append((PASSING_SUITE, f"{unnamed} other files checked, {PASSING_NAME}", None))
+        other = "1 other file" if unnamed == 1 else f"{unnamed} other files"
+        passing.append((PASSING_SUITE, f"{other} checked, {PASSING_NAME}", None))
     if passing:
         suite = _suite(root, PASSING_SUITE, len(passing), 0)
         for classname, name, file_path in passing:
@@ -113,7 +118,11 @@ def _case(suite: Element, classname: str, name: str) -> Element:
     })
 
 
-def _failing_case(suite: Element, path: str, group: list[Finding], prefix: str) -> None:
+def _fails(group: list[Finding], fail_on: str) -> bool:
+    return any(at_or_above(finding.severity, fail_on) for finding in group)
+
+
+def _finding_case(suite: Element, path: str, group: list[Finding], prefix: str, fails: bool) -> None:
     from xml.etree import ElementTree
 
     first = group[0]
@@ -121,10 +130,13 @@ def _failing_case(suite: Element, path: str, group: list[Finding], prefix: str) 
     case.set("file", xml_text(repo_path(path, prefix)))
     severity = _worst(group)
     message = first.message if len(group) == 1 else f"{len(group)} findings; first: {first.message}"
-    failure = ElementTree.SubElement(case, "failure", {
-        "message": xml_text(message),
-        "type": xml_text(f"{first.rule} [{severity}]"),
-    })
+    if fails:
+        failure = ElementTree.SubElement(case, "failure", {
+            "message": xml_text(message),
+            "type": xml_text(f"{first.rule} [{severity}]"),
+        })
+    else:
+        failure = ElementTree.SubElement(case, "system-out")
     failure.text = xml_text("\n".join(
         f"{finding.path}:{finding.line}:{finding.column}: {finding.rule} [{finding.severity}] {finding.message}"
         for finding in group

@@ -26,15 +26,46 @@ def repository_prefix() -> str:
     return result.stdout.strip() if result.returncode == 0 else ""
 
 
-def emit_report(report: Report, fmt: str, output: str | None) -> None:
-    """Render ``report`` as ``fmt`` to ``output`` (or stdout); colour only on a TTY without NO_COLOR."""
+def _root_uri(prefix: str) -> str:
+    """The repository root as a ``file://`` URI ending in ``/``: the current folder less ``prefix``."""
+    root = Path.cwd()
+    for _ in [part for part in prefix.split("/") if part]:
+        root = root.parent
+    return root.as_uri().rstrip("/") + "/"
+
+
+def use_color(stream_is_tty: bool) -> bool:
+    """``NO_COLOR`` (non-empty) turns colour off, ``FORCE_COLOR`` (non-empty, not 0) on; else a terminal decides."""
+    if os.environ.get("NO_COLOR"):
+        return False
+    force = os.environ.get("FORCE_COLOR")
+    if force and force != "0":
+        return True
+    return stream_is_tty and "NO_COLOR" not in os.environ
+
+
+LONG_RUN = 10  # from this many findings of several rules, text output ends with the per-rule table
+
+
+def emit_report(report: Report, fmt: str, output: str | None, prefix: str | None = None,
+                fail_on: str = "info", code_frame: bool = True) -> None:
+    """Render ``report`` as ``fmt`` to ``output`` (or stdout); colour only on a TTY without NO_COLOR.
+
+    ``prefix``: the current folder relative to the repository root (the engine's, which also
+    knows the configuration's folder outside Git); ``None`` asks Git.
+    """
     from spikelint.report import RENDERERS
     from spikelint.report import RenderOptions
     from spikelint.report import summary_line
 
-    color = output is None and fmt == "text" and sys.stdout.isatty() and "NO_COLOR" not in os.environ
-    prefix = repository_prefix() if fmt in REPOSITORY_RELATIVE_FORMATS else ""
-    rendered = RENDERERS[fmt](report, RenderOptions(color=color, path_prefix=prefix))
+    color = output is None and fmt == "text" and use_color(sys.stdout.isatty())
+    if fmt not in REPOSITORY_RELATIVE_FORMATS:
+        prefix = ""
+    elif prefix is None:
+        prefix = repository_prefix()
+    options = RenderOptions(color=color, show_source=code_frame, path_prefix=prefix, fail_on=fail_on,
+                            root_uri=_root_uri(prefix))
+    rendered = RENDERERS[fmt](report, options)
     if output:
         try:
             Path(output).write_text(rendered, encoding="utf-8")
@@ -43,5 +74,28 @@ def emit_report(report: Report, fmt: str, output: str | None) -> None:
     elif rendered:
         sys.stdout.write(rendered if rendered.endswith("\n") else rendered + "\n")
         sys.stdout.flush()
+    if fmt == "github":
+        _github_summary(report, output)
+    if fmt == "text" and len(report.findings) >= LONG_RUN and len({f.rule for f in report.findings}) > 1:
+        from spikelint.report import statistics_text
+
+        sys.stderr.write("\nby rule:\n" + statistics_text(report.findings))
     if fmt == "text" or output:
         print(summary_line(report), file=sys.stderr)
+
+
+def _github_summary(report: Report, output: str | None) -> None:
+    """A ``::notice`` with the summary in the log, and the per-rule table in the job summary page."""
+    from spikelint.report.github import render_github_summary
+
+    notice, markdown = render_github_summary(report)
+    if output is None:
+        print(notice, flush=True)
+    summary_file = os.environ.get("GITHUB_STEP_SUMMARY")
+    if summary_file:
+        try:
+            with open(summary_file, "a", encoding="utf-8") as handle:
+                handle.write(markdown)
+        except OSError as error:
+            print(f"spikelint: cannot append to GITHUB_STEP_SUMMARY {summary_file}: {error.strerror or error}",
+                  file=sys.stderr)

@@ -34,13 +34,20 @@ SRCROOT = "%SRCROOT%"
 SEMVER = re.compile(r"^\d+\.\d+\.\d+(-[0-9A-Za-z.-]+)?(\+[0-9A-Za-z.-]+)?$")
 
 LEVELS = {"error": "error", "warning": "warning", "info": "note"}
+MAX_RESULTS = 25_000  # GitHub code scanning rejects a run with more results than this
+AUTOMATION_ID = "spikelint/"  # the code scanning category, so other SARIF tools' alerts stay apart
 # GitHub ranks security alerts by this score: > 9.0 critical, 7.0-8.9 high, 4.0-6.9 medium.
 SECURITY_SEVERITY = {"error": "9.5", "warning": "5.5", "info": "2.0"}
 
 
 def render_sarif(report: Report, options: RenderOptions) -> str:
-    """One run whose ``tool.driver.rules`` lists every selected rule, results in path order."""
-    findings = ordered(report.findings)
+    """One run whose ``tool.driver.rules`` lists every selected rule, results in path order.
+
+    Above :data:`MAX_RESULTS` findings the most severe are kept (errors first) and the run
+    carries a tool notification saying how many were left out, so the upload is not rejected
+    and nobody mistakes a capped report for the whole one.
+    """
+    findings, omitted = capped(report.findings, MAX_RESULTS)
     descriptors, index = _rule_descriptors(report.rules, findings)
     version = tool_version(report)
     driver: dict[str, Any] = {"name": "spikelint", "version": version}
@@ -48,16 +55,40 @@ def render_sarif(report: Report, options: RenderOptions) -> str:
         driver["semanticVersion"] = version
     driver["informationUri"] = INFORMATION_URI
     driver["rules"] = descriptors
+    invocation: dict[str, Any] = {"executionSuccessful": True}
+    if omitted:
+        invocation["toolExecutionNotifications"] = [{
+            "level": "warning",
+            "descriptor": {"id": "results-capped"},
+            "message": {"text": f"{omitted} of {len(report.findings)} results left out: code scanning accepts at "
+                                f"most {MAX_RESULTS:,} per run, so the most severe {MAX_RESULTS:,} are kept "
+                                f"(errors first); --format json lists them all"},
+        }]
+    root: dict[str, Any] = {"description": {"text": "The repository root"}}
+    if options.root_uri:
+        root = {"uri": options.root_uri, **root}
     document = {
         "$schema": SARIF_SCHEMA,
         "version": "2.1.0",
         "runs": [{
             "tool": {"driver": driver},
+            "automationDetails": {"id": AUTOMATION_ID},
+            "invocations": [invocation],
+            "originalUriBaseIds": {SRCROOT: root},
             "columnKind": "unicodeCodePoints",
             "results": [_result(finding, index[finding.rule], options.path_prefix) for finding in findings],
         }],
     }
     return json.dumps(document, indent=2) + "\n"
+
+
+def capped(findings: Sequence[Finding], limit: int) -> tuple[list[Finding], int]:
+    """At most ``limit`` findings, the most severe first, back in path order; and how many were cut."""
+    if len(findings) <= limit:
+        return ordered(findings), 0
+    rank = {"error": 0, "warning": 1, "info": 2}
+    kept = sorted(findings, key=lambda finding: (rank.get(finding.severity, 1), finding.sort_key()))[:limit]
+    return ordered(kept), len(findings) - limit
 
 
 def help_uri(rule_id: str) -> str:

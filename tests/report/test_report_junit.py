@@ -37,7 +37,7 @@ def test_one_suite_per_family_and_a_passing_suite(sample_report):
     passing = root.findall("testsuite")[-1]
     cases = [(case.get("classname"), case.get("name")) for case in passing.findall("testcase")]
     # clean/ok.yaml is named in the sources; one more checked file is known only by count.
-    assert cases == [("clean/ok.yaml", "no findings"), ("spikelint", "1 other files checked, no findings")]
+    assert cases == [("clean/ok.yaml", "no findings"), ("spikelint", "1 other file checked, no findings")]
     assert passing.get("failures") == "0"
 
 

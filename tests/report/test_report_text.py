@@ -153,6 +153,11 @@ def test_summary_line(sample_report, empty_report):
     assert summary_line(only_suppressed) == "0 errors, 0 warnings, 0 info in 0 files (4 files checked, 3 suppressed)"
 
 
+def test_summary_line_singular():
+    one = Report([make_finding(path="a.yaml", severity="error"), make_finding(path="a.yaml", severity="warning")], 1)
+    assert summary_line(one) == "1 error, 1 warning, 0 info in 1 file (1 file checked)"
+
+
 def test_huge_minified_line_shows_only_a_window():
     line = "{" + "\"k\":1," * 200_000 + "\"image\":\"x:latest\"}"
     column = line.index("x:latest") + 1

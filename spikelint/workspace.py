@@ -1,0 +1,89 @@
+"""The work tree around the files given, so ``check FILE`` sees what ``check .`` sees.
+
+pre-commit passes only the staged files, yet a workload's findings depend on the configs and
+scripts it references.  References therefore resolve against every file of the repository
+(``git ls-files`` from its root; outside Git, the configuration's folder), not only against the
+files given; and a given config or script brings back the workloads that reference it, so a
+change to ``configs/train.yaml`` is judged by the jobs that run it.
+"""
+
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass
+from dataclasses import field
+from pathlib import Path
+from pathlib import PurePosixPath
+
+from spikelint.config import Config
+from spikelint.files import discover
+from spikelint.files import git_root
+from spikelint.model import FileKind
+from spikelint.model import SourceFile
+
+REFERENCED_KINDS = frozenset((FileKind.YAML, FileKind.JSON, FileKind.TOML, FileKind.SHELL))
+REFERRING_KINDS = frozenset((FileKind.YAML, FileKind.JSON, FileKind.SHELL))
+MIN_STEM = 3  # shorter stems are matched as whole file names only
+
+
+@dataclass
+class Workspace:
+    """``context``: every file references may resolve to; ``dependents``: files to check because they may
+    reference a given one (kept only if they do)."""
+
+    context: list[SourceFile] = field(default_factory=list)
+    dependents: list[SourceFile] = field(default_factory=list)
+
+
+def reference_root(cwd: Path, config: Config) -> Path | None:
+    """The Git root, else the configuration's folder; ``None`` (nothing beyond the given files) otherwise."""
+    root = git_root(cwd)
+    if root is not None:
+        return root
+    return (cwd / config.root).resolve() if config.path is not None else None
+
+
+def _covers(paths: list[str], cwd: Path, root: Path) -> bool:
+    """Whether a given path is the root or above it: then the given files are the whole tree."""
+    real_root = os.path.realpath(root)
+    for raw in paths:
+        given = os.path.realpath(cwd / raw)
+        if os.path.isdir(given) and (real_root == given or real_root.startswith(given.rstrip(os.sep) + os.sep)):
+            return True
+    return False
+
+
+def workspace(paths: list[str], given: list[SourceFile], config: Config, cwd: Path) -> Workspace:
+    """The files around ``given`` (discovered from ``paths``); empty when ``given`` already is the tree."""
+    root = reference_root(cwd, config)
+    if root is None or _covers(paths, cwd, root):
+        return Workspace()
+    base = Path(config.root) if config.path is not None else None
+    tree = discover([str(root)], cwd=cwd, exclude=config.exclude, max_file_size=config.max_file_size, base=base)
+    known = {source.path for source in given}
+    context = [source for source in tree.files if source.path not in known]
+    names = _reference_names(given)
+    dependents = [source for source in context if source.kind in REFERRING_KINDS and _mentions(source, names)]
+    return Workspace(context, dependents)
+
+
+def _reference_names(given: list[SourceFile]) -> list[bytes]:
+    """What a reference to a given config or script must contain: its stem (Hydra drops the suffix)."""
+    names = set()
+    for source in given:
+        if source.kind in REFERENCED_KINDS:
+            name = PurePosixPath(source.path).name
+            stem = PurePosixPath(name).stem
+            names.add(stem if len(stem) >= MIN_STEM else name)
+    return sorted(name.encode("utf-8", "surrogateescape") for name in names)
+
+
+def _mentions(source: SourceFile, names: list[bytes]) -> bool:
+    if not names:
+        return False
+    try:
+        with open(source.abspath, "rb") as handle:
+            data = handle.read()
+    except OSError:
+        return False
+    return any(name in data for name in names)

@@ -1,0 +1,72 @@
+"""A typo must not switch the gate off: unknown rule ids, bad --jobs, and readable messages."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+from core_support import VALUES_LATEST
+from core_support import write
+
+
+@pytest.mark.parametrize(("arguments", "named"), [
+    (["--select", "SPK9"], "SPK9"),
+    (["--select", "SPK1,SPK88"], "SPK88"),
+    (["--ignore", "SPK999"], "SPK999"),
+    (["--ignore", "spk108"], "SPK108"),
+])
+def test_unknown_rule_on_the_command_line_exits_2_naming_it(run_cli, tmp_path: Path, arguments: list[str],
+                                                            named: str) -> None:
+    write(tmp_path, {"values.yaml": VALUES_LATEST})
+    outcome = run_cli(["check", *arguments, "."], cwd=tmp_path)
+    assert outcome.code == 2 and outcome.out == ""
+    assert named in outcome.err and "unknown rule" in outcome.err and outcome.err.count("spikelint:") == 1
+
+
+@pytest.mark.parametrize(("config", "named"), [
+    ("select: [SPK9]\n", "select: unknown rule id or family SPK9"),
+    ("ignore: [SPK1, SPK777]\n", "ignore: unknown rule id or family SPK777"),
+    ("severity: {SPK999: error}\n", "severity: unknown rule id SPK999"),
+    ("per_path_ignores: {'examples/**': [SPK88]}\n", "per_path_ignores['examples/**']: unknown rule id or family SPK88"),
+])
+def test_unknown_rule_in_the_configuration_exits_2_naming_key_and_id(run_cli, tmp_path: Path, config: str,
+                                                                     named: str) -> None:
+    write(tmp_path, {"values.yaml": VALUES_LATEST, ".spikelint.yaml": config})
+    outcome = run_cli(["check", "."], cwd=tmp_path)
+    assert outcome.code == 2 and named in outcome.err and ".spikelint.yaml" in outcome.err
+
+
+def test_known_ids_and_families_are_accepted(run_cli, tmp_path: Path) -> None:
+    write(tmp_path, {"values.yaml": VALUES_LATEST,
+                     ".spikelint.yaml": "select: [SPK1, SPK2, SPK001]\nignore: [SPK10]\nseverity: {SPK102: error}\n"
+                                        "per_path_ignores: {'x/**': [SPK3]}\n"})
+    outcome = run_cli(["check", "--select", "SPK", "--ignore", "SPK7", "."], cwd=tmp_path)
+    assert outcome.code == 1 and "SPK101" in outcome.out
+
+
+@pytest.mark.parametrize("jobs", ["0", "-1"])
+def test_jobs_below_one_is_rejected(run_cli, tmp_path: Path, jobs: str) -> None:
+    outcome = run_cli(["check", "--jobs", jobs, "."], cwd=tmp_path)
+    assert outcome.code == 2 and "--jobs" in outcome.err and "at least 1" in outcome.err
+
+
+def test_usage_errors_carry_one_prefix(run_cli, tmp_path: Path) -> None:
+    for arguments in (["check", "--frobnicate"], ["check", "--format", "xml"], ["lint"]):
+        outcome = run_cli(arguments, cwd=tmp_path)
+        assert outcome.code == 2
+        assert outcome.err.startswith("spikelint: error: ") and outcome.err.count("spikelint") == 1, outcome.err
+
+
+def test_check_help_lists_formats_and_exit_codes(run_cli, tmp_path: Path, capsys) -> None:
+    with pytest.raises(SystemExit):
+        run_cli(["check", "--help"], cwd=tmp_path)
+    text = capsys.readouterr().out
+    assert "exit codes:" in text and "output formats" in text
+    for word in ("sarif", "junit", "gitlab", "github", "0 ", "1 ", "2 "):
+        assert word in text
+
+
+def test_singular_summary(run_cli, tmp_path: Path) -> None:
+    write(tmp_path, {"values.yaml": VALUES_LATEST})
+    outcome = run_cli(["check", "values.yaml"], cwd=tmp_path)
+    assert outcome.err.strip().splitlines()[-1] == "1 error, 0 warnings, 0 info in 1 file (1 file checked)"

@@ -1,0 +1,132 @@
+"""Hook = CI: ``check FILE`` (what pre-commit runs) reports for FILE exactly what ``check .`` reports.
+
+Referenced configs and scripts resolve against the whole work tree whatever files are given,
+and a given config or script re-checks the workloads that reference it.
+"""
+
+from __future__ import annotations
+
+import shutil
+from pathlib import Path
+
+import pytest
+from core_support import REPOSITORY
+from core_support import commit_all
+from core_support import init_repo
+from core_support import write
+
+from spikelint.config import Config
+from spikelint.engine import check_paths
+
+needs_git = pytest.mark.skipif(shutil.which("git") is None, reason="git is not installed")
+DIGEST = "registry.example.org/team/train:1.4.2@sha256:" + "ab" * 32
+
+JOB = f"""\
+apiVersion: batch/v1
+kind: Job
+metadata: {{name: train}}
+spec:
+  backoffLimit: 0
+  template:
+    spec:
+      restartPolicy: Never
+      containers:
+        - name: train
+          image: {DIGEST}
+          command: [python, -u, train.py, --config, /workspace/configs/train.yaml]
+          resources: {{limits: {{nvidia.com/gpu: 1}}}}
+"""
+SCRIPT_JOB = JOB.replace("command: [python, -u, train.py, --config, /workspace/configs/train.yaml]",
+                         "command: [bash, /workspace/scripts/launch_pretrain.sh]").replace("name: train}", "name: pre}")
+TRAIN_CONFIG = "seed: 7\ncode_revision: abc1234\ndataset_version: v3\noutput_dir: /tmp/out\n"
+LAUNCH = "#!/bin/bash\ntorchrun --nproc_per_node 8 pretrain.py --output_dir /tmp/pretrain 2>&1 | tee run.log\n"
+UNRELATED = "learning_rate: 0.1\n"
+
+
+def _repo(tmp_path: Path) -> Path:
+    repo = init_repo(tmp_path / "repo")
+    write(repo, {"k8s/job.yaml": JOB, "k8s/pretrain.yaml": SCRIPT_JOB, "configs/train.yaml": TRAIN_CONFIG,
+                 "scripts/launch_pretrain.sh": LAUNCH, "configs/other.yaml": UNRELATED})
+    commit_all(repo)
+    return repo
+
+
+def _findings(repo: Path, paths: list[str], cwd: Path | None = None) -> list[tuple[str, str, int, str, str]]:
+    result = check_paths(paths, Config(), cwd=cwd or repo, jobs=1)
+    assert not result.internal_errors
+    return sorted((f.path, f.rule, f.line, f.message, f.fingerprint) for f in result.report.findings)
+
+
+def _parity(repo: Path, cwd: Path) -> None:
+    everything = _findings(repo, ["."], cwd)
+    for source in check_paths(["."], Config(), cwd=cwd, jobs=1).discovery.files:
+        alone = _findings(repo, [source.path], cwd)
+        assert [f for f in alone if f[0] == source.path] == [f for f in everything if f[0] == source.path], source.path
+
+
+@needs_git
+def test_check_file_reports_what_check_dot_reports_for_it(tmp_path: Path) -> None:
+    repo = _repo(tmp_path)
+    everything = _findings(repo, ["."])
+    assert ("k8s/job.yaml", "SPK301") in {(f[0], f[1]) for f in everything}  # the config's /tmp/out
+    assert ("k8s/pretrain.yaml", "SPK301") in {(f[0], f[1]) for f in everything}  # the script's /tmp/pretrain
+    _parity(repo, repo)
+
+
+@needs_git
+def test_parity_from_a_sub_folder(tmp_path: Path) -> None:
+    repo = _repo(tmp_path)
+    _parity(repo, repo / "k8s")
+
+
+@needs_git
+def test_a_given_workload_reads_its_config_from_the_work_tree(tmp_path: Path) -> None:
+    repo = _repo(tmp_path)
+    alone = {(f[1], f[2]) for f in _findings(repo, ["k8s/job.yaml"])}
+    assert ("SPK301", 12) in alone
+    assert not any(rule == "SPK604" for rule, _ in alone)  # seed etc. are in the config: no false "no seed"
+
+
+@needs_git
+@pytest.mark.parametrize(("given", "dependent"), [("configs/train.yaml", "k8s/job.yaml"),
+                                                  ("scripts/launch_pretrain.sh", "k8s/pretrain.yaml")])
+def test_a_given_config_or_script_rechecks_the_workloads_that_reference_it(tmp_path: Path, given: str,
+                                                                           dependent: str) -> None:
+    repo = _repo(tmp_path)
+    result = check_paths([given], Config(), cwd=repo, jobs=1)
+    assert result.dependents == [dependent]
+    everything = _findings(repo, ["."])
+    assert {f for f in _findings(repo, [given]) if f[0] == dependent} == {f for f in everything if f[0] == dependent}
+    assert result.report.files_checked == 2
+
+
+@needs_git
+def test_an_unrelated_config_brings_in_nothing(tmp_path: Path) -> None:
+    repo = _repo(tmp_path)
+    result = check_paths(["configs/other.yaml"], Config(), cwd=repo, jobs=1)
+    assert result.dependents == [] and result.report.findings == []
+
+
+def test_outside_git_the_configuration_folder_is_the_work_tree(tmp_path: Path) -> None:
+    write(tmp_path, {".spikelint.yaml": "select: [SPK3]\n", "k8s/job.yaml": JOB, "configs/train.yaml": TRAIN_CONFIG})
+    from spikelint.config import load_config
+
+    config = load_config(None, tmp_path)
+    alone = check_paths(["k8s/job.yaml"], config, cwd=tmp_path, jobs=1).report.findings
+    assert ("SPK301", 12) in {(f.rule, f.line) for f in alone}
+
+
+@needs_git
+def test_parity_on_the_bundled_example_repository(tmp_path: Path) -> None:
+    repo = init_repo(tmp_path / "example")
+    shutil.copytree(REPOSITORY / "examples", repo, dirs_exist_ok=True)
+    commit_all(repo)
+    _parity(repo, repo)
+
+
+@needs_git
+def test_cli_names_the_workloads_it_also_checked(run_cli, tmp_path: Path) -> None:
+    repo = _repo(tmp_path)
+    outcome = run_cli(["check", "configs/train.yaml"], cwd=repo)
+    assert outcome.code == 1 and "k8s/job.yaml:12:" in outcome.out
+    assert "also checked 1 file referencing the given files: k8s/job.yaml" in outcome.err

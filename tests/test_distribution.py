@@ -1,0 +1,267 @@
+"""What a team adopts from the README: install and hook snippets, CI snippets, the Action, the image.
+
+Each snippet is run here as far as it can run without the hosted service: commands are parsed
+by spikelint's own parser, shell steps are executed in a shallow clone like the one
+``actions/checkout`` makes, and versions must name a release of the tag policy.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import shlex
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+from typing import Any
+
+import pytest
+import yaml
+
+from spikelint import __version__
+
+ROOT = Path(__file__).resolve().parents[1]
+README = (ROOT / "README.md").read_text(encoding="utf-8")
+TAG = f"v{__version__}"
+needs_git = pytest.mark.skipif(shutil.which("git") is None, reason="git is not installed")
+LATEST = "replicaCount: 1\nimage: busybox:latest\n"
+FLOATING = "replicaCount: 1\nimage: busybox:1.2\n"
+
+
+def code_blocks(language: str) -> list[str]:
+    return re.findall(rf"```{language}\n(.*?)```", README, flags=re.S)
+
+
+def check_commands() -> list[str]:
+    """Every ``spikelint check …`` command line in the README's bash and YAML blocks."""
+    commands = []
+    for block in code_blocks("yaml") + code_blocks("bash"):
+        commands += [match.group(0) for match in re.finditer(r"spikelint check[^\n&|]*", block)]
+    return commands
+
+
+# --------------------------------------------------------------------------- versions and tags
+
+
+def test_changelog_has_the_version_and_the_tag_policy() -> None:
+    changelog = (ROOT / "CHANGELOG.md").read_text(encoding="utf-8")
+    assert re.search(rf"^## \[?{re.escape(__version__)}\]?", changelog, flags=re.M)
+    assert "vX.Y.Z" in changelog and "## Unreleased" in changelog
+
+
+def test_readme_names_only_released_tags() -> None:
+    tags = set(re.findall(r"(?:@|rev: )(v\d+\.\d+\.\d+)", README))
+    assert tags == {TAG}
+    assert "pip install spikelint\n" not in README and "pip install spikelint " not in README  # not on an index yet
+    assert f'pip install "git+https://github.com/spikelint/spikelint@{TAG}"' in README
+
+
+def test_readme_starts_with_the_two_commands() -> None:
+    first = code_blocks("bash")[0].splitlines()
+    assert first[0].startswith("pip install . && spikelint check examples/")
+    assert first[1].startswith('pip install torch==2.13.0 -e ".[test,smoke]" && python -m pytest')
+
+
+# --------------------------------------------------------------------------- snippets parse
+
+
+def test_every_yaml_snippet_is_yaml() -> None:
+    for block in code_blocks("yaml"):
+        yaml.safe_load(block)
+
+
+@pytest.mark.parametrize("command", check_commands())
+def test_every_check_command_in_the_readme_is_accepted(command: str) -> None:
+    from spikelint.cli import build_parser
+
+    words = shlex.split(re.sub(r"\$\{\{[^}]*\}\}|\$\w+", "X", command.split("#")[0]))
+    args = build_parser().parse_args(words[1:])
+    assert args.command == "check"
+
+
+def test_the_pre_commit_snippet_uses_shipped_hooks_without_duplicates() -> None:
+    manifest = {hook["id"] for hook in yaml.safe_load((ROOT / ".pre-commit-hooks.yaml").read_text("utf-8"))}
+    (config,) = [yaml.safe_load(block) for block in code_blocks("yaml") if "pre-commit" in block or "rev:" in block]
+    (repo,) = config["repos"]
+    ids = [hook["id"] for hook in repo["hooks"]]
+    assert set(ids) <= manifest and repo["rev"] == TAG
+    assert not {"spikelint", "spikelint-secrets"} <= set(ids)  # spikelint already runs SPK2
+
+
+def test_ci_snippets_fetch_the_base_before_diffing() -> None:
+    for block in code_blocks("yaml"):
+        if "--diff" in block:
+            assert block.index("git fetch") < block.index("spikelint check --diff" if "check --diff" in block else "--diff \"")
+
+
+# --------------------------------------------------------------------------- shell steps, run here
+
+
+@pytest.fixture
+def spikelint_bin(tmp_path: Path) -> dict[str, str]:
+    folder = tmp_path / "bin"
+    folder.mkdir()
+    (folder / "spikelint").write_text(f'#!/bin/sh\nexec "{sys.executable}" -m spikelint "$@"\n', encoding="utf-8")
+    (folder / "spikelint").chmod(0o755)
+    env = {key: value for key, value in os.environ.items() if not key.startswith("GITHUB_")}
+    env["PATH"] = f"{folder}{os.pathsep}{env['PATH']}"
+    env["PYTHONPATH"] = os.pathsep.join(filter(None, [str(ROOT), env.get("PYTHONPATH")]))
+    return env
+
+
+def _git(cwd: Path, *arguments: str) -> None:
+    subprocess.run(["git", "-c", "user.name=CI", "-c", "user.email=ci@example.org", "-c", "commit.gpgsign=false",
+                    *arguments], cwd=cwd, check=True, capture_output=True)
+
+
+def shallow_pull_request(tmp_path: Path) -> Path:
+    """A depth-1 clone of branch ``feature`` whose base ``main`` is not fetched (as actions/checkout does)."""
+    origin = tmp_path / "origin"
+    (origin / "deploy").mkdir(parents=True)
+    _git(origin, "init", "-q", "-b", "main")
+    (origin / "deploy" / "values.yaml").write_text(FLOATING, encoding="utf-8")
+    _git(origin, "add", "-A")
+    _git(origin, "commit", "-q", "-m", "base")
+    _git(origin, "checkout", "-q", "-b", "feature")
+    (origin / "deploy" / "new").mkdir()
+    (origin / "deploy" / "new" / "values.yaml").write_text(LATEST, encoding="utf-8")
+    _git(origin, "add", "-A")
+    _git(origin, "commit", "-q", "-m", "feature")
+    clone = tmp_path / "clone"
+    _git(tmp_path, "clone", "-q", "--depth", "1", "--branch", "feature", f"file://{origin}", str(clone))
+    return clone
+
+
+def _readme_pull_request_step() -> str:
+    (block,) = [block for block in code_blocks("yaml") if "upload-sarif" in block and "actions/checkout" in block
+                and "run: |" in block]
+    steps = yaml.safe_load(block)
+    (step,) = [step for step in steps if "--diff" in str(step.get("run", ""))]
+    return step["run"]
+
+
+@needs_git
+def test_the_readme_pull_request_step_runs_in_a_shallow_clone(tmp_path: Path, spikelint_bin: dict[str, str]) -> None:
+    clone = shallow_pull_request(tmp_path)
+    result = subprocess.run(["bash", "-e", "-c", _readme_pull_request_step()], cwd=clone, capture_output=True,
+                            text=True, env={**spikelint_bin, "BASE": "main"}, timeout=300)
+    assert result.returncode == 1, result.stderr  # the new line's finding fails the gate …
+    assert result.stdout.startswith("::error file=deploy/new/values.yaml,")  # … and only the new line's
+    assert "deploy/values.yaml" not in result.stdout
+
+
+# --------------------------------------------------------------------------- action.yml
+
+
+def _action() -> dict[str, Any]:
+    return yaml.safe_load((ROOT / "action.yml").read_text(encoding="utf-8"))
+
+
+def test_action_structure() -> None:
+    action = _action()
+    assert action["name"] and action["description"] and action["runs"]["using"] == "composite"
+    declared = set(action["inputs"])
+    text = (ROOT / "action.yml").read_text(encoding="utf-8")
+    assert set(re.findall(r"inputs\.([\w-]+)", text)) <= declared
+    steps = action["runs"]["steps"]
+    for step in steps:
+        assert ("uses" in step) != ("run" in step), step
+        if "run" in step:
+            assert step.get("shell") == "bash"
+            assert "${{" not in step["run"], "expressions go through env, never into the script"
+    uses = [step["uses"] for step in steps if "uses" in step]
+    assert any(use.startswith("github/codeql-action/upload-sarif@") for use in uses)
+    names = [step["name"] for step in steps]
+    assert names.index("Fetch the pull request's base") < names.index("Gate")
+    assert "--format sarif" in steps[names.index("Lint to SARIF")]["run"]
+
+
+def _run_step(name: str, cwd: Path, env: dict[str, str], **values: str) -> subprocess.CompletedProcess[str]:
+    """One ``run:`` step of action.yml, its env filled from ``values`` (expressions) or the inputs' defaults."""
+    action = _action()
+    (step,) = [step for step in action["runs"]["steps"] if step["name"] == name]
+    defaults = {key: str(spec.get("default", "")) for key, spec in action["inputs"].items()}
+    step_env = {}
+    for key, expression in step.get("env", {}).items():
+        inner = re.fullmatch(r"\$\{\{\s*(.+?)\s*\}\}", str(expression)).group(1)  # type: ignore[union-attr]
+        step_env[key] = values.get(inner, defaults.get(inner.removeprefix("inputs."), ""))
+    output = cwd.parent / "github_output"
+    return subprocess.run(["bash", "-e", "-c", step["run"]], cwd=cwd, capture_output=True, text=True, timeout=300,
+                          env={**env, **step_env, "GITHUB_OUTPUT": str(output), "RUNNER_TEMP": str(cwd.parent)})
+
+
+@needs_git
+def test_action_steps_run_on_a_pull_request(tmp_path: Path, spikelint_bin: dict[str, str]) -> None:
+    clone = shallow_pull_request(tmp_path)
+    sarif = _run_step("Lint to SARIF", clone, spikelint_bin)
+    assert sarif.returncode == 0, sarif.stderr
+    written = (tmp_path / "github_output").read_text(encoding="utf-8").strip().removeprefix("file=")
+    assert Path(written).is_file() and not Path(written).is_relative_to(clone)  # not linted by the gate
+    fetched = _run_step("Fetch the pull request's base", clone, spikelint_bin, **{"github.base_ref": "main"})
+    assert fetched.returncode == 0, fetched.stderr
+    gate = _run_step("Gate", clone, spikelint_bin, **{"github.base_ref": "main"})
+    assert gate.returncode == 1 and gate.stdout.startswith("::error file=deploy/new/values.yaml,")
+    assert "deploy/values.yaml," not in gate.stdout
+    on_push = _run_step("Gate", clone, spikelint_bin, **{"inputs.args": "--exclude deploy/new/** --fail-on warning"})
+    assert on_push.returncode == 1 and "deploy/values.yaml" in on_push.stdout  # no base: the whole tree
+    assert "deploy/new/" not in on_push.stdout  # the glob reached spikelint unexpanded
+
+
+# --------------------------------------------------------------------------- Dockerfile
+
+
+def _instructions() -> list[tuple[str, str]]:
+    text = (ROOT / "Dockerfile").read_text(encoding="utf-8").replace("\\\n", " ")
+    lines = [line.strip() for line in text.splitlines() if line.strip() and not line.lstrip().startswith("#")]
+    return [(line.split(None, 1)[0].upper(), line.split(None, 1)[1]) for line in lines]
+
+
+def test_dockerfile_structure() -> None:
+    instructions = _instructions()
+    assert instructions[0][0] == "FROM"
+    assert ("ENTRYPOINT", '["spikelint"]') in instructions and ("WORKDIR", "/src") in instructions
+    assert any(kind == "RUN" and "git" in body for kind, body in instructions)  # ls-files and --diff need git
+    ignored = (ROOT / ".dockerignore").read_text(encoding="utf-8").splitlines()
+    for kind, body in instructions:
+        if kind == "COPY":
+            for source in body.split()[:-1]:
+                assert (ROOT / source).exists(), source
+                assert f"!{source}" in ignored or f"!{source}/" in ignored, f".dockerignore keeps {source}"
+
+
+def test_dockerfile_and_action_pass_spikelint_itself(tmp_path: Path) -> None:
+    from spikelint.config import Config
+    from spikelint.engine import check_paths
+
+    result = check_paths(["Dockerfile", "action.yml", ".pre-commit-hooks.yaml"], Config(), cwd=ROOT, jobs=1)
+    assert [finding for finding in result.report.findings if finding.severity != "info"] == []
+
+
+@pytest.mark.skipif(not os.environ.get("SPIKELINT_DOCKER_TEST") or shutil.which("docker") is None,
+                    reason="set SPIKELINT_DOCKER_TEST=1 with docker available to build the image")
+def test_the_image_runs_on_a_mounted_repository(tmp_path: Path) -> None:
+    subprocess.run(["docker", "build", "-q", "-t", "spikelint:test", str(ROOT)], check=True, timeout=1800)
+    (tmp_path / "values.yaml").write_text(LATEST, encoding="utf-8")
+    result = subprocess.run(["docker", "run", "--rm", "-v", f"{tmp_path}:/src", "spikelint:test", "check", "."],
+                            capture_output=True, text=True, timeout=600)
+    assert result.returncode == 1 and "SPK101" in result.stdout
+
+
+@needs_git
+def test_the_readme_gitlab_script_runs_in_a_merge_request_clone(tmp_path: Path, spikelint_bin: dict[str, str]) -> None:
+    (block,) = [block for block in code_blocks("yaml") if "codequality" in block]
+    job = yaml.safe_load(block)["spikelint"]
+    assert job["variables"]["GIT_DEPTH"] == 0 and job["artifacts"]["when"] == "always"
+    script = [line for line in job["script"] if not line.startswith(("apt-get", "pip install"))]
+    clone = shallow_pull_request(tmp_path)
+    env = {**spikelint_bin, "CI_MERGE_REQUEST_TARGET_BRANCH_NAME": "main", "CI_PROJECT_DIR": str(clone)}
+    result = subprocess.run(["bash", "-e", "-c", "\n".join(script)], cwd=clone, capture_output=True, text=True,
+                            env=env, timeout=300)
+    assert result.returncode == 1, result.stderr  # the gate's verdict survives the second report
+    junit = (clone / "spikelint-junit.xml").read_text(encoding="utf-8")
+    assert "deploy/new/values.yaml" in junit and 'file="deploy/values.yaml"' not in junit.split("<testsuite")[1]
+    import json
+
+    quality = json.loads((clone / "gl-code-quality.json").read_text(encoding="utf-8"))
+    assert {issue["location"]["path"] for issue in quality} == {"deploy/values.yaml", "deploy/new/values.yaml"}
