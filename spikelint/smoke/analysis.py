@@ -22,6 +22,8 @@ from spikelint.smoke.compare import compare_digests
 from spikelint.smoke.compare import compare_states
 from spikelint.smoke.compare import leaf_from_json
 from spikelint.smoke.plan import VariantSpec
+from spikelint.smoke.probe import GRADIENTS
+from spikelint.smoke.probe import LATENT_PIECES
 from spikelint.smoke.probe import describe_piece
 from spikelint.smoke.probe import piece_of
 from spikelint.smoke.processes import ProcessGroup
@@ -57,6 +59,8 @@ class RunRecord:
     done: list[dict[str, Any] | None]
     errors: list[dict[str, Any]]
     timed_out: bool = False
+    restart: str = "fork"
+    log_tail: str = ""
 
     @property
     def completed(self) -> bool:
@@ -66,11 +70,13 @@ class RunRecord:
         """The first error a rank reported, else how the processes ended."""
         if self.errors:
             first = self.errors[0]
-            return f"rank {first.get('rank', 0)} failed in {first.get('stage', '?')}: {first.get('message', '')}"
+            tail = f"; last output: {self.log_tail}" if self.log_tail and first.get("job_exit") is None else ""
+            return f"rank {first.get('rank', 0)} failed in {first.get('stage', '?')}: {first.get('message', '')}{tail}"
         if self.timed_out:
             return "the time limit (--timeout) was reached"
         endings = ", ".join(f"rank {rank}: {describe_exit(code)}" for rank, code in enumerate(self.exit_codes))
-        return f"processes ended without finishing ({endings})"
+        tail = f"; last output: {self.log_tail}" if self.log_tail else ""
+        return f"processes ended without finishing ({endings}){tail}"
 
 
 def describe_exit(code: int | None) -> str:
@@ -197,20 +203,37 @@ class FinalStates:
         return self._cache[path]
 
 
-def restore_check(
-    reference: RunRecord, resumed: RunRecord, resume_step: int
+def volatile_leaves(reference: RunRecord, interrupted: RunRecord | None) -> set[str]:
+    """Live-state leaves that differ between two runs that were never interrupted (timers, clocks).
+
+    The interrupted run equals the reference step for step until it is stopped, so a leaf that
+    differs between them at the same step depends on something other than the training state.
+    """
+    volatile: set[str] = set()
+    if interrupted is None:
+        return volatile
+    for rank in range(min(reference.world_size, interrupted.world_size)):
+        for step, probe in interrupted.probes[rank].items():
+            expected = reference.probes[rank].get(step)
+            if expected is None:
+                continue
+            volatile.update(key for key, leaf in probe.items() if expected.get(key) != leaf)
+            volatile.update(key for key in expected if key not in probe)
+    return volatile
+
+
+def live_differences(
+    expected_by_rank: list[dict[str, Any] | None], actual_by_rank: list[dict[str, Any] | None], volatile: set[str]
 ) -> tuple[bool, list[dict[str, Any]]]:
-    """(checked, pieces that differ right after the restore) over every rank."""
+    """(checked, pieces whose live leaves differ) over every rank, volatile leaves left out."""
     pieces: dict[str, dict[str, Any]] = {}
     checked = False
-    for rank in range(resumed.world_size):
-        restored = resumed.restored[rank]
-        expected = reference.probes[rank].get(resume_step)
-        if restored is None or expected is None:
+    for rank, (expected, actual) in enumerate(zip(expected_by_rank, actual_by_rank)):
+        if expected is None or actual is None:
             continue
         checked = True
-        reference_leaves = {key: leaf_from_json(value) for key, value in expected.items()}
-        resumed_leaves = {key: leaf_from_json(value) for key, value in restored["probe"].items()}
+        reference_leaves = {key: leaf_from_json(value) for key, value in expected.items() if key not in volatile}
+        resumed_leaves = {key: leaf_from_json(value) for key, value in actual.items() if key not in volatile}
         for difference in compare_digests(reference_leaves, resumed_leaves):
             piece = piece_of(difference.key)
             pieces.setdefault(
@@ -219,6 +242,31 @@ def restore_check(
                  "rank": rank},
             )
     return checked, list(pieces.values())
+
+
+def restore_check(
+    reference: RunRecord, resumed: RunRecord, resume_step: int, volatile: set[str] = frozenset()  # type: ignore[assignment]
+) -> tuple[bool, list[dict[str, Any]]]:
+    """(checked, pieces that differ right after the restore) over every rank."""
+    expected = [reference.probes[rank].get(resume_step) for rank in range(resumed.world_size)]
+    actual = [(restored or {}).get("probe") for restored in resumed.restored]
+    return live_differences(expected, actual, volatile)
+
+
+def end_check(reference: RunRecord, resumed: RunRecord, volatile: set[str]) -> tuple[bool, list[dict[str, Any]]]:
+    """(checked, pieces that differ at the end): everything the job holds, not only its state_dict()."""
+    expected = [(done or {}).get("probe") for done in reference.done]
+    actual = [(done or {}).get("probe") for done in resumed.done]
+    return live_differences(expected, actual, volatile)
+
+
+def non_finite_loss(steps: dict[int, dict[str, Any]]) -> tuple[int, str] | None:
+    """The first step whose loss is NaN or infinite (losses travel as ``float.hex``)."""
+    for step in sorted(steps):
+        text = str(steps[step].get("loss"))
+        if text in ("nan", "-nan", "inf", "-inf"):
+            return step, text
+    return None
 
 
 def analyse_variant(
@@ -251,6 +299,7 @@ def analyse_variant(
         "restore_check": None,
         "first_divergent_step": None,
         "differences": [],
+        "restart": resumed.restart if resumed is not None else "fork",
     }
     if spec.signal == "SIGTERM":
         result["sigterm"] = {
@@ -315,7 +364,33 @@ def analyse_variant(
             if position["first_differing_step"] is not None:
                 first = position["first_differing_step"]
                 index_divergence = first if index_divergence is None else min(index_divergence, first)
-    checked, not_restored = restore_check(reference, resumed, resume_step)
+    volatile = volatile_leaves(reference, interruption.record)
+    checked, not_restored = restore_check(reference, resumed, resume_step, volatile)
+    end_checked, at_end = end_check(reference, resumed, volatile)
+    latent = [piece for piece in at_end if piece["piece"] in LATENT_PIECES]
+    at_end = [piece for piece in at_end if piece["piece"] not in LATENT_PIECES]
+    restore_wheres = {piece["where"] for piece in not_restored}
+    end_wheres = {piece["where"] for piece in at_end}
+    # A piece that differs right after loading but not at the end was overwritten by the resumed
+    # steps (stale gradients, the last step's bookkeeping): harmless unless the run failed anyway.
+    overwritten = [piece for piece in not_restored if piece["where"] not in end_wheres]
+    failing = bool(at_end or differences or loss_divergence is not None
+                   or _merge_positions(positions)["equal"] is False)
+    blamed = [piece for piece in not_restored if piece["where"] in end_wheres] + (
+        [piece for piece in overwritten if piece["piece"] not in (GRADIENTS, *LATENT_PIECES)] if failing else []
+    )
+    not_restored = blamed + [piece for piece in at_end if piece["where"] not in restore_wheres]
+    if failing:
+        overwritten = [piece for piece in overwritten if piece not in blamed]
+    if volatile:
+        notes.append(f"{len(volatile)} live leaves differ between two uninterrupted runs and were not compared "
+                     f"(timers?): {', '.join(sorted(volatile)[:3])}")
+    if latent:
+        notes.append("Python values beside the state differ at the end (not checkpointed, not used by training): "
+                     + ", ".join(piece["where"] for piece in latent))
+    if overwritten:
+        notes.append("right after load_state_dict these differed, then the resumed steps overwrote them: "
+                     + ", ".join(piece["where"] for piece in overwritten))
     result["leaves_compared"] = leaves
     result["differences"] = differences
     result["losses"] = {
@@ -324,7 +399,7 @@ def analyse_variant(
         "first_differing_step": loss_divergence,
     }
     result["data_position"] = _merge_positions(positions)
-    result["restore_check"] = {"checked": checked, "step": resume_step, "not_restored": not_restored}
+    result["restore_check"] = {"checked": checked or end_checked, "step": resume_step, "not_restored": not_restored}
     divergences = [step for step in (loss_divergence, index_divergence) if step is not None]
     result["first_divergent_step"] = min(divergences) if divergences else None
     if before_divergence is not None:
@@ -334,15 +409,19 @@ def analyse_variant(
             "before any resume: saving a checkpoint changes the run, or the job is not deterministic"
         )
         return result
+    nan = non_finite_loss(reference.steps[0]) or non_finite_loss(resumed.steps[0])
+    if nan is not None:
+        result["verdict"] = STATE_DIFFERS
+        result["message"] = (
+            f"the loss is {nan[1]} at step {nan[0]}: a run whose losses are not finite proves nothing about "
+            "its resume (NaN equals NaN bit for bit); fix the job or its learning rate first"
+        )
+        result["notes"] = notes
+        return result
     position_ok = result["data_position"]["equal"] in (True, None)
-    if not differences and loss_divergence is None and position_ok:
+    if not differences and loss_divergence is None and position_ok and not at_end:
         result["verdict"] = VERIFIED
         result["message"] = _verified_message(result, resume_step, last_step)
-        if not_restored:
-            notes.append(
-                "right after load_state_dict these pieces still differed, yet the run converged: "
-                + ", ".join(piece["where"] for piece in not_restored)
-            )
         result["notes"] = notes
         return result
     result["verdict"] = STATE_DIFFERS
@@ -394,6 +473,13 @@ def _differs_message(result: dict[str, Any], not_restored: list[dict[str, Any]],
         parts.append(f"first differing key {first['key']} ({first['kind']}{delta})")
     if result["first_divergent_step"] is not None:
         parts.append(f"divergence starts at step {result['first_divergent_step']}")
+    elif not result["differences"]:
+        parts.append(
+            "latent: the job's saved state and every loss match, but what it holds in memory differs at the end "
+            "(weights that ship, such as an EMA, or state that a longer run would feel); add it to state_dict()"
+        )
+    elif all(d["piece"].startswith("rng") for d in result["differences"]):
+        parts.append("latent: the model and every loss match, only generator state differs; the next steps would diverge")
     position = result["data_position"]
     if position["available"] and not position["equal"]:
         parts.append(
@@ -401,6 +487,33 @@ def _differs_message(result: dict[str, Any], not_restored: list[dict[str, Any]],
             f"{position['skipped_samples']} skipped"
         )
     return "; ".join(parts)
+
+
+def why_variants_disagree(results: list[dict[str, Any]]) -> str:
+    """When some variants pass and others fail, what tells them apart."""
+    passed = [result for result in results if result["verdict"] == VERIFIED]
+    failed = [result for result in results if result["verdict"] != VERIFIED]
+    if not passed or not failed:
+        return ""
+    reasons = []
+    if any(result.get("restart") == "exec" for result in failed) and all(
+        result.get("restart") != "exec" for result in passed
+    ):
+        reasons.append(
+            "only the resume in a fresh interpreter failed: the job's state depends on something fork shares with "
+            "the parent (an RNG drawn at import time, set or dict order under the string-hash seed, object "
+            "addresses); a real restart has none of it"
+        )
+    odd = [result for result in failed if result.get("resumed_from_step") is not None and result["resumed_from_step"] % 2]
+    if odd and all((result.get("resumed_from_step") or 0) % 2 == 0 for result in passed):
+        steps = ", ".join(f"{result['name']} from step {result['resumed_from_step']}" for result in odd)
+        reasons.append(
+            f"the variants that failed resumed off the job's period ({steps}): state that lives only between "
+            "two period boundaries, such as accumulated gradients or a micro-step counter, is not in the checkpoint"
+        )
+    if not reasons:
+        reasons.append("failed: " + ", ".join(r["name"] for r in failed) + "; passed: " + ", ".join(r["name"] for r in passed))
+    return "Variants disagree: " + "; ".join(reasons)
 
 
 def overall_verdict(results: list[dict[str, Any]]) -> str:

@@ -8,6 +8,7 @@ exits with 143.
 
 from __future__ import annotations
 
+import errno
 import os
 import platform
 import resource
@@ -30,6 +31,8 @@ from spikelint.smoke.checkpoint import prune_checkpoints
 from spikelint.smoke.checkpoint import quarantine
 from spikelint.smoke.checkpoint import remove_stale_temporaries
 from spikelint.smoke.checkpoint import save_atomically
+from spikelint.smoke.checkpoint import tensor_layout_check
+from spikelint.smoke.checkpoint import weights_only_refusal
 from spikelint.smoke.checkpoint import write_checkpoint
 from spikelint.smoke.compare import leaf_to_json
 from spikelint.smoke.determinism import apply_deterministic_settings
@@ -41,6 +44,7 @@ from spikelint.smoke.protocol import DONE
 from spikelint.smoke.protocol import ERROR
 from spikelint.smoke.protocol import EXIT_NO_CHECKPOINT
 from spikelint.smoke.protocol import EXIT_PREEMPTED
+from spikelint.smoke.protocol import HANDLER
 from spikelint.smoke.protocol import HOLD
 from spikelint.smoke.protocol import PREEMPTED
 from spikelint.smoke.protocol import PROBE
@@ -81,6 +85,29 @@ class ChildConfig:
     final_state_folder: Path
     job_factory: Callable[[], Any]
     num_threads: int
+    check_weights_only: bool = False  # the reference checks the first state_dict() for the safe loader
+    job_spec: str | None = None  # --job as given: a fresh interpreter imports it again
+    restart: str = "fork"  # how this process was started: "fork" or "exec"
+
+
+_PATH_FIELDS = ("checkpoint_folder", "final_state_folder")
+
+
+def config_to_json(config: ChildConfig) -> dict[str, Any]:
+    """What a fresh interpreter needs to rebuild the config (the factory is imported again there)."""
+    data = {name: getattr(config, name) for name in config.__dataclass_fields__ if name != "job_factory"}
+    for name in _PATH_FIELDS:
+        data[name] = str(data[name]) if data[name] is not None else None
+    data["probe_steps"] = sorted(config.probe_steps)
+    return data
+
+
+def config_from_json(data: dict[str, Any], job_factory: Callable[[], Any]) -> ChildConfig:
+    values = dict(data)
+    for name in _PATH_FIELDS:
+        values[name] = Path(values[name]) if values[name] is not None else None
+    values["probe_steps"] = frozenset(int(step) for step in values["probe_steps"])
+    return ChildConfig(job_factory=job_factory, **values)
 
 
 class StopFlag:
@@ -151,13 +178,13 @@ def init_distributed(config: ChildConfig, rank: int) -> None:
 
 
 def choose_checkpoint(
-    folder: Path, rank: int, world_size: int
+    folder: Path, rank: int, world_size: int, validate: Callable[[dict[str, Any]], None] | None = None
 ) -> tuple[LoadedCheckpoint | None, list[Refusal]]:
     """The newest step every rank can load: each rank proposes, the group takes the minimum."""
     refusals: dict[str, Refusal] = {}
     bound: int | None = None
     while True:
-        loaded, refused = newest_valid(folder, rank, world_size, at_most=bound)
+        loaded, refused = newest_valid(folder, rank, world_size, at_most=bound, validate=validate)
         refusals.update((refusal.path, refusal) for refusal in refused)
         if world_size == 1:
             return loaded, list(refusals.values())
@@ -197,22 +224,46 @@ class TrainingProcess:
         self.cuda = config.device_type == "cuda"
         self.device = f"cuda:{rank}" if self.cuda else "cpu"
         self.job: Any = None
+        self.handler_reported = False
 
     def run(self) -> int:
         try:
             return self._run()
+        except SystemExit as request:  # the job's own sys.exit(): its code, and where it happened
+            code = request.code if isinstance(request.code, int) else (0 if request.code is None else EXIT_FAILED)
+            self.channel.send(
+                ERROR, stage=self.stage, job_exit=code,
+                message=f"the job called sys.exit({request.code!r}) in {self.stage}; the process ended with exit {code}",
+            )
+            return code
         except Exception as error:  # reported to the parent; the traceback goes to the log
             import traceback
 
             traceback.print_exc()
-            self.channel.send(ERROR, stage=self.stage, message=f"{type(error).__name__}: {error}")
+            no_space = isinstance(error, OSError) and error.errno == errno.ENOSPC
+            self.channel.send(
+                ERROR, stage=self.stage, message=f"{type(error).__name__}: {error}", no_space=no_space
+            )
             return EXIT_FAILED
+
+    def watch_sigterm_handler(self, ours: Any) -> None:
+        """Say once when the job replaced the SIGTERM handler: preemption then runs the job's code, not ours."""
+        current = signal.getsignal(signal.SIGTERM)
+        if current is ours or self.handler_reported:
+            return
+        self.handler_reported = True
+        name = getattr(current, "__qualname__", None) or repr(current)
+        module = getattr(current, "__module__", None)
+        described = f"{module}.{name}" if module else str(name)
+        self.channel.send(HANDLER, stage=self.stage, handler=described)
+        self.log(f"the job replaced the SIGTERM handler with {described} (in {self.stage})")
 
     def _run(self) -> int:
         config = self.config
         stop = StopFlag()
         if config.role != REFERENCE:
             signal.signal(signal.SIGTERM, stop.request)
+        ours = signal.getsignal(signal.SIGTERM)
         self.stage = "setup"
         if self.cuda:
             torch.cuda.set_device(self.rank)
@@ -225,6 +276,8 @@ class TrainingProcess:
         setup = getattr(self.job, "setup", None)
         if callable(setup):
             setup(self.device, config.seed)
+        if config.role != REFERENCE:
+            self.watch_sigterm_handler(ours)
         start_s = time.monotonic() - self.forked_at
         self.channel.send(READY, start_s=start_s, pid=os.getpid(), device=describe_device(self.device), settings=settings)
         self.log(f"ready in {start_s:.3f}s on {self.device}, settings {settings}")
@@ -237,6 +290,10 @@ class TrainingProcess:
         for step in range(first_step, config.steps + 1):
             self.stage = f"step {step}"
             written = self.train_one_step(step)
+            if config.role != REFERENCE:
+                self.watch_sigterm_handler(ours)
+            if step == first_step and config.check_weights_only and not self.check_weights_only(step):
+                return EXIT_FAILED
             if step == config.hold_at_step:
                 self.channel.send(HOLD, step=step)
                 self.log(f"holding after step {step}")
@@ -265,15 +322,27 @@ class TrainingProcess:
             STEP, step=step, loss=loss.hex(), indices=indices, step_s=step_s, data_wait_s=data_wait_s
         )
         self.log(f"step {step} loss {loss!r} ({step_s * 1000:.2f} ms)")
+        if config.role != RESUMED and step in config.probe_steps:
+            probe = live_digests(self.job, self.cuda)
+            self.channel.send(PROBE, step=step, probe={key: leaf_to_json(leaf) for key, leaf in probe.items()})
         if config.role == REFERENCE:
-            if step in config.probe_steps:
-                probe = live_digests(self.job, self.cuda)
-                self.channel.send(PROBE, step=step, probe={key: leaf_to_json(leaf) for key, leaf in probe.items()})
             return False
         if step % config.checkpoint_every == 0:
             self.checkpoint(step, pause=step == config.pause_in_write_at_step)
             return True
         return False
+
+    def check_weights_only(self, step: int) -> bool:
+        """The first ``state_dict()`` must load with ``weights_only=True``; else every resume would fail."""
+        self.stage = f"state check after step {step}"
+        refused = weights_only_refusal(self.job.state_dict())
+        if refused is not None:
+            key, reason = refused
+            self.channel.send(ERROR, stage=self.stage, unloadable_key=key, message=(
+                f"state_dict() key {key!r} cannot be loaded with torch.load(weights_only=True): {reason}"
+            ))
+            return False
+        return True
 
     def _pause_inside_write(self, step: int) -> Callable[[str], None]:
         def pause(temporary: str) -> None:
@@ -317,7 +386,8 @@ class TrainingProcess:
         removed = remove_stale_temporaries(config.checkpoint_folder, self.rank)
         for path in removed:
             self.log(f"removed torn temporary file {path} (never renamed, never loadable)")
-        loaded, refusals = choose_checkpoint(config.checkpoint_folder, self.rank, config.world_size)
+        validate = tensor_layout_check(self.job.state_dict())
+        loaded, refusals = choose_checkpoint(config.checkpoint_folder, self.rank, config.world_size, validate)
         for refusal in refusals:
             self.log(f"refused checkpoint {refusal.path}: {refusal.reason}")
         if loaded is None:
@@ -330,7 +400,8 @@ class TrainingProcess:
                 removed_temporaries=[str(path) for path in removed],
             )
             return None
-        quarantined = [str(quarantine(Path(r.path))) for r in refusals if r.step > loaded.step]
+        moved = [quarantine(Path(r.path)) for r in refusals if r.step > loaded.step]
+        quarantined = [str(path) for path in moved if path is not None]
         self.stage = "load_state_dict"
         self.job.load_state_dict(loaded.payload["job"])
         probe = live_digests(self.job, self.cuda)
@@ -355,10 +426,12 @@ class TrainingProcess:
         payload = {"step": config.steps, "state": self.job.state_dict(), "rng": capture_rng(self.cuda)}
         save_atomically(path, payload, durable=False)  # read by the parent, not a checkpoint
         peak_device = int(torch.cuda.max_memory_allocated(self.device)) if self.cuda else None
+        probe = live_digests(self.job, self.cuda)
         self.channel.send(
             DONE,
             step=config.steps,
             final_state=str(path),
+            probe={key: leaf_to_json(leaf) for key, leaf in probe.items()},
             peak_rss_bytes=peak_rss_bytes(),
             peak_device_memory_bytes=peak_device,
         )

@@ -17,7 +17,9 @@ from typing import TextIO
 from spikelint import __version__
 from spikelint.smoke.plan import DEVICE_CHOICES
 from spikelint.smoke.plan import FORMAT_CHOICES
+from spikelint.smoke.plan import RESTART_CHOICES
 from spikelint.smoke.plan import SIGNAL_CHOICES
+from spikelint.smoke.plan import SIGTERM_TARGETS
 from spikelint.smoke.plan import PlanError
 from spikelint.smoke.plan import SmokeOptions
 from spikelint.smoke.plan import make_plan
@@ -78,6 +80,15 @@ def build_parser() -> argparse.ArgumentParser:
                         help="fail (exit 2) when the checkpoint folder is not persistent storage")
     parser.add_argument("--format", choices=FORMAT_CHOICES, default=defaults.format,
                         help="report on standard output: text (default) or the summary JSON")
+    parser.add_argument("--restart", choices=RESTART_CHOICES, default=defaults.restart,
+                        help="fork (default): every run forked from this process, fast; exec: every run in a "
+                             "fresh interpreter, as a real restart")
+    parser.add_argument("--no-exec-check", dest="exec_check", action="store_false",
+                        help="with --restart fork, skip the one resume in a fresh interpreter that catches state "
+                             "drawn at import time or ordered by the string-hash seed")
+    parser.add_argument("--sigterm-to", choices=SIGTERM_TARGETS, default=defaults.sigterm_to,
+                        help="pid (default): SIGTERM to the training process only, as Kubernetes sends it to a "
+                             "container's main process; group: to its whole process group, DataLoader workers too")
     parser.add_argument("--timeout", type=positive_seconds, default=defaults.timeout, metavar="SECONDS",
                         help=f"limit for the whole smoke run (default {defaults.timeout:g} s)")
     return parser
@@ -98,6 +109,9 @@ def options_from_args(args: argparse.Namespace) -> SmokeOptions:
         require_persistent=args.require_persistent,
         format=args.format,
         timeout=args.timeout,
+        restart=args.restart,
+        exec_check=args.exec_check,
+        sigterm_to=args.sigterm_to,
     )
 
 
@@ -140,6 +154,7 @@ def main(
             f"run folder {options.run_dir} already exists; every smoke run needs a new folder", options, stdout, stderr
         )
     import_started = time.monotonic()
+    print(f"spikelint smoke [{import_started - started:6.2f}s] importing torch", file=stderr, flush=True)
     try:
         import torch  # noqa: F401  (the optional extra; imported only now)
     except ImportError:

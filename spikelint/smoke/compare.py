@@ -7,8 +7,12 @@ dtypes without a NumPy equivalent safe; Python floats are hashed through ``float
 
 from __future__ import annotations
 
+import dataclasses
+import enum
+import functools
 import hashlib
 import math
+import types
 from typing import Any
 from typing import Iterator
 from typing import Mapping
@@ -34,20 +38,84 @@ class Difference(NamedTuple):
     detail: str
 
 
-def flatten(value: Any, prefix: str = "") -> Iterator[tuple[str, Any]]:
-    """(dotted key, leaf) pairs in insertion order; containers are walked, everything else is a leaf."""
-    if isinstance(value, Mapping):
-        if not value:
-            yield prefix, {}
-        for key, item in value.items():
-            yield from flatten(item, f"{prefix}.{key}" if prefix else str(key))
-    elif isinstance(value, (list, tuple)):
-        if not value:
-            yield prefix, type(value)()
-        for index, item in enumerate(value):
-            yield from flatten(item, f"{prefix}.{index}" if prefix else str(index))
+MAX_OBJECT_DEPTH = 12
+
+
+def _object_fields(value: Any) -> dict[str, Any] | None:
+    """The fields of a dataclass or plain object (``__dict__``, ``__slots__``), ``None`` for anything else.
+
+    A record the weights-only loader was allowed to rebuild (``torch.serialization.add_safe_globals``)
+    is compared field by field: its type name alone says nothing about its value.
+    """
+    if dataclasses.is_dataclass(value) and not isinstance(value, type):
+        return {field.name: getattr(value, field.name, None) for field in dataclasses.fields(value)}
+    if isinstance(value, enum.Enum):
+        return {"name": value.name, "value": value.value}
+    fields = getattr(value, "__dict__", None)
+    found: dict[str, Any] = dict(fields) if isinstance(fields, dict) else {}
+    for slot in getattr(type(value), "__slots__", ()) or ():
+        if isinstance(slot, str) and hasattr(value, slot) and not slot.startswith("__"):
+            found[slot] = getattr(value, slot)
+    if not found and fields is None:
+        return None
+    return found
+
+
+def _is_opaque(value: Any) -> bool:
+    """Functions, classes, modules: only their identity (a name) is comparable across processes."""
+    return isinstance(value, _OPAQUE_TYPES)
+
+
+_OPAQUE_TYPES = (
+    types.FunctionType, types.BuiltinFunctionType, types.MethodType, functools.partial, type, types.ModuleType
+)
+
+
+def flatten(value: Any, prefix: str = "", _seen: frozenset[int] = frozenset()) -> Iterator[tuple[str, Any]]:
+    """(dotted key, leaf) pairs in insertion order; containers and records are walked, the rest are leaves.
+
+    A container met again below itself (a cycle) is a leaf ``<cycle>`` instead of a recursion.
+    """
+    if isinstance(value, (Mapping, list, tuple)) or _object_fields_candidate(value):
+        if id(value) in _seen or len(_seen) >= MAX_OBJECT_DEPTH:
+            yield prefix, CycleMarker(type(value).__qualname__)
+            return
+        seen = _seen | {id(value)}
+        if isinstance(value, Mapping):
+            items: list[tuple[Any, Any]] = list(value.items())
+        elif isinstance(value, (list, tuple)):
+            items = list(enumerate(value))
+        else:
+            fields = _object_fields(value)
+            if fields is None:
+                yield prefix, value
+                return
+            items = [("__type__", f"{type(value).__module__}.{type(value).__qualname__}"), *fields.items()]
+        if not items:
+            yield prefix, type(value)() if isinstance(value, (Mapping, list, tuple)) else {}
+        for key, item in items:
+            yield from flatten(item, f"{prefix}.{key}" if prefix else str(key), seen)
     else:
         yield prefix, value
+
+
+class CycleMarker(NamedTuple):
+    """Stands for a container that contains itself (compared by its type name)."""
+
+    type_name: str
+
+
+_LEAF_TYPES = (str, bytes, bool, int, float, complex, type(None), np.ndarray, np.generic)
+
+
+def _object_fields_candidate(value: Any) -> bool:
+    if isinstance(value, _LEAF_TYPES) or isinstance(value, (torch.Tensor, CycleMarker)):
+        return False
+    if isinstance(value, (torch.dtype, torch.device, torch.Size)) or _is_opaque(value):
+        return False
+    return dataclasses.is_dataclass(value) or isinstance(value, enum.Enum) or hasattr(value, "__dict__") or bool(
+        getattr(type(value), "__slots__", None)
+    )
 
 
 def tensor_bytes(tensor: torch.Tensor) -> bytes:
@@ -90,8 +158,15 @@ def leaf_digest(value: Any) -> Leaf:
     if isinstance(value, Mapping) or isinstance(value, (list, tuple)):  # an empty container
         name = type(value).__name__
         return Leaf("empty", name, (), _hash(b"empty", name.encode()))
-    # Functions, lambdas and other objects: only their type is comparable across processes.
+    if isinstance(value, CycleMarker):
+        return Leaf("cycle", value.type_name, (), _hash(b"cycle", value.type_name.encode()))
+    if isinstance(value, (torch.dtype, torch.device, torch.Size)):
+        return Leaf("str", "str", (), _hash(b"str", str(value).encode()))
+    # Functions, lambdas and other objects without fields: only their name is comparable across processes.
     name = f"{type(value).__module__}.{type(value).__qualname__}"
+    qualified = getattr(value, "__qualname__", None)
+    if isinstance(qualified, str):
+        name += f":{getattr(value, '__module__', '')}.{qualified}"
     return Leaf("object", name, (), _hash(b"object", name.encode()))
 
 

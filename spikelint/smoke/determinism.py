@@ -8,6 +8,7 @@ CUDA starts, which is why the parent sets it before it forks anything.
 from __future__ import annotations
 
 import os
+import sys
 import time
 from contextlib import contextmanager
 from typing import Any
@@ -28,6 +29,9 @@ def training_environment(environ: Mapping[str, str]) -> dict[str, str]:
         # torch.cuda.is_available() then asks NVML instead of initialising CUDA in the parent,
         # which would make every forked child fail to use the GPU.
         "PYTORCH_NVML_BASED_CUDA_CHECK": "1",
+        # What torch.use_deterministic_algorithms(True) sets in torch.compile's config, read when that
+        # config is imported: the processes then need not import it (1-2 s each) to be deterministic.
+        "TORCHINDUCTOR_DETERMINISTIC": "1",
     }
 
 
@@ -46,10 +50,29 @@ def scoped_environment(environ: MutableMapping[str, str], values: Mapping[str, s
                 environ[name] = value
 
 
-def warm_up_deterministic_mode(torch: Any) -> float:
-    """Pay the one-off import that deterministic mode triggers once, in the parent, before forking.
+def enable_deterministic_algorithms(torch: Any) -> None:
+    """``torch.use_deterministic_algorithms(True)`` without its import of torch.compile's config.
 
-    The parent's own setting is restored so that an in-process caller is left as it was.
+    The public call imports ``torch._inductor.config`` only to set its ``deterministic`` flag;
+    ``TORCHINDUCTOR_DETERMINISTIC=1`` in the environment sets the same flag whenever that config
+    is imported, and a config imported already is set here directly.
+    """
+    setter = getattr(torch._C, "_set_deterministic_algorithms", None)
+    if setter is None:  # another torch: the public call, whatever it costs
+        torch.use_deterministic_algorithms(True)
+        return
+    config = sys.modules.get("torch._inductor.config")
+    if config is not None:
+        config.deterministic = True
+    setter(True, warn_only=False)
+
+
+def warm_up_deterministic_mode(torch: Any) -> float:
+    """Pay, once in the parent before forking, the imports deterministic mode and the optimizers trigger.
+
+    ``torch.use_deterministic_algorithms`` imports torch.compile's config and with it
+    ``torch._dynamo``, which every optimizer imports on first use too: 1-2 s that forked
+    children then share. The parent's own setting is restored for an in-process caller.
     """
     started = time.monotonic()
     previous = torch.are_deterministic_algorithms_enabled()
@@ -73,7 +96,7 @@ def _set_ieee_fp32(torch: Any) -> None:
 
 def apply_deterministic_settings(torch: Any, num_threads: int = NUM_THREADS) -> dict[str, Any]:
     """Called in every training process; returns what was set, for the log."""
-    torch.use_deterministic_algorithms(True)
+    enable_deterministic_algorithms(torch)
     torch.set_num_threads(num_threads)
     torch.backends.cudnn.deterministic = True
     torch.backends.cudnn.benchmark = False

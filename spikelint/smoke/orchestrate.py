@@ -9,8 +9,12 @@ point, damages checkpoints where a variant asks for it, and compares what they r
 
 from __future__ import annotations
 
+import errno
+import json
 import os
 import platform
+import resource
+import sys
 import shutil
 import signal
 import socket
@@ -37,6 +41,7 @@ from spikelint.smoke.child import REFERENCE
 from spikelint.smoke.child import RESUMED
 from spikelint.smoke.child import ChildConfig
 from spikelint.smoke.child import child_target
+from spikelint.smoke.child import config_to_json
 from spikelint.smoke.determinism import NUM_THREADS
 from spikelint.smoke.determinism import scoped_environment
 from spikelint.smoke.determinism import training_environment
@@ -51,6 +56,7 @@ from spikelint.smoke.job import JobSpec
 from spikelint.smoke.job import resolve_job
 from spikelint.smoke.plan import SmokeOptions
 from spikelint.smoke.plan import SmokePlan
+from spikelint.smoke.plan import KILL_BETWEEN
 from spikelint.smoke.plan import VariantSpec
 from spikelint.smoke.preflight import DeviceChoice
 from spikelint.smoke.preflight import PreflightError
@@ -60,13 +66,16 @@ from spikelint.smoke.preflight import resolve_device
 from spikelint.smoke.processes import ProcessGroup
 from spikelint.smoke.processes import frozen_heap
 from spikelint.smoke.processes import launch
+from spikelint.smoke.processes import launch_exec
 from spikelint.smoke.protocol import CHECKPOINT
 from spikelint.smoke.protocol import DONE
 from spikelint.smoke.protocol import ERROR
 from spikelint.smoke.protocol import EXIT_PREEMPTED
+from spikelint.smoke.protocol import HANDLER
 from spikelint.smoke.protocol import HOLD
 from spikelint.smoke.protocol import PREEMPTED
 from spikelint.smoke.protocol import READY
+from spikelint.smoke.protocol import STEP
 from spikelint.smoke.protocol import RESTORED
 from spikelint.smoke.protocol import WRITING
 from spikelint.smoke.report import SCHEMA_NAME
@@ -84,10 +93,33 @@ from spikelint.smoke.runfolder import utc_now
 from spikelint.smoke.runfolder import write_json_atomically
 
 EXIT_SETUP_ERROR = 2
+HEARTBEAT_S = 5.0
+LOG_TAIL_LINES = 8
 
 
 class SetupError(Exception):
     """The smoke test cannot run here (exit 2), raised once a run folder exists."""
+
+
+class StateUnloadable(Exception):
+    """The job's first ``state_dict()`` holds a value the weights-only loader refuses (resume_failed)."""
+
+
+def no_space(error: BaseException) -> bool:
+    return isinstance(error, OSError) and error.errno == errno.ENOSPC
+
+
+def log_tail(path: Path, lines: int = LOG_TAIL_LINES) -> str:
+    """The last lines a process wrote (its stderr and stdout), for a failure message."""
+    try:
+        with open(path, "rb") as handle:
+            handle.seek(0, os.SEEK_END)
+            handle.seek(max(0, handle.tell() - 16384))
+            text = handle.read().decode("utf-8", "replace")
+    except OSError:
+        return ""
+    kept = [line.rstrip() for line in text.splitlines() if line.strip()][-lines:]
+    return " | ".join(kept)
 
 
 def free_loopback_port() -> int:
@@ -138,6 +170,8 @@ class SmokeRun:
         self.reference_device: dict[str, Any] | None = None
         self.reference_settings: dict[str, Any] | None = None
         self.git = git_revision(Path.cwd())
+        self.exec_labels: set[str] = set()  # runs started in a fresh interpreter
+        self.last_heartbeat = time.monotonic()
 
     # ----------------------------------------------------------------- set-up
 
@@ -207,7 +241,8 @@ class SmokeRun:
                 "job": self.job.label if self.job else options.job,
                 "num_threads": NUM_THREADS,
                 "backend": self.backend(),
-                "start_method": "fork before CUDA initialisation",
+                "start_method": "a fresh interpreter per run" if options.restart == "exec"
+                else "fork before CUDA initialisation",
             },
             "seed": options.seed,
             "environment": self.environment,
@@ -236,7 +271,7 @@ class SmokeRun:
             master_port=free_loopback_port() if self.options.nproc > 1 else None,
             seed=self.options.seed,
             steps=self.plan.steps,
-            checkpoint_every=self.plan.checkpoint_every,
+            checkpoint_every=(spec.checkpoint_every if spec else None) or self.plan.checkpoint_every,
             checkpoint_folder=self.checkpoint_root / spec.name if spec else None,
             hold_at_step=spec.hold_at_step if spec and role == INTERRUPTED else None,
             pause_in_write_at_step=spec.pause_in_write_at_step if spec and role == INTERRUPTED else None,
@@ -244,25 +279,75 @@ class SmokeRun:
             final_state_folder=self.folder.final_states,
             job_factory=self.job.factory,
             num_threads=NUM_THREADS,
+            check_weights_only=role == REFERENCE,
+            job_spec=self.options.job,
+            restart="exec" if self.runs_in_exec(label, role, spec) else "fork",
         )
+
+    def runs_in_exec(self, label: str, role: str, spec: VariantSpec | None) -> bool:
+        """``--restart exec``: every run; the fork default: the resume of kill-between-checkpoints."""
+        if self.options.restart == "exec":
+            return True
+        return self.options.exec_check and role == RESUMED and spec is not None and spec.name == KILL_BETWEEN
+
+    def exec_environment(self, label: str) -> dict[str, str]:
+        """The parent's environment, a different string-hash seed, and this spikelint importable."""
+        environment = dict(os.environ)
+        package_root = str(Path(__file__).resolve().parents[2])
+        paths = [package_root] + [p for p in environment.get("PYTHONPATH", "").split(os.pathsep) if p]
+        environment["PYTHONPATH"] = os.pathsep.join(dict.fromkeys(paths))
+        current = environment.get("PYTHONHASHSEED", "")
+        base = int(current) if current.isdigit() else 0
+        environment["PYTHONHASHSEED"] = str((base + 1 + len(self.exec_labels)) % 4294967296)
+        return environment
 
     def start(self, config: ChildConfig) -> ProcessGroup:
         if self.device.type == "cuda" and self.torch.cuda.is_initialized():
             raise SetupError("CUDA was initialised in the parent; the training processes could not use it")
+        log_for = lambda rank: self.folder.log_for(config.label, rank)  # noqa: E731
         try:
-            group = launch(
-                config.label, config.world_size, child_target(config), lambda rank: self.folder.log_for(config.label, rank)
-            )
+            if config.restart == "exec":
+                config_path = self.folder.root / "configs" / f"{config.label}.json"
+                config_path.parent.mkdir(exist_ok=True)
+                write_json_atomically(config_path, config_to_json(config))
+                environment = self.exec_environment(config.label)
+                self.exec_labels.add(config.label)
+
+                def command(rank: int, report_fd: int, control_fd: int, started: float) -> list[str]:
+                    return [sys.executable, "-m", "spikelint.smoke.execchild", str(config_path), str(rank),
+                            str(report_fd), str(control_fd), repr(started)]
+
+                group = launch_exec(config.label, config.world_size, command, log_for, environment)
+            else:
+                group = launch(config.label, config.world_size, child_target(config), log_for)
         except OSError as error:  # fork or pipe refused: out of processes or descriptors
+            if no_space(error):
+                raise
             raise SetupError(f"cannot start a training process: {error}") from None
-        self.journal.event("process_started", run=config.label, role=config.role, pids=[r.pid for r in group.ranks])
+        self.journal.event("process_started", run=config.label, role=config.role, restart=config.restart,
+                           pids=[r.pid for r in group.ranks])
+        if config.restart == "exec":
+            self.journal.progress(f"{config.label}: started in a fresh interpreter (PYTHONHASHSEED "
+                                  f"{environment['PYTHONHASHSEED']})")
         return group
+
+    def heartbeat(self, group: ProcessGroup) -> None:
+        """A line every few seconds while a run is slow: which run, which stage, which step."""
+        now = time.monotonic()
+        if now - self.last_heartbeat < HEARTBEAT_S:
+            return
+        self.last_heartbeat = now
+        steps = [int(m["step"]) for m in group.rank_messages(0, STEP)]
+        ready = bool(group.rank_messages(0, READY))
+        stage = f"step {max(steps)} of {self.plan.steps}" if steps else ("set-up done" if ready else "starting")
+        self.journal.progress(f"{group.name}: still running ({stage})")
 
     def tick(self, group: ProcessGroup) -> Any:
         """Runs on every wake-up of the wait loop: sample the GPU, journal what the children said."""
 
         def on_messages(fresh: list[dict[str, Any]]) -> None:
             self.sampler.poll()
+            self.heartbeat(group)
             for message in fresh:
                 kind = message.get("type")
                 details = {"run": group.name, "rank": message.get("rank")}
@@ -279,6 +364,11 @@ class SmokeRun:
                 elif kind == ERROR:
                     self.journal.event("process_error", **details, stage=message.get("stage"),
                                        message=message.get("message"))
+                    if message.get("no_space"):
+                        raise OSError(errno.ENOSPC, f"{group.name} rank {message.get('rank')}: "
+                                      f"{message.get('message')} (in {message.get('stage')})")
+                elif kind == HANDLER:
+                    self.journal.event("sigterm_handler_replaced", **details, handler=message.get("handler"))
 
         return on_messages
 
@@ -289,6 +379,7 @@ class SmokeRun:
         group.reap(min(self.deadline, time.monotonic() + 30))
         group.close()
         record = record_of(group, timed_out=timed_out)
+        record.restart = "exec" if group.name in self.exec_labels else "fork"
         self.records.append(record)
         self.journal.event("process_ended", run=group.name, exits=[describe_exit(c) for c in record.exit_codes])
         return record
@@ -298,6 +389,7 @@ class SmokeRun:
     def run_reference(self) -> RunRecord:
         self.journal.event("reference_started")
         self.journal.progress(f"reference: training {self.plan.steps} steps uninterrupted")
+        self.last_heartbeat = time.monotonic()
         group = self.start(self.config("reference", REFERENCE, None))
         try:
             finished = self.wait(group, group.exited)
@@ -305,8 +397,14 @@ class SmokeRun:
             group.close()
         record = self.finish_group(group, timed_out=not finished)
         if not record.completed:
+            unloadable = next((e for e in record.errors if e.get("unloadable_key") is not None), None)
+            if unloadable is not None:
+                raise StateUnloadable(str(unloadable.get("message")))
             log = self.folder.log_for("reference", 0)
-            raise SetupError(f"the reference run failed: {record.failure_reason()} (see {log})")
+            tail = log_tail(log)
+            raise SetupError(
+                f"the reference run failed: {record.failure_reason()} (see {log})" + (f"; last output: {tail}" if tail else "")
+            )
         self.check_room_for(record)
         self.reference_device = record.ready[0]["device"] if record.ready[0] else None
         self.reference_settings = record.ready[0].get("settings") if record.ready[0] else None
@@ -359,6 +457,7 @@ class SmokeRun:
                 record = record_of(group, timed_out)
                 interruption.failure = (
                     f"the run to be interrupted never reached step {point}: {record.failure_reason()}"
+                    + self.log_hint(group)
                 )
             elif spec.signal == "SIGTERM":
                 self.preempt(group, interruption)
@@ -385,11 +484,17 @@ class SmokeRun:
         """SIGTERM as a scheduler sends it; the process must checkpoint and exit 143 within the grace period."""
         spec = interruption.spec
         signalled = time.monotonic()
-        group.send_signal(signal.SIGTERM)
+        if self.options.sigterm_to == "group":
+            group.send_signal(signal.SIGTERM)
+            target = "the process group"
+        else:
+            group.signal_ranks(signal.SIGTERM)
+            target = "the training process" if len(group.ranks) == 1 else "each training process"
         group.release()
         interruption.interrupted_at_step = spec.hold_at_step
-        self.journal.event("child_signalled", variant=spec.name, signal="SIGTERM", step=spec.hold_at_step)
-        self.journal.progress(f"{spec.name}: SIGTERM to the process group after step {spec.hold_at_step}")
+        self.journal.event("child_signalled", variant=spec.name, signal="SIGTERM", step=spec.hold_at_step,
+                           to=self.options.sigterm_to)
+        self.journal.progress(f"{spec.name}: SIGTERM to {target} after step {spec.hold_at_step}")
         grace_deadline = min(self.deadline, signalled + measure.SIGTERM_GRACE_PERIOD_S)
         exited = group.wait_until(group.exited, grace_deadline, self.tick(group))
         if not exited:
@@ -406,9 +511,20 @@ class SmokeRun:
         codes = [rank.exit_code for rank in group.ranks]
         if any(code != EXIT_PREEMPTED for code in codes) or len(preempted) < len(group.ranks):
             endings = ", ".join(describe_exit(code) for code in codes)
-            interruption.failure = (
-                f"after SIGTERM the processes ended with {endings} instead of a checkpoint and exit {EXIT_PREEMPTED}"
-            )
+            reason = f"after SIGTERM (to {target}) the process ended with {endings} instead of a checkpoint and exit {EXIT_PREEMPTED}"
+            handler = group.messages(HANDLER)
+            if handler:
+                reason += (
+                    f"; the job replaced the SIGTERM handler with {handler[0].get('handler')} (in "
+                    f"{handler[0].get('stage')}), so its own code ran on SIGTERM: let the handler only set a flag, "
+                    f"then checkpoint at the next step boundary and exit {EXIT_PREEMPTED}"
+                )
+            errors = group.messages(ERROR)
+            if errors:
+                reason += f"; the process reported: {errors[0].get('message')} (in {errors[0].get('stage')})"
+            if any(code == 1 for code in codes) and not errors:
+                reason += "; exit 1 is Python's exit on an uncaught exception"
+            interruption.failure = reason + self.log_hint(group)
             return
         checkpoint_step = int(preempted[0]["step"])
         interruption.checkpoints_before = sorted(set(interruption.checkpoints_before) | {checkpoint_step})
@@ -419,6 +535,11 @@ class SmokeRun:
             f"{interruption.sigterm_exit_s:.3f} s after SIGTERM"
         )
 
+    def log_hint(self, group: ProcessGroup) -> str:
+        log = self.folder.log_for(group.name, 0)
+        tail = log_tail(log)
+        return f"; last lines of {log.name}: {tail}" if tail else ""
+
     def truncate_newest(self, spec: VariantSpec, interruption: Interruption) -> None:
         """A torn, non-atomic write as another tool would leave it: the loader must refuse it."""
         assert self.checkpoint_root is not None
@@ -427,8 +548,15 @@ class SmokeRun:
             interruption.failure = "no checkpoint on disk to truncate"
             return
         target = newest[0]
-        size = target.path.stat().st_size
-        os.truncate(target.path, size // 2)
+        try:
+            if not target.path.is_file() or target.path.is_symlink():
+                interruption.failure = f"the newest checkpoint {target.path.name} is not a regular file; not truncated"
+                return
+            size = target.path.stat().st_size
+            os.truncate(target.path, size // 2)
+        except OSError as error:
+            interruption.failure = f"could not truncate the newest checkpoint {target.path.name}: {error.strerror}"
+            return
         interruption.damaged_steps.append(target.step)
         self.journal.event("checkpoint_damaged", variant=spec.name, path=str(target.path), step=target.step,
                            size_bytes=size, truncated_to=size // 2)
@@ -451,6 +579,7 @@ class SmokeRun:
             self.journal.progress(f"{spec.name}: resumed from step {restored['step']}, trained to step {self.plan.steps}"
                                   if record.completed else f"{spec.name}: resumed from step {restored['step']}")
         if not record.completed:
+            record.log_tail = log_tail(self.folder.log_for(label, 0))
             self.journal.progress(f"{spec.name}: resume failed: {record.failure_reason()}")
         return record
 
@@ -459,10 +588,14 @@ class SmokeRun:
     def summary(self, reference: RunRecord, results: list[dict[str, Any]], gpu: Any) -> dict[str, Any]:
         verdict = overall_verdict(results)
         failing = [result for result in results if result["verdict"] != analysis.VERIFIED]
+        proved = self.proof_mode(results)
         if failing:
             message = f"{len(failing)} of {len(results)} variants failed; {failing[0]['name']}: {failing[0]['message']}"
+            why = analysis.why_variants_disagree(results)
+            if why:
+                message += f". {why}"
         else:
-            message = f"resume verified bit for bit in all {len(results)} interruption variants"
+            message = f"resume verified bit for bit in all {len(results)} interruption variants ({proved})"
         summary = base_summary(verdict, message)
         sigterm = next((r.get("sigterm") for r in results if r.get("sigterm")), None)
         summary["measurements"] = {
@@ -470,6 +603,7 @@ class SmokeRun:
             "startup": measure.startup_measurements(self.records, self.import_torch_s, self.deterministic_mode_s),
             **measure.step_measurements(reference),
             **measure.memory_measurements(self.records),
+            "parent_peak_host_memory_bytes": int(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss) * 1024,
             "gpu_utilisation": gpu,
             **measure.checkpoint_measurements(self.records),
             "sigterm": measure.sigterm_measurements(
@@ -482,6 +616,15 @@ class SmokeRun:
         if measured and not measured["fits_grace_period"]:
             self.warnings.append("the SIGTERM checkpoint does not fit the 30 s grace period")
         return summary
+
+    def proof_mode(self, results: list[dict[str, Any]]) -> str:
+        """Which kind of restart the verdict rests on."""
+        if self.options.restart == "exec":
+            return "every run in a fresh interpreter"
+        execs = [result["name"] for result in results if result.get("restart") == "exec"]
+        if execs:
+            return f"runs forked from one parent; the {', '.join(execs)} resume in a fresh interpreter"
+        return "every run forked from one parent: import-time and string-hash state were shared, see --restart exec"
 
     def decorate(self, summary: dict[str, Any]) -> dict[str, Any]:
         """Identity, device, plan and storage: known for every outcome once the folder exists."""
@@ -499,6 +642,9 @@ class SmokeRun:
             "seed": self.options.seed,
             "nproc": self.options.nproc,
             "variants": [spec.name for spec in self.plan.variants],
+            "restart": self.options.restart,
+            "exec_check": self.options.exec_check and self.options.restart == "fork",
+            "sigterm_to": self.options.sigterm_to,
         }
         summary["storage"] = self.storage._asdict() if self.storage else None
         summary["warnings"] = list(self.warnings) + summary["warnings"]
@@ -521,6 +667,19 @@ class SmokeRun:
         summary["measurements"]["total_wall_s"] = time.monotonic() - self.started
         return summary
 
+    def unloadable(self, message: str) -> dict[str, Any]:
+        """Found on the reference's first state_dict(): no checkpoint of this job could ever be resumed."""
+        self.sampler.stop()
+        self.sampler = NoSampler()
+        self.journal.progress(f"resume failed: {message}")
+        summary = base_summary(analysis.RESUME_FAILED, (
+            f"{message}; every checkpoint would be refused, so no interruption was run: store NumPy arrays as "
+            "tensors, versions as strings, or register the type with torch.serialization.add_safe_globals"
+        ))
+        summary["errors"] = [message]
+        summary["measurements"]["total_wall_s"] = time.monotonic() - self.started
+        return summary
+
     def execute(self, keep_heap_frozen: bool) -> dict[str, Any]:
         try:
             self.prepare()
@@ -528,6 +687,14 @@ class SmokeRun:
                 summary = self.interrupt_resume_compare()
         except SetupError as error:
             summary = self.failed(str(error))
+        except StateUnloadable as error:
+            summary = self.unloadable(str(error))
+        except OSError as error:
+            if not no_space(error):
+                self.journal.log_traceback()
+                summary = self.failed(f"internal error: {type(error).__name__}: {error} (traceback in logs/spikelint.log)")
+            else:
+                summary = self.failed(f"no space left on device: {error.strerror or error}")
         except Exception as error:  # a defect in spikelint: report it like a setup error, keep the traceback
             self.journal.log_traceback()
             summary = self.failed(f"internal error: {type(error).__name__}: {error} (traceback in logs/spikelint.log)")

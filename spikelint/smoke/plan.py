@@ -6,6 +6,7 @@ The plan is computed before anything expensive starts, so that impossible combin
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass
 from typing import NamedTuple
 
@@ -17,6 +18,10 @@ KILL_BETWEEN = "kill-between-checkpoints"
 KILL_DURING_WRITE = "kill-during-write"
 TRUNCATED_NEWEST = "truncated-newest"
 SIGTERM_PREEMPTION = "sigterm"
+KILL_OFF_PERIOD = "kill-off-period"
+RESTART_CHOICES = ("fork", "exec")
+SIGTERM_TARGETS = ("pid", "group")
+OFF_PERIOD_INTERVALS = (3, 5, 7)  # odd, so resume points miss accumulation windows of 2, 4, 8, 16
 
 MAX_SEED = 2**31 - 1 - 1024  # numpy seeds must stay below 2**32 even after adding the rank
 MAX_NPROC = 64
@@ -43,6 +48,9 @@ class SmokeOptions:
     require_persistent: bool = False
     format: str = "text"
     timeout: float = 600.0
+    restart: str = "fork"  # fork: every run forked from this parent; exec: a fresh interpreter each
+    exec_check: bool = True  # with fork: one resume in a fresh interpreter, to catch import-time state
+    sigterm_to: str = "pid"  # pid: the training process only, as Kubernetes does; group: every process
 
 
 class VariantSpec(NamedTuple):
@@ -55,6 +63,7 @@ class VariantSpec(NamedTuple):
     pause_in_write_at_step: int | None  # the child stops half-way through this checkpoint
     truncate_newest: bool  # the parent damages the newest checkpoint before the resume
     expected_resume_step: int
+    checkpoint_every: int | None = None  # a variant's own interval (None: the plan's)
 
 
 class SmokePlan(NamedTuple):
@@ -90,6 +99,10 @@ def _check_ranges(options: SmokeOptions) -> None:
         raise PlanError(f"--device must be one of {', '.join(DEVICE_CHOICES)}")
     if options.signal not in SIGNAL_CHOICES:
         raise PlanError(f"--signal must be one of {', '.join(SIGNAL_CHOICES)}")
+    if options.restart not in RESTART_CHOICES:
+        raise PlanError(f"--restart must be one of {', '.join(RESTART_CHOICES)}")
+    if options.sigterm_to not in SIGTERM_TARGETS:
+        raise PlanError(f"--sigterm-to must be one of {', '.join(SIGTERM_TARGETS)}")
     if options.format not in FORMAT_CHOICES:
         raise PlanError(f"--format must be one of {', '.join(FORMAT_CHOICES)}")
     if options.steps < 2:
@@ -167,6 +180,9 @@ def make_plan(options: SmokeOptions) -> SmokePlan:
                 expected_resume_step=last_checkpoint - every,
             ),
         ]
+    off_period = off_period_variant(options.steps, every) if need_kill else None
+    if off_period is not None:
+        variants.append(off_period)
     if options.signal in ("term", "both"):
         variants.append(
             VariantSpec(
@@ -180,10 +196,44 @@ def make_plan(options: SmokeOptions) -> SmokePlan:
             )
         )
     checkpoints = range(every, options.steps + 1, every)
+    extra = {off_period.expected_resume_step, off_period.hold_at_step or 0} if off_period else set()
     return SmokePlan(
         steps=options.steps,
         checkpoint_every=every,
         kill_at_step=kill_at,
         variants=tuple(variants),
-        probe_steps=frozenset(checkpoints) | {kill_at},
+        probe_steps=frozenset(checkpoints) | {kill_at} | (extra - {0}),
     )
+
+
+def off_period_variant(steps: int, every: int) -> VariantSpec | None:
+    """A SIGKILL with an odd checkpoint interval, resuming from an odd step that no period shares.
+
+    Checkpoints every ``--checkpoint-every`` steps land where a job's own period (gradient
+    accumulation, a logging or EMA interval) often lands too, so state that lives only inside
+    that period is never lost there; this variant resumes from a step that is a multiple of
+    neither ``--checkpoint-every`` nor 2.
+    """
+    for interval in OFF_PERIOD_INTERVALS:
+        if interval == every or math.gcd(interval, every) != 1 and every != 1:
+            continue
+        candidates = [
+            step for step in range(interval, steps - 1, interval)
+            if step % 2 and (every == 1 or step % every) and step + 1 < steps
+        ]
+        if not candidates:
+            continue
+        target = steps * 2 // 5
+        resume = min(candidates, key=lambda step: (abs(step - target), step))
+        return VariantSpec(
+            KILL_OFF_PERIOD,
+            "SIGKILL",
+            f"SIGKILL at step {resume + 1} with a checkpoint every {interval} steps, so the resume starts at "
+            f"step {resume}, off the period of --checkpoint-every {every} and of any even accumulation window",
+            hold_at_step=resume + 1,
+            pause_in_write_at_step=None,
+            truncate_newest=False,
+            expected_resume_step=resume,
+            checkpoint_every=interval,
+        )
+    return None

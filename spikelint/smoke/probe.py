@@ -5,12 +5,17 @@ the same step; a piece that differs there is a piece the checkpoint does not car
 ``load_state_dict`` does not restore), which names the culprit — optimizer, scheduler, RNG,
 data position — before its effect shows up steps later in the losses.
 
-The walk looks at the job object's own attributes (one level) and the process-wide RNGs.
+The walk goes through the job object's attributes, nested dicts, lists, dataclasses and the
+job's own objects, and the process-wide RNGs; a module's ``.grad`` tensors and a DataLoader
+iterator's worker seed are pieces of their own.
 """
 
 from __future__ import annotations
 
+import dataclasses
+import functools
 import random
+import types
 from typing import Any
 from typing import Callable
 
@@ -32,6 +37,12 @@ DATA_POSITION = "data position"
 RNG = "rng"
 COUNTERS = "counters"
 TENSORS = "tensors"
+GRADIENTS = "gradients"
+WORKER_RNG = "worker rng"
+VALUES = "values"
+# Python floats and strings beside the training state (timers, last loss for logging): a difference
+# in them alone is latent, reported but not a failed resume.
+LATENT_PIECES = frozenset({VALUES})
 
 
 def _generator_state(generator: Any) -> Any:
@@ -97,22 +108,118 @@ def classify(value: Any) -> tuple[str, Callable[[Any], Any]] | None:
     return None
 
 
-def live_state(job: Any, include_cuda: bool) -> dict[str, Any]:
-    """``{"rng:python": ..., "optimizer:opt": ..., ...}``: piece and attribute name per entry."""
-    state: dict[str, Any] = {f"{RNG}:{name}": value for name, value in capture_rng(include_cuda).items()}
-    attributes = dict(getattr(job, "__dict__", {}))
-    if isinstance(job, torch.nn.Module):  # a job that is itself a module keeps children in _modules
-        attributes.update(job._modules)
-    for name, value in sorted(attributes.items()):
+MAX_DEPTH = 6
+MAX_ENTRIES = 4000
+# Objects of these packages are infrastructure (loggers, threads, files), not training state.
+_NOT_STATE_PACKAGES = frozenset({
+    "abc", "asyncio", "builtins", "concurrent", "functools", "io", "_io", "logging", "multiprocessing",
+    "numpy", "pathlib", "queue", "re", "selectors", "socket", "subprocess", "tempfile", "threading", "torch",
+    "types", "typing", "weakref", "_thread", "_weakref", "argparse", "contextlib",
+})
+_SCALARS = (bool, int, float, str, bytes, type(None))
+
+
+def _walkable(value: Any) -> bool:
+    """A record whose fields are state: a dataclass or an object of the job's own (or a framework's) classes."""
+    if isinstance(value, _SCALARS) or isinstance(value, type) or callable(value) and not hasattr(value, "__dict__"):
+        return False
+    if isinstance(value, (types.FunctionType, types.MethodType, types.ModuleType, functools.partial)):
+        return False
+    package = (type(value).__module__ or "").split(".")[0]
+    if package in _NOT_STATE_PACKAGES:
+        return False
+    return dataclasses.is_dataclass(value) or isinstance(getattr(value, "__dict__", None), dict)
+
+
+def _fields(value: Any) -> dict[str, Any]:
+    if dataclasses.is_dataclass(value):
+        return {field.name: getattr(value, field.name, None) for field in dataclasses.fields(value)}
+    fields = dict(vars(value))
+    if isinstance(value, torch.nn.Module):
+        fields.update(value._modules)
+    return fields
+
+
+def _only_leaves(items: list[Any]) -> bool:
+    return all(isinstance(item, _SCALARS) or isinstance(item, torch.Tensor) for item in items)
+
+
+def _component(name: Any) -> str:
+    """A path component without the dots that separate a piece from the leaves inside it."""
+    return str(name).replace(".", "_").replace(":", "_")
+
+
+class _Walker:
+    """Depth-first over the job's attributes, with cycle detection and a bound on the entries."""
+
+    def __init__(self) -> None:
+        self.state: dict[str, Any] = {}
+        self.seen: set[int] = set()
+
+    def add(self, piece: str, path: str, value: Any) -> None:
+        if len(self.state) < MAX_ENTRIES:
+            self.state[f"{piece}:{path}"] = value
+
+    def classified(self, value: Any, path: str) -> bool:
         found = classify(value)
         if found is None:
-            continue
+            return False
         piece, read = found
         try:
-            state[f"{piece}:{name}"] = read(value)
+            self.add(piece, path, read(value))
         except Exception as error:  # a half-built object: record that it could not be read
-            state[f"{piece}:{name}"] = f"unreadable: {type(error).__name__}"
-    return state
+            self.add(piece, path, f"unreadable: {type(error).__name__}")
+        if isinstance(value, torch.nn.Module):
+            grads = {name: p.grad for name, p in value.named_parameters() if p.grad is not None}
+            self.add(GRADIENTS, path, grads)
+        if isinstance(value, _BaseDataLoaderIter):
+            self.add(WORKER_RNG, path, {"base_seed": int(getattr(value, "_base_seed", 0))})
+        return True
+
+    def walk(self, value: Any, path: str, depth: int) -> None:
+        if id(value) in self.seen or depth > MAX_DEPTH or len(self.state) >= MAX_ENTRIES:
+            return
+        if self.classified(value, path):
+            return
+        if isinstance(value, float):
+            self.add(VALUES, path, value)
+            return
+        if isinstance(value, (str, bytes, bool, type(None))):
+            return
+        if isinstance(value, (dict, list, tuple)):
+            items = list(value.values() if isinstance(value, dict) else value)
+            if not items:
+                return
+            if _only_leaves(items):
+                piece = TENSORS if any(isinstance(item, torch.Tensor) for item in items) else VALUES
+                self.add(piece, path, value)
+                return
+            self.seen.add(id(value))
+            pairs = value.items() if isinstance(value, dict) else enumerate(value)
+            for key, item in pairs:
+                self.walk(item, f"{path}/{_component(key)}", depth + 1)
+            return
+        if _walkable(value):
+            self.seen.add(id(value))
+            for name, item in sorted(_fields(value).items(), key=lambda pair: str(pair[0])):
+                self.walk(item, f"{path}/{_component(name)}", depth + 1)
+
+
+def live_state(job: Any, include_cuda: bool) -> dict[str, Any]:
+    """``{"rng:python": ..., "optimizer:opt": ..., "counters:state/global_step": ...}``.
+
+    Each entry is a piece and the attribute path under the job where it lives: the walk goes
+    through dicts, lists, dataclasses and the job's own objects (callbacks, a trainer state,
+    an accelerator's registered objects), so state nested below the first level is seen too.
+    """
+    walker = _Walker()
+    for name, value in capture_rng(include_cuda).items():
+        walker.add(RNG, name, value)
+    walker.seen.add(id(job))
+    attributes = _fields(job) if hasattr(job, "__dict__") or dataclasses.is_dataclass(job) else {}
+    for name, value in sorted(attributes.items(), key=lambda pair: str(pair[0])):
+        walker.walk(value, _component(name), 1)
+    return walker.state
 
 
 def live_digests(job: Any, include_cuda: bool) -> dict[str, Leaf]:
@@ -129,4 +236,9 @@ def describe_piece(piece_key: str) -> str:
     piece, _, name = piece_key.partition(":")
     if piece == RNG and name in ("python", "numpy", "torch", "cuda"):
         return f"{RNG} ({name} global)"
-    return f"{piece} (job.{name})"
+    where = "job." + name.replace("/", ".")
+    if piece == GRADIENTS:
+        return f"{piece} ({where} .grad, accumulated between optimizer steps)"
+    if piece == WORKER_RNG:
+        return f"{piece} ({where} DataLoader worker seed, drawn from the loader generator at iter())"
+    return f"{piece} ({where})"

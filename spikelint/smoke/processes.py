@@ -13,6 +13,7 @@ import io
 import os
 import select
 import signal
+import subprocess
 import sys
 import time
 import traceback
@@ -204,6 +205,20 @@ class ProcessGroup:
         except ProcessLookupError:
             pass
 
+    def signal_ranks(self, signum: int) -> None:
+        """Signal each training process only, as Kubernetes signals a container's main process.
+
+        DataLoader workers and other helpers of the job are left to their parent, which must
+        shut them down itself; signalling the group would kill them inside the preemption
+        checkpoint.
+        """
+        for rank in self.ranks:
+            if rank.exit_code is None:
+                try:
+                    os.kill(rank.pid, signum)
+                except ProcessLookupError:
+                    pass
+
     def release(self) -> None:
         """Tell held or paused ranks to go on."""
         for rank in self.ranks:
@@ -251,6 +266,37 @@ def frozen_heap(keep_frozen: bool) -> Iterator[None]:
     finally:
         if not keep_frozen:
             gc.unfreeze()
+
+
+def launch_exec(
+    name: str, world_size: int, command_for: Callable[[int, int, int, float], list[str]],
+    log_path_for: Callable[[int], Path], environment: dict[str, str],
+) -> ProcessGroup:
+    """Start ``world_size`` ranks as fresh interpreters in a new process group led by rank 0.
+
+    ``command_for(rank, report_fd, control_fd, started)`` is the argument vector; the two
+    pipe ends are passed to the new process under the same numbers.
+    """
+    ranks: list[RankProcess] = []
+    group_leader = 0
+    for rank in range(world_size):
+        report_read, report_write = os.pipe()
+        control_read, control_write = os.pipe()
+        started = time.monotonic()
+        try:
+            with open(log_path_for(rank), "ab") as log:
+                process = subprocess.Popen(
+                    command_for(rank, report_write, control_read, started),
+                    stdin=subprocess.DEVNULL, stdout=log, stderr=log, pass_fds=(report_write, control_read),
+                    process_group=group_leader, env=environment,
+                )
+        finally:
+            os.close(report_write)
+            os.close(control_read)
+        if rank == 0:
+            group_leader = process.pid
+        ranks.append(RankProcess(rank, process.pid, report_read, control_write, started))
+    return ProcessGroup(name, ranks, group_leader)
 
 
 def launch(name: str, world_size: int, target: ChildTarget, log_path_for: Callable[[int], Path]) -> ProcessGroup:

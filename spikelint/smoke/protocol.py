@@ -22,6 +22,7 @@ RESTORED = "restored"
 PREEMPTED = "preempted"
 DONE = "done"
 ERROR = "error"
+HANDLER = "handler"  # the job replaced the SIGTERM handler
 
 RELEASE = b"go\n"
 EXIT_PREEMPTED = 143  # 128 + SIGTERM, what Kubernetes and Lightning expect after a graceful stop

@@ -115,15 +115,22 @@ class Journal:
         if self._events is None:
             return
         record = {"time": utc_now(), "elapsed_s": round(self.elapsed(), 4), "event": name, **details}
-        self._events.write(json.dumps(record, default=str) + "\n")
-        self._events.flush()
+        try:
+            self._events.write(json.dumps(record, default=str) + "\n")
+            self._events.flush()
+        except OSError as error:  # a full disk: say so once on stderr, keep running to a clean verdict
+            self._events = None
+            self.progress(f"warning: events.jsonl can no longer be written: {error.strerror or error}")
 
     def progress(self, message: str) -> None:
         line = f"spikelint smoke [{self.elapsed():6.2f}s] {message}"
         print(line, file=self._stderr, flush=True)
         if self._log is not None:
-            self._log.write(line + "\n")
-            self._log.flush()
+            try:
+                self._log.write(line + "\n")
+                self._log.flush()
+            except OSError:
+                self._log = None
 
     def log_traceback(self) -> None:
         if self._log is not None:
@@ -133,7 +140,10 @@ class Journal:
     def close(self) -> None:
         for handle in (self._events, self._log):
             if handle is not None:
-                handle.close()
+                try:
+                    handle.close()
+                except OSError:
+                    pass
 
 
 def python_version() -> str:

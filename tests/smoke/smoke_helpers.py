@@ -31,9 +31,15 @@ def user_job(factory: str) -> str:
     return f"{USER_JOBS}:{factory}"
 
 
-def run_smoke(run_dir: Path, *options: str) -> SmokeResult:
-    """The smoke test in-process (children are forked from here), output captured."""
+def run_smoke(run_dir: Path, *options: str, exec_check: bool = False) -> SmokeResult:
+    """The smoke test in-process (children are forked from here), output captured.
+
+    The fresh-interpreter resume of the fork default costs seconds of ``import torch``; tests
+    that are about something else leave it out (``--no-exec-check``), the ones about it ask for it.
+    """
     stdout, stderr = io.StringIO(), io.StringIO()
     argv = ["--device", "cpu", "--run-dir", str(run_dir), *options]
+    if not exec_check and "--restart" not in options:
+        argv.append("--no-exec-check")
     code = main(argv, stdout=stdout, stderr=stderr, process_exits=False)
     return SmokeResult(code, stdout.getvalue(), stderr.getvalue(), run_dir)

@@ -40,13 +40,20 @@ def checked_summary(result: SmokeResult) -> dict[str, Any]:
 
 
 def test_builtin_job_resumes_bit_for_bit_after_every_interruption(tmp_path: Path) -> None:
-    result = run_smoke(tmp_path / "run")
+    result = run_smoke(tmp_path / "run", exec_check=True)
     summary = checked_summary(result)
     assert summary["verdict"] == "verified", result.stdout
     variants = {variant["name"]: variant for variant in summary["variants"]}
     assert {name: v["resumed_from_step"] for name, v in variants.items()} == {
-        "kill-between-checkpoints": 24, "kill-during-write": 20, "truncated-newest": 20, "sigterm": 26,
+        "kill-between-checkpoints": 24, "kill-during-write": 20, "truncated-newest": 20, "kill-off-period": 15,
+        "sigterm": 26,
     }
+    assert {name: v["restart"] for name, v in variants.items()} == {
+        "kill-between-checkpoints": "exec", "kill-during-write": "fork", "truncated-newest": "fork",
+        "kill-off-period": "fork", "sigterm": "fork",
+    }
+    assert "the kill-between-checkpoints resume in a fresh interpreter" in summary["message"]
+    assert summary["plan"]["restart"] == "fork" and summary["plan"]["exec_check"] is True
     for variant in variants.values():
         assert variant["verdict"] == "verified" and variant["leaves_compared"] > 50
         assert variant["losses"]["equal"] and variant["data_position"]["equal"]
@@ -65,9 +72,9 @@ def test_builtin_job_resumes_bit_for_bit_after_every_interruption(tmp_path: Path
     assert measurements["data_wait_s"] >= 0 and measurements["compute_s"] > 0
     assert measurements["checkpoint_size_bytes"] > 0 and measurements["checkpoint_write_s"]["count"] > 10
     assert measurements["checkpoint_read_s"]["count"] == 4
-    assert measurements["peak_host_memory_bytes"] > 0
+    assert measurements["peak_host_memory_bytes"] > 0 and measurements["parent_peak_host_memory_bytes"] > 0
     assert measurements["peak_device_memory_bytes"] == measurements["gpu_utilisation"] == "not available"
-    assert measurements["startup"]["processes"] == 9
+    assert measurements["startup"]["processes"] == 11
     assert summary["checkpoints_kept"] is False and not (tmp_path / "run" / "checkpoints").exists()
 
     manifest = json.loads((tmp_path / "run" / "manifest.json").read_text())
@@ -82,7 +89,7 @@ def test_builtin_job_resumes_bit_for_bit_after_every_interruption(tmp_path: Path
                   "child_preempted", "checkpoint_damaged", "resumed", "compared", "finished"):
         assert phase in events
     logs = sorted(path.name for path in (tmp_path / "run" / "logs").iterdir())
-    assert len([name for name in logs if name.endswith(".rank0.log")]) == 9 and "spikelint.log" in logs
+    assert len([name for name in logs if name.endswith(".rank0.log")]) == 11 and "spikelint.log" in logs
     assert "SIGKILL" in result.stderr and "SIGTERM" in result.stderr and "resumed from step 24" in result.stderr
     assert result.stdout.startswith("spikelint smoke: VERIFIED")
 
@@ -161,7 +168,7 @@ def test_every_checkpoint_damaged_means_resume_failed(tmp_path: Path, monkeypatc
     assert summary["verdict"] == "resume_failed"
     verdicts = {variant["name"]: variant["verdict"] for variant in summary["variants"]}
     assert verdicts == {"kill-between-checkpoints": "verified", "kill-during-write": "verified",
-                        "truncated-newest": "resume_failed"}
+                        "truncated-newest": "resume_failed", "kill-off-period": "verified"}
     damaged = summary["variants"][2]
     assert "no checkpoint could be loaded" in damaged["message"]
     assert [item["step"] for item in damaged["refused_checkpoints"]] == [12, 8]

@@ -65,7 +65,10 @@ def test_builtin_job_state_round_trips_bit_for_bit(restore_global_rng: object) -
     resumed = TinyJob(total_steps=30)
     resumed.setup("cpu", seed=3)
     resumed.load_state_dict(saved)
-    assert compare_digests(live_digests(trained, False), live_digests(resumed, False)) == []
+    # Right after loading, only what the next step overwrites differs: the stale gradients of the last
+    # backward and the last step's bookkeeping (indices, data wait).
+    stale = {piece_of(d.key) for d in compare_digests(live_digests(trained, False), live_digests(resumed, False))}
+    assert stale == {"gradients:model", "values:_last/0", "values:_last/1"}
     losses = [(trained.train_step(), trained.step_info()["indices"]) for _ in range(5)]
     restore_rng(saved["rng"])  # both jobs share this process's generators
     assert [(resumed.train_step(), resumed.step_info()["indices"]) for _ in range(5)] == losses
