@@ -379,7 +379,8 @@ def analyse_variant(
     blamed = [piece for piece in not_restored if piece["where"] in end_wheres] + (
         [piece for piece in overwritten if piece["piece"] not in (GRADIENTS, *LATENT_PIECES)] if failing else []
     )
-    not_restored = blamed + [piece for piece in at_end if piece["where"] not in restore_wheres]
+    later = [piece for piece in at_end if piece["where"] not in restore_wheres]
+    not_restored = blamed
     if failing:
         overwritten = [piece for piece in overwritten if piece not in blamed]
     if volatile:
@@ -399,7 +400,8 @@ def analyse_variant(
         "first_differing_step": loss_divergence,
     }
     result["data_position"] = _merge_positions(positions)
-    result["restore_check"] = {"checked": checked or end_checked, "step": resume_step, "not_restored": not_restored}
+    result["restore_check"] = {"checked": checked or end_checked, "step": resume_step, "not_restored": not_restored,
+                               "differs_at_end": later}
     divergences = [step for step in (loss_divergence, index_divergence) if step is not None]
     result["first_divergent_step"] = min(divergences) if divergences else None
     if before_divergence is not None:
@@ -466,6 +468,9 @@ def _differs_message(result: dict[str, Any], not_restored: list[dict[str, Any]],
             "not restored by the checkpoint: " + ", ".join(piece["where"] for piece in not_restored)
             + f" (differs from the uninterrupted run right after loading step {resume_step})"
         )
+    later = result["restore_check"]["differs_at_end"]
+    if later:
+        parts.append("differs from the uninterrupted run at the end: " + ", ".join(piece["where"] for piece in later))
     if result["differences"]:
         first = result["differences"][0]
         largest = first["max_abs_diff"]

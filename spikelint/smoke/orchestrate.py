@@ -522,6 +522,13 @@ class SmokeRun:
             errors = group.messages(ERROR)
             if errors:
                 reason += f"; the process reported: {errors[0].get('message')} (in {errors[0].get('stage')})"
+                if "DataLoader worker" in str(errors[0].get("message")):
+                    reason += (
+                        "; the DataLoader workers got SIGTERM too and died inside the preemption checkpoint: a "
+                        "scheduler signals only the container's main process (--sigterm-to pid); where the whole "
+                        "group is signalled, ignore SIGTERM in the workers (worker_init_fn: "
+                        "signal.signal(signal.SIGTERM, signal.SIG_IGN))"
+                    )
             if any(code == 1 for code in codes) and not errors:
                 reason += "; exit 1 is Python's exit on an uncaught exception"
             interruption.failure = reason + self.log_hint(group)

@@ -133,17 +133,6 @@ def test_a_job_that_leaves_out_state_fails_naming_the_piece(tmp_path: Path, fact
         assert position["repeated_samples"] > 0 and position["skipped_samples"] > 0
 
 
-def test_a_checkpoint_the_safe_loader_refuses_everywhere_means_resume_failed(tmp_path: Path) -> None:
-    result = run_smoke(tmp_path / "run", *SHORT, "--signal", "kill", "--job", user_job("numpy_in_checkpoint"))
-    summary = checked_summary(result)
-    assert summary["verdict"] == "resume_failed"
-    for variant in summary["variants"]:
-        assert variant["verdict"] == "resume_failed" and "no checkpoint could be loaded" in variant["message"]
-        reasons = [item["reason"] for item in variant["refused_checkpoints"]]
-        assert any("weights_only=True" in reason for reason in reasons)
-        assert all("weights_only=True" in reason or "truncated" in reason for reason in reasons)
-
-
 def test_a_minimal_job_without_optional_methods_is_verified(tmp_path: Path) -> None:
     result = run_smoke(tmp_path / "run", *SHORT, "--job", user_job("minimal"))
     summary = checked_summary(result)
@@ -212,3 +201,138 @@ def test_cuda_run_in_a_fresh_interpreter(tmp_path: Path) -> None:
     assert completed.returncode == summary["exit_code"] == 0, completed.stdout + completed.stderr
     assert summary["device"]["type"] == "cuda"
     assert isinstance(summary["measurements"]["peak_device_memory_bytes"], int)
+
+
+# --- every piece the job holds, not only what state_dict() returns ------------------------------
+
+
+@pytest.mark.parametrize(
+    ("factory", "where"),
+    [
+        ("hand_written_ema", "tensors (job.ema)"),
+        ("averaged_model_ema", "model (job.averaged)"),
+        ("forgotten_scaler", "grad scaler (job.scaler)"),
+        ("nested_counter", "counters (job.state.global_step)"),
+        ("record_not_restored", "counters (job.progress.samples_seen)"),
+    ],
+)
+def test_state_outside_the_checkpoint_fails_with_its_place_named(tmp_path: Path, factory: str, where: str) -> None:
+    """Losses and the saved state can match while what ships (an EMA) or what a longer run needs differs."""
+    result = run_smoke(tmp_path / "run", *SHORT, "--signal", "term", "--job", user_job(factory))
+    summary = checked_summary(result)
+    assert summary["verdict"] == "state_differs", summary["message"]
+    (variant,) = summary["variants"]
+    assert where in variant["message"]
+    assert where in {piece["where"] for piece in variant["restore_check"]["not_restored"]}
+    if factory == "record_not_restored":  # a dataclass in the checkpoint compared field by field
+        assert variant["differences"][0]["key"] == "state.progress.samples_seen"
+    else:
+        assert "latent" in variant["message"] and variant["losses"]["equal"]
+
+
+def test_accumulation_lost_between_windows_is_caught_by_the_off_period_variant(tmp_path: Path) -> None:
+    """--checkpoint-every equal to the accumulation window: only the odd resume point loses the gradients."""
+    result = run_smoke(tmp_path / "run", *SHORT, "--signal", "kill", "--checkpoint-every", "4",
+                       "--job", user_job("dropped_accumulation"))
+    summary = checked_summary(result)
+    assert summary["verdict"] == "state_differs"
+    verdicts = {variant["name"]: variant["verdict"] for variant in summary["variants"]}
+    assert verdicts.pop("kill-off-period") == "state_differs"
+    assert set(verdicts.values()) == {"verified"}
+    off = next(v for v in summary["variants"] if v["name"] == "kill-off-period")
+    assert off["resumed_from_step"] % 2 == 1
+    assert "gradients (job.model .grad" in off["message"]
+    assert "Variants disagree" in summary["message"] and "off the job's period" in summary["message"]
+
+
+def test_non_finite_losses_are_a_failure(tmp_path: Path) -> None:
+    result = run_smoke(tmp_path / "run", *SHORT, "--signal", "term", "--job", user_job("diverging_loss"))
+    summary = checked_summary(result)
+    assert summary["verdict"] == "state_differs"
+    assert "the loss is nan at step 4" in summary["variants"][0]["message"]
+
+
+def test_a_state_the_safe_loader_refuses_is_named_after_the_first_step(tmp_path: Path) -> None:
+    result = run_smoke(tmp_path / "run", *SHORT, "--job", user_job("numpy_in_checkpoint"))
+    summary = checked_summary(result)
+    assert summary["verdict"] == "resume_failed" and summary["variants"] == []
+    assert "'history'" in summary["message"] and "numpy.ndarray" in summary["message"]
+    assert [e["event"] for e in result.events()].count("process_started") == 1  # only the reference ran
+
+
+# --- a real restart ---------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(("factory", "verdict"), [("set_ordered_groups", "resume_failed"),
+                                                   ("import_time_split", "state_differs")])
+def test_state_that_fork_shares_fails_the_resume_in_a_fresh_interpreter(
+    tmp_path: Path, factory: str, verdict: str
+) -> None:
+    result = run_smoke(tmp_path / "run", *SHORT, "--signal", "kill", "--job", user_job(factory), exec_check=True)
+    summary = checked_summary(result)
+    assert summary["verdict"] == verdict
+    by_name = {variant["name"]: variant for variant in summary["variants"]}
+    assert by_name["kill-between-checkpoints"]["restart"] == "exec"
+    assert by_name["kill-between-checkpoints"]["verdict"] == verdict
+    assert all(v["verdict"] == "verified" for name, v in by_name.items() if name != "kill-between-checkpoints")
+    assert "only the resume in a fresh interpreter failed" in summary["message"]
+    assert "fresh interpreter (PYTHONHASHSEED" in result.stderr
+
+
+def test_restart_exec_runs_every_process_in_a_fresh_interpreter(tmp_path: Path) -> None:
+    result = run_smoke(tmp_path / "run", "--steps", "12", "--checkpoint-every", "2", "--kill-at-step", "5",
+                       "--signal", "term", "--restart", "exec")
+    summary = checked_summary(result)
+    assert summary["verdict"] == "verified", summary["message"]
+    assert summary["variants"][0]["restart"] == "exec" and "every run in a fresh interpreter" in summary["message"]
+    assert len(list((tmp_path / "run" / "configs").iterdir())) == 3
+
+
+# --- signals --------------------------------------------------------------------------------------
+
+
+def test_sigterm_with_dataloader_workers_reaches_only_the_training_process(tmp_path: Path) -> None:
+    result = run_smoke(tmp_path / "run", *SHORT, "--signal", "term", "--job", user_job("loader_workers"))
+    summary = checked_summary(result)
+    assert summary["verdict"] == "verified", summary["message"]
+    assert "SIGTERM to the training process" in result.stderr
+    group = run_smoke(tmp_path / "group", *SHORT, "--signal", "term", "--sigterm-to", "group",
+                      "--job", user_job("loader_workers"))
+    failed = checked_summary(group)
+    assert failed["verdict"] == "resume_failed"
+    message = failed["variants"][0]["message"]
+    assert "to the process group" in message and "DataLoader worker" in message and "SIG_IGN" in message
+
+
+def test_a_job_that_replaces_the_sigterm_handler_is_named(tmp_path: Path) -> None:
+    result = run_smoke(tmp_path / "run", *SHORT, "--signal", "term", "--job", user_job("own_sigterm_handler"))
+    summary = checked_summary(result)
+    assert summary["verdict"] == "resume_failed"
+    message = summary["variants"][0]["message"]
+    assert "exit 0 instead of a checkpoint and exit 143" in message
+    assert "replaced the SIGTERM handler with" in message and "OwnSigtermHandler.on_sigterm" in message
+    assert "sys.exit(0)" in message and "last lines of sigterm.interrupted.rank0.log" in message
+
+
+# --- a full disk --------------------------------------------------------------------------------------
+
+
+def test_no_space_left_while_checkpointing_is_a_clean_setup_error(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """ENOSPC in a training process (the forked children inherit the patch) ends the run with exit 2."""
+    import errno
+
+    from spikelint.smoke import child
+
+    original = child.write_checkpoint
+
+    def full_disk(folder: Path, step: int, *args: Any, **kwargs: Any) -> Any:
+        if step >= 8:
+            raise OSError(errno.ENOSPC, "No space left on device", str(folder))
+        return original(folder, step, *args, **kwargs)
+
+    monkeypatch.setattr(child, "write_checkpoint", full_disk)
+    result = run_smoke(tmp_path / "run", *SHORT, "--signal", "kill", "--format", "json")
+    summary = checked_summary(result)
+    assert summary["verdict"] == "setup_error" and result.exit_code == 2
+    assert "no space left on device" in summary["message"] and "checkpoint 8" in summary["message"]
+    assert json.loads(result.stdout)["verdict"] == "setup_error"

@@ -7,11 +7,16 @@ written from scratch, a non-deterministic one, an object that is not a job).
 
 from __future__ import annotations
 
+import dataclasses
 import os
+import random
+import signal
+import sys
 from typing import Any
 
 import numpy as np
 import torch
+from torch.utils.data import DataLoader
 
 from spikelint.smoke.job import TinyJob
 
@@ -142,3 +147,250 @@ def nondeterministic() -> Nondeterministic:
 
 def not_a_job() -> NotAJob:
     return NotAJob()
+
+
+# --- state that only the live-state walk sees -------------------------------------------------
+
+
+class HandWrittenEma(TinyJob):
+    """Keeps an exponential moving average of the weights as plain tensors, and forgets to save it."""
+
+    def setup(self, device: str, seed: int) -> None:
+        super().setup(device, seed)
+        self.ema = {name: p.detach().clone() for name, p in self.model.named_parameters()}
+
+    def train_step(self) -> float:
+        loss = super().train_step()
+        with torch.no_grad():
+            for name, p in self.model.named_parameters():
+                self.ema[name].mul_(0.9).add_(p.detach(), alpha=0.1)
+        return loss
+
+
+class AveragedModelEma(TinyJob):
+    """``torch.optim.swa_utils.AveragedModel`` updated every step, left out of the checkpoint."""
+
+    def setup(self, device: str, seed: int) -> None:
+        super().setup(device, seed)
+        self.averaged = torch.optim.swa_utils.AveragedModel(
+            self.model, multi_avg_fn=torch.optim.swa_utils.get_ema_multi_avg_fn(0.9)
+        )
+
+    def train_step(self) -> float:
+        loss = super().train_step()
+        self.averaged.update_parameters(self.model)
+        return loss
+
+
+class ForgottenScaler(TinyJob):
+    """A GradScaler that never overflows here (fp32 on the CPU): only its growth tracker moves."""
+
+    def setup(self, device: str, seed: int) -> None:
+        super().setup(device, seed)
+        self.scaler = torch.amp.GradScaler("cpu", growth_interval=1000)
+
+    def train_step(self) -> float:
+        if self.batch_in_epoch == len(self.loader):
+            self.epoch += 1
+            self._open_epoch()
+        indices, inputs, targets = next(self.batches)
+        self.batch_in_epoch += 1
+        self.model.train()
+        loss = torch.nn.functional.mse_loss(self.model(inputs), targets)
+        self.optimizer.zero_grad(set_to_none=True)
+        self.scaler.scale(loss).backward()
+        self.scaler.step(self.optimizer)
+        self.scaler.update()
+        self.scheduler.step()
+        self.step += 1
+        self._last = type(self._last)(indices.tolist(), 0.0)
+        return float(loss.item())
+
+
+@dataclasses.dataclass
+class Progress:
+    """A record in the checkpoint that the weights-only loader is allowed to rebuild."""
+
+    samples_seen: int
+    last_epoch: int
+
+
+torch.serialization.add_safe_globals([Progress])
+
+
+class RecordNotRestored(TinyJob):
+    """Saves a dataclass; ``load_state_dict`` restores only one of its fields."""
+
+    def setup(self, device: str, seed: int) -> None:
+        super().setup(device, seed)
+        self.progress = Progress(0, 0)
+
+    def train_step(self) -> float:
+        loss = super().train_step()
+        self.progress.samples_seen += self.batch_size
+        self.progress.last_epoch = self.epoch
+        return loss
+
+    def state_dict(self) -> dict[str, Any]:
+        return {**super().state_dict(), "progress": dataclasses.replace(self.progress)}
+
+    def load_state_dict(self, state: dict[str, Any]) -> None:
+        super().load_state_dict(state)
+        self.progress.last_epoch = state["progress"].last_epoch  # samples_seen forgotten
+
+
+class TrainerState:
+    def __init__(self) -> None:
+        self.global_step = 0
+
+
+class NestedCounter(TinyJob):
+    """The step counter lives one object down (``job.state.global_step``) and is not restored."""
+
+    def setup(self, device: str, seed: int) -> None:
+        super().setup(device, seed)
+        self.state = TrainerState()
+
+    def train_step(self) -> float:
+        self.state.global_step += 1
+        return super().train_step()
+
+
+class DivergingLoss(TinyJob):
+    def train_step(self) -> float:
+        super().train_step()
+        return float("nan") if self.step > 3 else 1.0
+
+
+class DroppedAccumulation(TinyJob):
+    """One micro-batch per call, an optimizer step every 4: neither the gradients nor the micro-step
+    counter are in the checkpoint, which is harmless only at multiples of 4."""
+
+    window = 4
+
+    def setup(self, device: str, seed: int) -> None:
+        super().setup(device, seed)
+        self.micro_step = 0
+
+    def train_step(self) -> float:
+        if self.batch_in_epoch == len(self.loader):
+            self.epoch += 1
+            self._open_epoch()
+        indices, inputs, targets = next(self.batches)
+        self.batch_in_epoch += 1
+        loss = torch.nn.functional.mse_loss(self.model(inputs), targets) / self.window
+        loss.backward()
+        self.micro_step = (self.micro_step + 1) % self.window
+        if self.micro_step == 0:
+            self.optimizer.step()
+            self.optimizer.zero_grad(set_to_none=True)
+        self.scheduler.step()
+        self.step += 1
+        self._last = type(self._last)(indices.tolist(), 0.0)
+        return float(loss.item())
+
+    def state_dict(self) -> dict[str, Any]:
+        return super().state_dict()
+
+    def load_state_dict(self, state: dict[str, Any]) -> None:
+        super().load_state_dict(state)
+        self.micro_step = 0
+        self.optimizer.zero_grad(set_to_none=True)
+
+
+# --- state that only a real restart shows ---------------------------------------------------
+
+_IMPORT_TIME_ORDER = list(range(TinyJob.samples))
+random.Random(int.from_bytes(os.urandom(4), "little")).shuffle(_IMPORT_TIME_ORDER)
+
+
+class ImportTimeSplit(TinyJob):
+    """Holds out samples chosen when the module was imported: a fresh interpreter picks others."""
+
+    def train_step(self) -> float:
+        loss = super().train_step()
+        held_out = torch.tensor(_IMPORT_TIME_ORDER[:4])
+        with torch.no_grad():
+            self.model[0].weight.add_(held_out.float().mean() * 1e-6)
+        return loss
+
+
+class SetOrderedGroups(TinyJob):
+    """Parameter groups built from a set of names: their order follows the string-hash seed."""
+
+    def setup(self, device: str, seed: int) -> None:
+        super().setup(device, seed)
+        named = dict(self.model.named_parameters())
+        groups = [{"params": [named[name]], "lr": 1e-3 * (index + 1)} for index, name in enumerate(set(named))]
+        self.optimizer = torch.optim.AdamW(groups, lr=1e-3)
+        self.scheduler = torch.optim.lr_scheduler.OneCycleLR(self.optimizer, max_lr=0.05, total_steps=self.total_steps)
+
+
+# --- signals -----------------------------------------------------------------------------------
+
+
+class LoaderWorkers(TinyJob):
+    """Two DataLoader worker processes, as most real jobs have."""
+
+    def setup(self, device: str, seed: int) -> None:
+        super().setup(device, seed)
+        self.loader = DataLoader(
+            self.loader.dataset, batch_size=self.batch_size, shuffle=True, generator=self.loader_generator,
+            drop_last=True, num_workers=2,
+        )
+        self._open_epoch()
+
+
+class OwnSigtermHandler(TinyJob):
+    """Installs its own SIGTERM handler that exits at once, without a checkpoint."""
+
+    def setup(self, device: str, seed: int) -> None:
+        super().setup(device, seed)
+        signal.signal(signal.SIGTERM, self.on_sigterm)
+
+    def on_sigterm(self, signum: int, frame: object) -> None:
+        sys.exit(0)
+
+
+def hand_written_ema() -> HandWrittenEma:
+    return HandWrittenEma(TOTAL_STEPS)
+
+
+def averaged_model_ema() -> AveragedModelEma:
+    return AveragedModelEma(TOTAL_STEPS)
+
+
+def forgotten_scaler() -> ForgottenScaler:
+    return ForgottenScaler(TOTAL_STEPS)
+
+
+def record_not_restored() -> RecordNotRestored:
+    return RecordNotRestored(TOTAL_STEPS)
+
+
+def nested_counter() -> NestedCounter:
+    return NestedCounter(TOTAL_STEPS)
+
+
+def diverging_loss() -> DivergingLoss:
+    return DivergingLoss(TOTAL_STEPS)
+
+
+def dropped_accumulation() -> DroppedAccumulation:
+    return DroppedAccumulation(TOTAL_STEPS)
+
+
+def import_time_split() -> ImportTimeSplit:
+    return ImportTimeSplit(TOTAL_STEPS)
+
+
+def set_ordered_groups() -> SetOrderedGroups:
+    return SetOrderedGroups(TOTAL_STEPS)
+
+
+def loader_workers() -> LoaderWorkers:
+    return LoaderWorkers(TOTAL_STEPS)
+
+
+def own_sigterm_handler() -> OwnSigtermHandler:
+    return OwnSigtermHandler(TOTAL_STEPS)
