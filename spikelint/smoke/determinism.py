@@ -63,7 +63,7 @@ def enable_deterministic_algorithms(torch: Any) -> None:
         return
     config = sys.modules.get("torch._inductor.config")
     if config is not None:
-        config.deterministic = True
+        setattr(config, "deterministic", True)
     setter(True, warn_only=False)
 
 

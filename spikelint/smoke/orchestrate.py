@@ -800,7 +800,15 @@ def _run_in_environment(
         smoke = SmokeRun(options, plan, torch, device, folder, run_id, journal, started, import_torch_s, environment)
         journal.event("run_started", run_id=run_id, run_dir=str(folder.root), pid=os.getpid())
         summary = smoke.execute(keep_heap_frozen=process_exits)
-        write_summary(folder, summary, journal)
+        try:
+            write_summary(folder, summary, journal)
+        except OSError as error:  # the verdict still reaches stdout; a full disk is a setup problem
+            if not no_space(error):
+                raise
+            summary = smoke.decorate(setup_error_summary(
+                f"no space left on device while writing {folder.summary}: {error.strerror or error}"
+            ))
+            journal.progress(f"setup error: {summary['message']}")
         journal.event("finished", verdict=summary["verdict"], exit_code=summary["exit_code"])
         journal.progress(f"finished: {summary['verdict']} (exit {summary['exit_code']}), run folder {folder.root}")
     finally:

@@ -8,6 +8,7 @@ process group, so a kill reaches the whole group at once.
 
 from __future__ import annotations
 
+import functools
 import gc
 import io
 import os
@@ -288,7 +289,7 @@ def launch_exec(
                 process = subprocess.Popen(
                     command_for(rank, report_write, control_read, started),
                     stdin=subprocess.DEVNULL, stdout=log, stderr=log, pass_fds=(report_write, control_read),
-                    process_group=group_leader, env=environment,
+                    preexec_fn=functools.partial(os.setpgid, 0, group_leader), env=environment,
                 )
         finally:
             os.close(report_write)

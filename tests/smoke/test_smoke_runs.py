@@ -92,6 +92,7 @@ def test_builtin_job_resumes_bit_for_bit_after_every_interruption(tmp_path: Path
     assert len([name for name in logs if name.endswith(".rank0.log")]) == 11 and "spikelint.log" in logs
     assert "SIGKILL" in result.stderr and "SIGTERM" in result.stderr and "resumed from step 24" in result.stderr
     assert result.stdout.startswith("spikelint smoke: VERIFIED")
+    assert result.stderr.splitlines()[0].endswith("importing torch")  # a line before the slow import
 
 
 def test_two_processes_under_torch_distributed_resume_every_rank(tmp_path: Path) -> None:
@@ -336,3 +337,19 @@ def test_no_space_left_while_checkpointing_is_a_clean_setup_error(tmp_path: Path
     assert summary["verdict"] == "setup_error" and result.exit_code == 2
     assert "no space left on device" in summary["message"] and "checkpoint 8" in summary["message"]
     assert json.loads(result.stdout)["verdict"] == "setup_error"
+
+
+def test_no_space_for_the_summary_still_prints_a_setup_error(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    import errno
+
+    from spikelint.smoke import orchestrate
+
+    def full_disk(*args: Any, **kwargs: Any) -> None:
+        raise OSError(errno.ENOSPC, "No space left on device")
+
+    monkeypatch.setattr(orchestrate, "write_summary", full_disk)
+    result = run_smoke(tmp_path / "run", *SHORT, "--signal", "term", "--format", "json")
+    printed = json.loads(result.stdout)
+    assert result.exit_code == 2 == printed["exit_code"] and printed["verdict"] == "setup_error"
+    assert "no space left on device while writing" in printed["message"]
+    assert validation_errors("smoke-summary.v1.schema.json", printed) == []
