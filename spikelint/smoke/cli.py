@@ -89,6 +89,15 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument("--sigterm-to", choices=SIGTERM_TARGETS, default=defaults.sigterm_to,
                         help="pid (default): SIGTERM to the training process only, as Kubernetes sends it to a "
                              "container's main process; group: to its whole process group, DataLoader workers too")
+    parser.add_argument("--cmd", default=None, metavar="COMMAND",
+                        help="your training command with placeholders {steps} {every} {ckpt} {seed} {resume}, e.g. "
+                             "\"python train.py --max-steps {steps} --save-every {every} --ckpt-dir {ckpt} {resume}\"")
+    parser.add_argument("--resume-arg", default=defaults.resume_arg, metavar="TEXT",
+                        help="what {resume} becomes on a resumed run (default --resume; nothing on a fresh one)")
+    parser.add_argument("--progress-regex", default=defaults.progress_regex, metavar="REGEX",
+                        help="a line of the command's output with the step number in group 1 (default %(default)s)")
+    parser.add_argument("--loss-regex", default=defaults.loss_regex, metavar="REGEX",
+                        help="the loss on a progress line, in group 1 (default %(default)s)")
     parser.add_argument("--timeout", type=positive_seconds, default=defaults.timeout, metavar="SECONDS",
                         help=f"limit for the whole smoke run (default {defaults.timeout:g} s)")
     return parser
@@ -112,6 +121,10 @@ def options_from_args(args: argparse.Namespace) -> SmokeOptions:
         restart=args.restart,
         exec_check=args.exec_check,
         sigterm_to=args.sigterm_to,
+        cmd=args.cmd,
+        resume_arg=args.resume_arg,
+        progress_regex=args.progress_regex,
+        loss_regex=args.loss_regex,
     )
 
 
@@ -153,6 +166,19 @@ def main(
         return fail_setup(
             f"run folder {options.run_dir} already exists; every smoke run needs a new folder", options, stdout, stderr
         )
+    if options.cmd is not None:
+        if options.job is not None:
+            return fail_setup("--cmd and --job exclude each other", options, stdout, stderr)
+        import re
+
+        for flag, pattern in (("--progress-regex", options.progress_regex), ("--loss-regex", options.loss_regex)):
+            try:
+                re.compile(pattern)
+            except re.error as error:
+                return fail_setup(f"{flag} is not a regular expression: {error}", options, stdout, stderr)
+        from spikelint.smoke.commandrun import run_command_smoke
+
+        return run_command_smoke(options, plan, stdout, stderr, started)
     import_started = time.monotonic()
     print(f"spikelint smoke [{import_started - started:6.2f}s] importing torch", file=stderr, flush=True)
     try:

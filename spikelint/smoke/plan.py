@@ -51,6 +51,10 @@ class SmokeOptions:
     restart: str = "fork"  # fork: every run forked from this parent; exec: a fresh interpreter each
     exec_check: bool = True  # with fork: one resume in a fresh interpreter, to catch import-time state
     sigterm_to: str = "pid"  # pid: the training process only, as Kubernetes does; group: every process
+    cmd: str | None = None  # --cmd: the team's own command line with placeholders
+    resume_arg: str = "--resume"
+    progress_regex: str = r"step[=: ](\d+)"
+    loss_regex: str = r"loss[=: ](\S+)"
 
 
 class VariantSpec(NamedTuple):

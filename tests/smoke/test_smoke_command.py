@@ -1,0 +1,49 @@
+"""``spikelint smoke --cmd``: the team's own command, every run a new process, real signals."""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+
+import pytest
+
+pytest.importorskip("torch")
+
+from smoke_helpers import run_smoke  # noqa: E402
+
+from spikelint.schemas import validation_errors  # noqa: E402
+from spikelint.smoke.command import CommandError  # noqa: E402
+from spikelint.smoke.command import expand  # noqa: E402
+
+EXAMPLE = f"{sys.executable} -m spikelint.smoke.example_train --max-steps {{steps}} --save-every {{every}} --ckpt-dir {{ckpt}} {{resume}}"
+
+
+def test_placeholders_expand_per_word_and_an_empty_resume_disappears() -> None:
+    values = {"steps": "20", "every": "4", "ckpt": "/tmp/a b", "seed": "0", "resume": ""}
+    assert expand("python t.py --n {steps} --dir={ckpt} {resume}", values) == ["python", "t.py", "--n", "20", "--dir=/tmp/a b"]
+    assert expand("t {resume}", {**values, "resume": "--resume-from latest"}) == ["t", "--resume-from", "latest"]
+    with pytest.raises(CommandError, match=r"unknown placeholder\(s\) \{step\}"):
+        expand("t {step}", values)
+
+
+def test_a_real_train_py_resume_is_verified_and_a_broken_one_caught(tmp_path: Path) -> None:
+    good = run_smoke(tmp_path / "good", "--steps", "12", "--kill-at-step", "7", "--signal", "term", "--cmd", EXAMPLE)
+    summary = good.summary()
+    assert validation_errors("smoke-summary.v1.schema.json", summary) == []
+    assert good.exit_code == 0 and summary["verdict"] == "verified", summary["message"]
+    (variant,) = summary["variants"]
+    assert variant["resumed_from_step"] == 7 and variant["leaves_compared"] > 20
+    assert "last.pt" in variant["notes"][0] and variant["losses"]["equal"]
+
+    broken = run_smoke(tmp_path / "broken", "--steps", "12", "--checkpoint-every", "2", "--kill-at-step", "5",
+                       "--signal", "term", "--cmd", EXAMPLE + " --forget-optimizer")
+    failed = broken.summary()
+    assert validation_errors("smoke-summary.v1.schema.json", failed) == []
+    assert broken.exit_code == 1 and failed["verdict"] == "state_differs"
+    assert "first differing key" in failed["variants"][0]["message"]
+
+
+def test_a_command_that_never_prints_progress_is_a_setup_error(tmp_path: Path) -> None:
+    result = run_smoke(tmp_path / "run", "--steps", "12", "--signal", "term",
+                       "--cmd", f"{sys.executable} -c pass")
+    assert result.exit_code == 2 and "no line matching --progress-regex" in result.summary()["message"]
