@@ -1,7 +1,9 @@
 #!/usr/bin/env bash
 # The prepared GPU verification of `spikelint smoke` (run once on a machine with NVIDIA GPUs,
 # from the repository root, with torch built for CUDA importable): the default CUDA run, the same
-# under torch.distributed with NCCL when two GPUs are present, and a user job through --job.
+# under torch.distributed with NCCL when two GPUs are present, user jobs through --job (one with
+# DataLoader workers under SIGTERM, one that forgets its EMA), every run in a fresh interpreter,
+# and the example train.py through --cmd.
 # Summaries (JSON) and progress logs go to the folder given as $1 (default ./gpu-check).
 set -uo pipefail
 out=${1:-./gpu-check}
@@ -24,3 +26,8 @@ if [ "$(nvidia-smi -L 2>/dev/null | wc -l)" -ge 2 ]; then
 fi
 run job-verified --job user_jobs:minimal
 run job-no-optimizer --job user_jobs:without_optimizer
+run job-loader-workers --signal term --job user_jobs:loader_workers
+run job-forgotten-ema --signal term --job user_jobs:hand_written_ema
+run restart-exec --signal term --restart exec
+run cmd-example --signal term --steps 12 --kill-at-step 7 \
+  --cmd "python -m spikelint.smoke.example_train --max-steps {steps} --save-every {every} --ckpt-dir {ckpt} {resume}"
