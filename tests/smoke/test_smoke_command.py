@@ -32,7 +32,8 @@ def test_a_real_train_py_resume_is_verified_and_a_broken_one_caught(tmp_path: Pa
     assert validation_errors("smoke-summary.v1.schema.json", summary) == []
     assert good.exit_code == 0 and summary["verdict"] == "verified", summary["message"]
     (variant,) = summary["variants"]
-    assert variant["resumed_from_step"] == 7 and variant["leaves_compared"] > 20
+    # The signal lands when the step line is read: at step 7, or the step after on a busy machine.
+    assert variant["resumed_from_step"] in (7, 8) and variant["leaves_compared"] > 20
     assert "last.pt" in variant["notes"][0] and variant["losses"]["equal"]
 
     broken = run_smoke(tmp_path / "broken", "--steps", "12", "--checkpoint-every", "2", "--kill-at-step", "5",

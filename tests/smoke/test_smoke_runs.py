@@ -178,7 +178,10 @@ def test_an_object_without_the_job_methods_is_a_setup_error(tmp_path: Path) -> N
     assert summary["verdict"] == "setup_error" and "has no train_step" in summary["message"]
 
 
-def test_sigterm_on_a_checkpoint_step_does_not_write_twice(tmp_path: Path) -> None:
+def test_sigterm_on_a_checkpoint_step_does_not_write_twice(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    from spikelint.smoke import orchestrate
+
+    monkeypatch.setattr(orchestrate, "HEARTBEAT_S", 0.0)  # every wake-up of the parent is "slow" here
     checkpoints = tmp_path / "checkpoints"
     result = run_smoke(
         tmp_path / "run", *SHORT, "--signal", "term", "--kill-at-step", "8", "--checkpoint-dir", str(checkpoints)
@@ -189,6 +192,7 @@ def test_sigterm_on_a_checkpoint_step_does_not_write_twice(tmp_path: Path) -> No
     assert variant["resumed_from_step"] == 8 and variant["sigterm"]["checkpoint_write_s"] == 0.0
     assert summary["storage"]["path"] == str(checkpoints) and summary["storage"]["free_bytes"] > 0
     assert checkpoints.is_dir() and list(checkpoints.iterdir()) == []  # its own subfolder, removed when verified
+    assert "reference: still running (" in result.stderr
 
 
 @pytest.mark.skipif(not torch.cuda.is_available(), reason="needs a CUDA device")
