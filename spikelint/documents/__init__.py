@@ -89,8 +89,19 @@ def is_jsonc(path: str) -> bool:
 def _parse_json(document: Document) -> None:
     from spikelint.documents.jsondoc import parse_json
 
+    from spikelint.documents.jsondoc import JsonError
+    from spikelint.documents.jsondoc import parse_json_values
+
     comments = is_jsonc(document.path)
-    document.trees = [parse_json(document.text, comments=comments)] if document.text.strip() else []
+    try:
+        document.trees = [parse_json(document.text, comments=comments)] if document.text.strip() else []
+    except JsonError as error:
+        if "extra data after the top-level value" not in str(error):
+            raise
+        try:  # JSON Lines or concatenated values saved as .json: each value is a document
+            document.trees = parse_json_values(document.text)
+        except JsonError:
+            raise error from None
 
 
 def _parse_toml(document: Document) -> None:

@@ -131,3 +131,17 @@ def test_a_real_error_far_from_the_markup_is_spk001() -> None:
 def test_jinja_values_that_parse_are_checked_as_yaml() -> None:
     text = JOB.replace("name: smoke", "name: '{{ run_name }}'").replace("1.2.3@sha256:" + "ab" * 32, "latest")
     assert (11, "SPK101") in pairs("deploy/job.yaml", text, rule="SPK101")
+
+
+def test_concatenated_json_values_are_documents_not_spk001() -> None:
+    text = '{\n  "file": "a.rst",\n  "status": "broken"\n}\n{\n  "file": "b.rst",\n  "status": "ok"\n}\n'
+    parsed = parse_text(SourceFile("docs/links.json", "docs/links.json", "json"), text)
+    assert parsed.problems == [] and [tree.line for tree in parsed.trees] == [1, 5]
+    broken = text.replace('"ok"\n}', '"ok"\n')
+    assert pairs("docs/links.json", broken, rule="SPK001") == [(5, "SPK001")]
+
+
+def test_a_makefile_with_a_shell_shebang_is_not_a_shell_script() -> None:
+    assert detect_kind("vendor/tool/Makefile", "#!/usr/bin/env bash") == "text"
+    assert detect_kind("build/rules.mk", "#!/bin/bash") == "text"
+    assert detect_kind("scripts/make-release", "#!/usr/bin/env bash") == "shell"
