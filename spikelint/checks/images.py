@@ -197,8 +197,7 @@ def dockerfile_images(document: Document, ctx: CheckContext) -> Iterator[Problem
         where = Located(stage.base, stage.base_line, stage.base_column, stage.base_line,
                         stage.base_column + len(stage.base))
         yield from _dockerfile_reference(where, stage.base, dockerfile.global_args, stage_names, resolve_args,
-                                         ctx.config, {s.index for s in dockerfile.stages if s.index < stage.index},
-                                         reported)
+                                         ctx.config, stage.index, reported)
     for instruction in dockerfile.instructions:
         sources: list[str] = []
         if instruction.keyword in ("COPY", "ADD") and "from" in instruction.flags:
@@ -212,7 +211,7 @@ def dockerfile_images(document: Document, ctx: CheckContext) -> Iterator[Problem
             column = _column_of(document, instruction.line, source, instruction.column)
             where = Located(source, instruction.line, column, instruction.line, column + len(source))
             yield from _dockerfile_reference(where, source, dockerfile.global_args, stage_names, resolve_args,
-                                             ctx.config, set(range(len(dockerfile.stages))), reported)
+                                             ctx.config, len(dockerfile.stages), reported)
 
 
 def _column_of(document: Document, line: int, text: str, default: int) -> int:
@@ -226,9 +225,10 @@ def _column_of(document: Document, line: int, text: str, default: int) -> int:
 
 def _dockerfile_reference(where: Located, written: str, global_args: dict[str, str | None], stage_names: set[str],
                           resolve_args: Callable[[str, dict[str, str | None]], str | None], config: Config,
-                          earlier_stages: set[int], reported: set[tuple[str, ...]]) -> Iterator[Problem]:
+                          earlier_stages: int, reported: set[tuple[str, ...]]) -> Iterator[Problem]:
+    """``earlier_stages``: how many stages precede the reference (``COPY --from=0`` names one of them)."""
     text = written.strip()
-    if text.lower() == "scratch" or text.lower() in stage_names or (text.isdigit() and int(text) in earlier_stages):
+    if text.lower() == "scratch" or text.lower() in stage_names or (text.isdigit() and int(text) < earlier_stages):
         return
     origin = ""
     if "$" in text:
