@@ -34,6 +34,7 @@ NOT_DOCKERFILE_SUFFIXES = frozenset((
     ".cs", ".fs", ".r", ".jl", ".sql", ".snap", ".golden", ".mustache", ".hbs", ".ejs", ".liquid",
 ))
 SHELL_SUFFIXES = (".sh", ".bash")
+MAKEFILE_NAMES = frozenset(("makefile", "gnumakefile"))
 YAML_SUFFIXES = (".yaml", ".yml")
 BINARY_SUFFIXES = frozenset((
     ".png", ".jpg", ".jpeg", ".gif", ".bmp", ".ico", ".webp", ".pdf", ".zip", ".gz", ".tgz",
@@ -84,6 +85,8 @@ def detect_kind(path: str, first_line: str = "") -> str:
         return FileKind.SHELL
     if suffix == ".tar" or lower.endswith((".tar.gz", ".oci.tar")):
         return FileKind.IMAGE
+    if lower in MAKEFILE_NAMES or suffix == ".mk":
+        return FileKind.TEXT  # make syntax, even when a shebang names a shell (recipes are shell, the file is not)
     if first_line.startswith("#!"):
         interpreter = [word for word in first_line[2:].split() if not word.startswith("-")]  # env -S bash
         words = [PurePosixPath(word).name for word in interpreter[:2]]

@@ -16,6 +16,13 @@ DIGEST = re.compile(r"^[a-z0-9]+(?:[.+_-][a-z0-9]+)*:[0-9a-fA-F]{32,}$")
 TAG = re.compile(r"^[\w][\w.-]{0,127}$")
 TEMPLATE_MARKERS = re.compile(r"\$\{|\$\(|\{\{|\$[A-Za-z_]|%\{|<[A-Za-z_-]+>")
 LITERAL_DIGEST = re.compile(r"@[a-z0-9]+(?:[.+_-][a-z0-9]+)*:[0-9a-fA-F]{32,}$")
+# documented stand-ins a user replaces before running: PLACEHOLDER_IMAGE, CHANGE_ME, REPLACE_ME, your-image
+PLACEHOLDER_WORDS = re.compile(r"placeholder|change[_-]?me|replace[_-]?me|your[_-](?:image|registry|repo)",
+                               re.IGNORECASE)
+PLACEHOLDER_HOSTS = ("example.com",)  # RFC 2606 documentation domain: example.com/… is never pulled
+VARIABLE_NAMES = re.compile(r"\$\{\s*([A-Za-z_][A-Za-z0-9_]*)|\$\(\s*([A-Za-z_][A-Za-z0-9_]*)|"
+                            r"\{\{-?\s*([^}]*?)\s*-?\}\}|\$([A-Za-z_][A-Za-z0-9_]*)|%\{([^}]*)\}|<([A-Za-z_-]+)>")
+TAG_SEPARATORS = "-_."
 
 
 class ImageRef(NamedTuple):
@@ -34,6 +41,49 @@ class ImageSyntaxError(ValueError):
 def is_unresolved(text: str) -> bool:
     """A template or variable that cannot be resolved statically."""
     return bool(TEMPLATE_MARKERS.search(text))
+
+
+def is_placeholder(text: str) -> bool:
+    """A documented stand-in (``PLACEHOLDER_IMAGE``, ``CHANGE_ME``, ``example.com/…``), not a real image."""
+    reference = text.strip()
+    if PLACEHOLDER_WORDS.search(reference):
+        return True
+    host = reference.split("/", 1)[0].split(":", 1)[0].lower() if "/" in reference else ""
+    return any(host == name or host.endswith("." + name) for name in PLACEHOLDER_HOSTS)
+
+
+def unresolved_names(text: str) -> tuple[str, ...]:
+    """The variables a reference is built from (``${REGISTRY}/x:${TAG}`` -> REGISTRY, TAG), for one finding each."""
+    names = []
+    for match in VARIABLE_NAMES.finditer(text):
+        name = next(group for group in match.groups() if group is not None)
+        if name not in names:
+            names.append(name)
+    return tuple(names)
+
+
+def mutable_tag_word(tag: str, mutable: frozenset[str], immutable: re.Pattern[str]) -> str | None:
+    """The mutable word a tag floats with: the tag itself, or a prefix/suffix joined by ``-``, ``_`` or ``.``.
+
+    ``latest-gpu``, ``nightly-cu121`` and ``vllm011.latest`` float like ``latest``; a tag whose
+    remainder is itself immutable (``nightly-20240105``, ``12.4.1-devel``) names one build and
+    is left to the version checks.
+    """
+    lowered = tag.lower()
+    if lowered in mutable:
+        return lowered
+    for word in sorted(mutable):
+        if len(lowered) <= len(word) + 1:
+            continue
+        if lowered.startswith(word) and lowered[len(word)] in TAG_SEPARATORS:
+            rest = tag[len(word) + 1:]
+        elif lowered.endswith(word) and lowered[-len(word) - 1] in TAG_SEPARATORS:
+            rest = tag[:-len(word) - 1]
+        else:
+            continue
+        if not immutable.match(rest):
+            return word
+    return None
 
 
 def has_literal_digest(text: str) -> bool:

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from dataclasses import field
+from functools import cached_property
 from typing import Any
 from typing import Iterator
 from typing import Mapping
@@ -182,8 +183,9 @@ class Document:
     def kind(self) -> str:
         return self.source.kind
 
-    @property
+    @cached_property
     def lines(self) -> list[str]:
+        """The text split once: checks ask per workload, and a stream of thousands of objects is one document."""
         return self.text.splitlines()
 
 

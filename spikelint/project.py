@@ -66,6 +66,10 @@ class Project:
         self.resolved.add(best[2].path)
         return self.document(best[2])
 
+    def named(self, name: str) -> list[SourceFile]:
+        """The scanned files called ``name`` (any folder)."""
+        return [source for _, source in self._named(name)]
+
     def _distinctive(self, name: str) -> bool:
         """A file name that identifies one file here: unique, and not a name every project uses."""
         return len(self._named(name)) == 1 and PurePosixPath(name).stem.lower() not in COMMON_CONFIG_STEMS

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import posixpath
 from pathlib import PurePosixPath
 from typing import Callable
 from typing import Iterator
@@ -12,32 +13,54 @@ from spikelint.config import Config
 from spikelint.images import ImageRef
 from spikelint.images import ImageSyntaxError
 from spikelint.images import has_literal_digest
+from spikelint.images import is_placeholder
 from spikelint.images import is_unresolved
+from spikelint.images import mutable_tag_word
 from spikelint.images import parse_image
 from spikelint.images import registry_allowed
+from spikelint.images import unresolved_names
 from spikelint.model import Document
 from spikelint.model import FileKind
 from spikelint.model import Located
 from spikelint.model import Node
 from spikelint.model import Problem
+from spikelint.model import SourceFile
 from spikelint.model import Workload
 from spikelint.model import walk
+from spikelint.project import Project
 
 IMAGE_RULES = ("SPK101", "SPK102", "SPK103", "SPK104")
+# ko builds and pushes these at deploy time and writes the digest-pinned reference in their place
+BUILD_TIME_REFERENCES = ("ko://",)
+KUSTOMIZATION_FILES = ("kustomization.yaml", "kustomization.yml", "Kustomization")
+KUSTOMIZE_INCLUDES = ("resources", "bases", "components", "patches", "patchesStrategicMerge", "patchesJson6902")
 FIX = "pin it by digest (image:tag@sha256:…) or an immutable version tag"
 
 
-def image_problems(where: Located, text: str, config: Config, origin: str = "") -> Iterator[Problem]:
-    """Every image rule for one reference written at ``where`` (``origin`` explains ARG resolution)."""
+def image_problems(where: Located, text: str, config: Config, origin: str = "", *,
+                   reported: set[tuple[str, ...]] | None = None,
+                   overridden: Callable[[ImageRef], bool] | None = None) -> Iterator[Problem]:
+    """Every image rule for one reference written at ``where`` (``origin`` explains ARG resolution).
+
+    ``reported`` holds the variables already reported as SPK104 in this file (one finding per
+    file and variable); ``overridden`` tells whether a kustomize overlay in the tree sets the
+    image's tag, in which case the overlay's ``newTag`` is the one judged.
+    """
     shown = text.strip()
-    if not shown:
+    if not shown or shown.startswith(BUILD_TIME_REFERENCES):
         return
-    if is_unresolved(shown):
+    if is_unresolved(shown) or is_placeholder(shown):
         if has_literal_digest(shown):
             return  # the digest is written out: whatever the variable names, the content is fixed
-        yield Problem.at("SPK104", where, f"image {shown!r} is a template or variable that cannot be resolved "
-                         f"statically, so its immutability cannot be checked — write the reference (with a digest) "
-                         f"or give the variable a pinned default", key=shown)
+        names = unresolved_names(shown) if is_unresolved(shown) else (shown,)
+        if reported is not None:
+            if names in reported:
+                return
+            reported.add(names)
+        what = "a placeholder to replace before use" if is_placeholder(shown) else (
+            "a template or variable that cannot be resolved statically")
+        yield Problem.at("SPK104", where, f"image {shown!r} is {what}, so its immutability cannot be checked — "
+                         f"write the reference (with a digest) or give the variable a pinned default", key=shown)
         return
     try:
         image = parse_image(shown)
@@ -46,15 +69,19 @@ def image_problems(where: Located, text: str, config: Config, origin: str = "") 
     yield from _registry(where, image, config)
     if image.digest:
         return
+    if overridden is not None and overridden(image):
+        return  # a kustomize overlay sets this image's tag: its newTag is reported there
     if image.tag is None:
         yield Problem.at("SPK101", where, f"image {shown!r}{origin} has no tag and no digest, so it means ':latest' "
                          f"and changes whenever someone pushes — {FIX}", key=shown)
         return
-    mutable = {tag.lower() for tag in config.mutable_tags}
-    if image.tag.lower() in mutable:
-        yield Problem.at("SPK101", where, f"image {shown!r}{origin} uses the mutable tag {image.tag!r}, which is "
-                         f"moved to new builds: a retry or a resumed run can start from a different image — {FIX}",
-                         key=shown)
+    word = mutable_tag_word(image.tag, frozenset(tag.lower() for tag in config.mutable_tags),
+                            config.immutable_tag_regex())
+    if word is not None:
+        floats = f"the mutable tag {image.tag!r}" if word == image.tag.lower() else (
+            f"tag {image.tag!r}, a variant of the mutable {word!r}")
+        yield Problem.at("SPK101", where, f"image {shown!r}{origin} uses {floats}, which is moved to new builds: a "
+                         f"retry or a resumed run can start from a different image — {FIX}", key=shown)
     elif not config.immutable_tag_regex().match(image.tag):
         yield Problem.at("SPK102", where, f"image {shown!r}{origin} has tag {image.tag!r}, which is not a full "
                          f"version, commit or date stamp and can float to new builds — add the digest "
@@ -70,10 +97,86 @@ def _registry(where: Located, image: ImageRef, config: Config) -> Iterator[Probl
 
 @check(*IMAGE_RULES, scope="workload")
 def workload_images(workload: Workload, document: Document, ctx: CheckContext) -> Iterator[Problem]:
-    """Images of every container of a workload: main, init and ephemeral."""
+    """Images of every container of a workload: main, init and ephemeral.
+
+    In YAML and JSON the document check below reads every ``image:`` too and reports SPK104
+    once per file and variable, so here it is left to that check.
+    """
+    tree_document = document.kind in (FileKind.YAML, FileKind.JSON)
+    overridden = KustomizeOverrides(ctx.project, document.path) if tree_document else None
     for container in workload.containers:
         if container.image is not None and isinstance(container.image.value, str):
-            yield from image_problems(container.image, container.image.value, ctx.config)
+            for problem in image_problems(container.image, container.image.value, ctx.config, overridden=overridden):
+                if not (tree_document and problem.rule == "SPK104"):
+                    yield problem
+
+
+class KustomizeOverrides:
+    """Whether a kustomization that includes this file sets an image's tag (or digest) by name.
+
+    A base manifest's ``image: controller:latest`` is rewritten by the ``images:`` entry of a
+    kustomization that lists it (directly, or through the bases, components and patches it
+    includes); that ``newTag`` is what runs, so it alone is judged.  Read on first use: most
+    images never need it.
+    """
+
+    def __init__(self, project: Project, path: str) -> None:
+        self.project = project
+        self.path = posixpath.normpath(path)
+        self._names: set[tuple[str, str]] | None = None
+
+    def __call__(self, image: ImageRef) -> bool:
+        if self._names is None:
+            self._names = self._read()
+        return (image.registry, image.repository) in self._names
+
+    def _read(self) -> set[tuple[str, str]]:
+        kustomizations = {posixpath.normpath(source.path): source for name in KUSTOMIZATION_FILES
+                          for source in self.project.named(name)}
+        names: set[tuple[str, str]] = set()
+        for path, source in kustomizations.items():
+            trees = [tree for tree in self.project.document(source).trees if tree.kind == "map"]
+            overrides = {name for tree in trees for name in _tag_overrides(tree)}
+            if overrides and self.path in _included(path, kustomizations, self.project, set()):
+                names |= overrides
+        return names
+
+
+def _tag_overrides(tree: Node) -> Iterator[tuple[str, str]]:
+    images = tree.get("images")
+    for entry in images.value if images is not None and images.kind == "seq" else []:
+        name = entry.scalar("name") if entry.kind == "map" else None
+        if isinstance(name, str) and (entry.scalar("newTag") or entry.scalar("digest")):
+            try:
+                parsed = parse_image(name)
+            except ImageSyntaxError:
+                continue
+            yield parsed.registry, parsed.repository
+
+
+def _included(path: str, kustomizations: dict[str, SourceFile], project: Project, visited: set[str]) -> set[str]:
+    """The files a kustomization builds from: its resources, bases, components and patch files, followed."""
+    if path in visited:
+        return set()
+    visited.add(path)
+    folder = posixpath.dirname(path)
+    found: set[str] = set()
+    for tree in project.document(kustomizations[path]).trees:
+        if tree.kind != "map":
+            continue
+        for key in KUSTOMIZE_INCLUDES:
+            entries = tree.get(key)
+            for entry in entries.value if entries is not None and entries.kind == "seq" else []:
+                target = entry.scalar("path") if entry.kind == "map" else entry.value if entry.kind == "scalar" else None
+                if not isinstance(target, str) or "://" in target:
+                    continue
+                resolved = posixpath.normpath(posixpath.join(folder, target))
+                found.add(resolved)
+                for name in KUSTOMIZATION_FILES:
+                    nested = posixpath.join(resolved, name)
+                    if nested in kustomizations:
+                        found |= _included(nested, kustomizations, project, visited)
+    return found
 
 
 # --------------------------------------------------------------------------- Dockerfiles
@@ -89,11 +192,12 @@ def dockerfile_images(document: Document, ctx: CheckContext) -> Iterator[Problem
     if not isinstance(dockerfile, Dockerfile):
         return
     stage_names = {stage.name.lower() for stage in dockerfile.stages if stage.name}
+    reported: set[tuple[str, ...]] = set()
     for stage in dockerfile.stages:
         where = Located(stage.base, stage.base_line, stage.base_column, stage.base_line,
                         stage.base_column + len(stage.base))
         yield from _dockerfile_reference(where, stage.base, dockerfile.global_args, stage_names, resolve_args,
-                                         ctx.config, earlier_stages={s.index for s in dockerfile.stages if s.index < stage.index})
+                                         ctx.config, stage.index, reported)
     for instruction in dockerfile.instructions:
         sources: list[str] = []
         if instruction.keyword in ("COPY", "ADD") and "from" in instruction.flags:
@@ -107,7 +211,7 @@ def dockerfile_images(document: Document, ctx: CheckContext) -> Iterator[Problem
             column = _column_of(document, instruction.line, source, instruction.column)
             where = Located(source, instruction.line, column, instruction.line, column + len(source))
             yield from _dockerfile_reference(where, source, dockerfile.global_args, stage_names, resolve_args,
-                                             ctx.config, earlier_stages=set(range(len(dockerfile.stages))))
+                                             ctx.config, len(dockerfile.stages), reported)
 
 
 def _column_of(document: Document, line: int, text: str, default: int) -> int:
@@ -121,9 +225,10 @@ def _column_of(document: Document, line: int, text: str, default: int) -> int:
 
 def _dockerfile_reference(where: Located, written: str, global_args: dict[str, str | None], stage_names: set[str],
                           resolve_args: Callable[[str, dict[str, str | None]], str | None], config: Config,
-                          earlier_stages: set[int]) -> Iterator[Problem]:
+                          earlier_stages: int, reported: set[tuple[str, ...]]) -> Iterator[Problem]:
+    """``earlier_stages``: how many stages precede the reference (``COPY --from=0`` names one of them)."""
     text = written.strip()
-    if text.lower() == "scratch" or text.lower() in stage_names or (text.isdigit() and int(text) in earlier_stages):
+    if text.lower() == "scratch" or text.lower() in stage_names or (text.isdigit() and int(text) < earlier_stages):
         return
     origin = ""
     if "$" in text:
@@ -131,6 +236,10 @@ def _dockerfile_reference(where: Located, written: str, global_args: dict[str, s
         if resolved is None:
             if has_literal_digest(text):
                 return  # pinned by its written-out digest whatever the build argument is
+            names = unresolved_names(text)
+            if names in reported:
+                return
+            reported.add(names)
             yield Problem.at("SPK104", where, f"image {text!r} uses a build argument without a default, so the "
                              f"image is chosen at build time and its immutability cannot be checked — give the ARG a "
                              f"pinned default (with a digest)", key=text)
@@ -139,7 +248,7 @@ def _dockerfile_reference(where: Located, written: str, global_args: dict[str, s
             return
         origin = f" (from {text!r} with the ARG defaults)"
         text = resolved
-    yield from image_problems(where, text, config, origin)
+    yield from image_problems(where, text, config, origin, reported=reported)
 
 
 # --------------------------------------------------------------------------- Helm values and kustomize
@@ -149,7 +258,7 @@ def _is_workload_document(tree: Node) -> bool:
     return tree.kind == "map" and isinstance(tree.scalar("apiVersion"), str) and isinstance(tree.scalar("kind"), str)
 
 
-def _helm_image(node: Node, config: Config) -> Iterator[Problem]:
+def _helm_image(node: Node, config: Config, reported: set[tuple[str, ...]]) -> Iterator[Problem]:
     """``image: {registry, repository, tag, digest}`` as Helm charts write it."""
     repository = node.get("repository")
     if repository is None or repository.kind != "scalar" or not isinstance(repository.value, str) or not repository.value:
@@ -163,10 +272,10 @@ def _helm_image(node: Node, config: Config) -> Iterator[Problem]:
     if tag_node is None or tag_node.kind != "scalar" or tag_node.value in (None, ""):
         return  # Helm fills an empty tag from the chart's appVersion: not visible here
     reference = f"{name}:{tag_node.value}"
-    yield from image_problems(tag_node.located(), reference, config)
+    yield from image_problems(tag_node.located(), reference, config, reported=reported)
 
 
-def _kustomize_images(tree: Node, config: Config) -> Iterator[Problem]:
+def _kustomize_images(tree: Node, config: Config, reported: set[tuple[str, ...]]) -> Iterator[Problem]:
     images = tree.get("images")
     if images is None or images.kind != "seq":
         return
@@ -179,10 +288,11 @@ def _kustomize_images(tree: Node, config: Config) -> Iterator[Problem]:
         name = entry.scalar("newName") or entry.scalar("name")
         if not isinstance(name, str):
             continue
-        yield from image_problems(new_tag.located(), f"{name}:{new_tag.value}", config)
+        yield from image_problems(new_tag.located(), f"{name}:{new_tag.value}", config, reported=reported)
 
 
-def _declared_images(tree: Node, config: Config) -> Iterator[Problem]:
+def _declared_images(tree: Node, config: Config, reported: set[tuple[str, ...]],
+                     overridden: KustomizeOverrides) -> Iterator[Problem]:
     """Every ``image:`` string of a Kubernetes-style object or a Run:ai REST body.
 
     The workload adapters cover the kinds they know; this walk also covers custom resources
@@ -198,7 +308,7 @@ def _declared_images(tree: Node, config: Config) -> Iterator[Problem]:
         if child.kind == "map" and set(child.value) == {"value"}:
             child = child.value["value"]  # Run:ai CRD wrapper
         if child.kind == "scalar" and isinstance(child.value, str) and child.value.strip():
-            yield from image_problems(child.located(), child.value, config)
+            yield from image_problems(child.located(), child.value, config, reported=reported, overridden=overridden)
 
 
 def _is_rest_body(tree: Node) -> bool:
@@ -211,14 +321,16 @@ def values_and_overlay_images(document: Document, ctx: CheckContext) -> Iterator
     """Images written outside a known workload: custom resources, Helm values, kustomize overlays."""
     name = PurePosixPath(document.path).name.lower()
     is_values = name.startswith("values") and document.kind == FileKind.YAML
+    reported: set[tuple[str, ...]] = set()
+    overridden = KustomizeOverrides(ctx.project, document.path)
     for tree in document.trees:
         if tree.kind != "map":
             continue
         if tree.scalar("kind") == "Kustomization" or name in ("kustomization.yaml", "kustomization.yml"):
-            yield from _kustomize_images(tree, ctx.config)
+            yield from _kustomize_images(tree, ctx.config, reported)
             continue
         if _is_workload_document(tree) or _is_rest_body(tree):
-            yield from _declared_images(tree, ctx.config)
+            yield from _declared_images(tree, ctx.config, reported, overridden)
             continue
         if document.kind != FileKind.YAML:
             continue
@@ -229,7 +341,7 @@ def values_and_overlay_images(document: Document, ctx: CheckContext) -> Iterator
                 if key != "image" and not (is_values and key.lower().endswith("image")):
                     continue
                 if child.kind == "map":
-                    yield from _helm_image(child, ctx.config)
+                    yield from _helm_image(child, ctx.config, reported)
                 elif is_values and child.kind == "scalar" and isinstance(child.value, str) and (
                         "/" in child.value or ":" in child.value):
-                    yield from image_problems(child.located(), child.value, ctx.config)
+                    yield from image_problems(child.located(), child.value, ctx.config, reported=reported)

@@ -9,6 +9,7 @@ from __future__ import annotations
 import ast
 import codecs
 import re
+from dataclasses import replace
 from pathlib import PurePosixPath
 from typing import Callable
 
@@ -16,14 +17,21 @@ from spikelint.model import Document
 from spikelint.model import FileKind
 from spikelint.model import Problem
 from spikelint.model import SourceFile
+from spikelint.documents.templates import UnrenderedTemplate
+from spikelint.documents.templates import is_helm_template
+from spikelint.documents.templates import is_helm_unittest_suite
+from spikelint.documents.templates import markup_caused
 from spikelint.suppressions import parse_suppressions
+
+__all__ = ["ParseFailure", "UnrenderedTemplate", "decode", "is_helm_template", "parse_bytes", "parse_text",
+           "read_document"]
 
 COMMENTED_KINDS = (FileKind.YAML, FileKind.SHELL, FileKind.DOCKERFILE, FileKind.TOML, FileKind.PYTHON, FileKind.TEXT)
 TEXT_KINDS_THAT_MUST_DECODE = (FileKind.YAML, FileKind.JSON, FileKind.TOML, FileKind.NOTEBOOK, FileKind.DOCKERFILE,
                                FileKind.SHELL, FileKind.PYTHON)
 MAX_PYTHON_NESTING = 200
 MAX_PYTHON_SYNTAX_TREE_CHARS = 1024 * 1024
-# kinds whose unparseable files holding '{{' are unrendered templates (Helm, Jinja, cookiecutter): SPK003, not SPK001
+# kinds whose files that markup makes unparseable are unrendered templates (Jinja, cookiecutter): SPK003, not SPK001
 TEMPLATED_KINDS = (FileKind.YAML, FileKind.JSON, FileKind.TOML)
 BYTE_ORDER_MARKS = (codecs.BOM_UTF16_LE, codecs.BOM_UTF16_BE, codecs.BOM_UTF32_LE, codecs.BOM_UTF32_BE)
 # JSON files whose tools define them as JSON with comments and trailing commas (VS Code's dialect)
@@ -81,8 +89,19 @@ def is_jsonc(path: str) -> bool:
 def _parse_json(document: Document) -> None:
     from spikelint.documents.jsondoc import parse_json
 
+    from spikelint.documents.jsondoc import JsonError
+    from spikelint.documents.jsondoc import parse_json_values
+
     comments = is_jsonc(document.path)
-    document.trees = [parse_json(document.text, comments=comments)] if document.text.strip() else []
+    try:
+        document.trees = [parse_json(document.text, comments=comments)] if document.text.strip() else []
+    except JsonError as error:
+        if "extra data after the top-level value" not in str(error):
+            raise
+        try:  # JSON Lines or concatenated values saved as .json: each value is a document
+            document.trees = parse_json_values(document.text)
+        except JsonError:
+            raise error from None
 
 
 def _parse_toml(document: Document) -> None:
@@ -149,30 +168,15 @@ PARSERS: dict[str, Callable[[Document], None]] = {
 }
 
 
-HELM_TEXT_TEMPLATES = re.compile(r"(?:\.tpl|^NOTES\.txt)$")
-
-
-def is_helm_template(path: str, text: str, kind: str = FileKind.YAML) -> bool:
-    """A chart template under ``templates/``: its YAML, ``_helpers.tpl`` and ``NOTES.txt``.
-
-    Other text files in a ``templates/`` folder (a web app's Jinja HTML) are ordinary text:
-    they are scanned for secrets, not skipped.
-    """
-    pure = PurePosixPath(path)
-    if "templates" not in pure.parts[:-1] or "{{" not in text:
-        return False
-    return kind == FileKind.YAML or bool(HELM_TEXT_TEMPLATES.search(pure.name))
-
-
 def parse_text(source: SourceFile, text: str) -> Document:
     """Parse already-decoded text (``--stdin-filename`` and tests use this directly)."""
     document = Document(source, text)
     if source.kind in COMMENTED_KINDS:
         document.suppressions = parse_suppressions(text.splitlines())
     if source.kind in (FileKind.YAML, FileKind.TEXT) and is_helm_template(source.path, text, source.kind):
-        document.problems.append(Problem("SPK003", 1, 1, "unrendered Helm template: only its text is scanned (for "
-                                         "secrets); render it (helm template) and lint the output to check the rest"))
-        return document
+        return _as_text(document, UnrenderedTemplate(chart_template=True))  # SPK003 once per chart (checks.charts)
+    if source.kind == FileKind.YAML and is_helm_unittest_suite(source.path, text):
+        return _as_text(document, None)  # test input for a chart, not a manifest: skipped silently
     try:
         PARSERS.get(source.kind, _parse_text)(document)
     except RecursionError:
@@ -180,11 +184,11 @@ def parse_text(source: SourceFile, text: str) -> Document:
     except MemoryError:
         document.problems.append(Problem("SPK001", 1, 1, "file exceeds the parser's memory limit"))
     except ValueError as error:  # every parser's error type is a ValueError with line/column
-        if source.kind in TEMPLATED_KINDS and "{{" in text:
-            document.problems.append(Problem("SPK003", 1, 1, "unrendered template (contains '{{'): render it and "
-                                             "lint the output to check it"))
-        else:
-            document.problems.append(_position_problem(error, text))
+        line = getattr(error, "line", 1) or 1
+        if source.kind in TEMPLATED_KINDS and markup_caused(text, line, _parses_as(source)):
+            return _as_text(Document(source, text, suppressions=document.suppressions),
+                            UnrenderedTemplate(chart_template=False))
+        document.problems.append(_position_problem(error, text))
     except ParseFailure as error:
         document.problems.append(_position_problem(error, text))
     if source.kind == FileKind.NOTEBOOK and document.parsed is not None:
@@ -196,6 +200,24 @@ def parse_text(source: SourceFile, text: str) -> Document:
             numbers = [line.line for line in cell.source]
             document.suppressions.extend(parse_suppressions(lines, numbers))
     return document
+
+
+def _as_text(document: Document, parsed: UnrenderedTemplate | None) -> Document:
+    """The document as plain text: only text-level rules (secrets) look at it, no workload is read."""
+    return Document(replace(document.source, kind=FileKind.TEXT), document.text, parsed=parsed,
+                    suppressions=document.suppressions)
+
+
+def _parses_as(source: SourceFile) -> Callable[[str], bool]:
+    """Whether a text parses as ``source``'s kind (to tell template markup from a real mistake)."""
+    def parses(text: str) -> bool:
+        try:
+            PARSERS[source.kind](Document(source, text))
+        except (ValueError, ParseFailure, RecursionError, MemoryError):
+            return False
+        return True
+
+    return parses
 
 
 def read_document(source: SourceFile) -> Document:

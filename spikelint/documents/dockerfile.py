@@ -72,9 +72,7 @@ class Instruction:
         """The file (line, column) of character ``offset`` of ``value``."""
         if not self.segments:
             return self.line, self.column
-        index = max(bisect_right([segment[0] for segment in self.segments], offset) - 1, 0)
-        start, line, column = self.segments[index]
-        return line, column + offset - start
+        return _locate(self.segments, offset)
 
 
 @dataclass
@@ -96,15 +94,21 @@ class Dockerfile:
     errors: list[tuple[str, int, int]] = field(default_factory=list)
     directives: dict[str, Located] = field(default_factory=dict)  # syntax / escape / check, lower-case keys
     escape: str = "\\"
+    _first_named: dict[str, Stage] = field(default_factory=dict, init=False, repr=False, compare=False)
+    _names_indexed: int = field(default=0, init=False, repr=False, compare=False)
 
     def stage_named(self, name: str, before: int | None = None) -> Stage | None:
         """The stage called ``name`` (case-insensitive) or with that index, among those before ``before``."""
-        stages = self.stages if before is None else self.stages[:before]
-        for stage in stages:
-            if stage.name is not None and stage.name.lower() == name.lower():
-                return stage
-        if name.isdigit() and int(name) < len(stages):
-            return stages[int(name)]
+        limit = len(self.stages) if before is None else min(before, len(self.stages))
+        for stage in self.stages[self._names_indexed:]:  # indexed as stages are added: 1,000 ``--from`` stay linear
+            if stage.name is not None:
+                self._first_named.setdefault(stage.name.lower(), stage)
+        self._names_indexed = len(self.stages)
+        named = self._first_named.get(name.lower())
+        if named is not None and named.index < limit:
+            return named
+        if name.isdigit() and int(name) < limit:
+            return self.stages[int(name)]
         return None
 
 
@@ -219,9 +223,14 @@ def _shift(segments: list[tuple[int, int, int]], start: int) -> list[tuple[int, 
 
 
 def _locate(segments: list[tuple[int, int, int]], offset: int) -> tuple[int, int]:
-    index = max(bisect_right([segment[0] for segment in segments], offset) - 1, 0)
+    """Binary search on the segment starts (no list built per call: an instruction may have 10,000 lines)."""
+    index = max(bisect_right(segments, offset, key=_segment_start) - 1, 0)
     start, line, column = segments[index]
     return line, column + offset - start
+
+
+def _segment_start(segment: tuple[int, int, int]) -> int:
+    return segment[0]
 
 
 def _located(text: str, segments: list[tuple[int, int, int]], start: int, end: int) -> Located:
@@ -319,17 +328,27 @@ def _exec_arguments(rest: str, start: int, segments: list[tuple[int, int, int]])
 
 
 def _heredoc_markers(command: str, escape: str) -> list[re.Match[str]]:
-    """``<<EOF`` markers of a RUN/COPY/ADD line that are not inside quotes (``echo "<<EOF"`` is text)."""
+    """``<<EOF`` markers of a RUN/COPY/ADD line that are not inside quotes (``echo "<<EOF"`` is text).
+
+    One left-to-right scan carries the quoting state from marker to marker (rescanning from the
+    start for each marker made a line with thousands of heredocs quadratic).
+    """
     markers: list[re.Match[str]] = []
+    quote = ""
+    i = 0
     for match in _HEREDOC.finditer(command):
-        if not _quoted_at(command, match.start(), escape):
+        quote, i = _quote_state(command, i, match.start(), quote, escape)
+        if not quote:
             markers.append(match)
     return markers
 
 
-def _quoted_at(text: str, position: int, escape: str) -> bool:
-    quote = ""
-    i = 0
+def _quote_state(text: str, start: int, position: int, quote: str, escape: str) -> tuple[str, int]:
+    """The open quote (or "") at ``position``, scanning on from ``start`` with ``quote`` open there.
+
+    Returns the index where the scan stopped (``position``, or one past it after an escape).
+    """
+    i = start
     while i < position:
         c = text[i]
         if c == escape and quote != "'":
@@ -341,7 +360,7 @@ def _quoted_at(text: str, position: int, escape: str) -> bool:
         elif c in "'\"":
             quote = c
         i += 1
-    return bool(quote)
+    return quote, i
 
 
 def _heredoc_bodies(lines: list[str], after: int, markers: list[re.Match[str]]) -> tuple[list[tuple[str, int]], int]:

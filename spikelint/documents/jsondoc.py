@@ -49,6 +49,15 @@ class _Positions:
 
 def parse_json(text: str, comments: bool = False) -> Node:
     """The positioned tree of ``text``; JSON with comments and trailing commas when ``comments``."""
+    return _parse(text, comments, stream=False)[0]
+
+
+def parse_json_values(text: str) -> list[Node]:
+    """Every top-level value of a concatenated JSON stream (JSON Lines, ``jq -c`` output) in one pass."""
+    return _parse(text, False, stream=True)
+
+
+def _parse(text: str, comments: bool, stream: bool) -> list[Node]:
     position = _Positions(text)
     blank = _WHITESPACE_AND_COMMENTS if comments else _WHITESPACE
     starts_blank = _BLANKS | {"/"} if comments else _BLANKS  # '/' opens a comment (or is an error anyway)
@@ -66,6 +75,7 @@ def parse_json(text: str, comments: bool = False) -> Node:
     # "key?" (after '{'), "key" (after ',' in a map), "value?" (after '['), "value", "after"
     stack: list[list[Any]] = []
     root: Node | None = None
+    roots: list[Node] = []
     index = 1 if text.startswith("\ufeff") else 0
     length = len(text)
 
@@ -89,9 +99,13 @@ def parse_json(text: str, comments: bool = False) -> Node:
         if index < length and text[index] in starts_blank:
             index = blank.match(text, index).end()  # type: ignore[union-attr]
         if root is not None and not stack:
+            roots.append(root)
             if index != length:
+                if stream:
+                    root = None
+                    continue
                 raise fail("extra data after the top-level value", index)
-            return root
+            return roots
         if index >= length:
             raise fail("unexpected end of file", length)
         char = text[index]

@@ -1,4 +1,4 @@
-{{/* Chart helpers.  expect: SPK003 */}}
+{{/* Chart helpers (skipped with the chart: one SPK003 at Chart.yaml). */}}
 {{- define "trainer.fullname" -}}
 {{- printf "%s-%s" .Release.Name .Chart.Name | trunc 63 | trimSuffix "-" }}
 {{- end }}

@@ -1,0 +1,80 @@
+"""Which files are unrendered templates (skipped, SPK003) and which only look like one.
+
+A Helm chart's ``templates/`` are Go templates, not YAML, and are never parsed.  Elsewhere a
+file holding ``{{`` is parsed first: GitHub Actions ``${{ … }}`` expressions and most Jinja
+values are valid YAML, so such a file is checked like any other, and a syntax error is a
+template's only when template markup caused it (SPK003); otherwise it is a real error (SPK001).
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from pathlib import PurePosixPath
+from typing import Callable
+
+from spikelint.model import FileKind
+
+HELM_TEXT_TEMPLATES = re.compile(r"(?:\.tpl|^NOTES\.txt)$")
+# Go/Jinja markup: ``{{ }}`` that is not a GitHub Actions ``${{ }}`` expression, ``{% %}``, ``{# #}``
+TEMPLATE_MARKUP = re.compile(r"(?<!\$)\{\{|\{%|\{#")
+MARKUP_SPAN = re.compile(r"(?<!\$)\{\{.*?\}\}|\{%.*?%\}|\{#.*?#\}")
+BLOCK_TAG_LINE = re.compile(r"^[ \t]*(?:\{\{-?\s*(?:if|else|end|range|with|define|block|template)\b.*?\}\}|"
+                            r"\{%-?.*?-?%\})[ \t]*$")
+HELM_UNITTEST_SUITE = re.compile(r"^suite:", re.MULTILINE)
+
+
+@dataclass(frozen=True)
+class UnrenderedTemplate:
+    """``Document.parsed`` of a template skipped unrendered; its text is still scanned for secrets."""
+
+    chart_template: bool  # under a Helm chart's templates/ (else: a templated file elsewhere that did not parse)
+
+
+def is_helm_template(path: str, text: str, kind: str = FileKind.YAML) -> bool:
+    """A chart template under ``templates/``: its YAML, ``_helpers.tpl`` and ``NOTES.txt``.
+
+    Other text files in a ``templates/`` folder (a web app's Jinja HTML) are ordinary text:
+    they are scanned for secrets, not skipped.
+    """
+    pure = PurePosixPath(path)
+    if "templates" not in pure.parts[:-1] or "{{" not in text:
+        return False
+    return kind == FileKind.YAML or bool(HELM_TEXT_TEMPLATES.search(pure.name))
+
+
+def is_helm_unittest_suite(path: str, text: str) -> bool:
+    """A helm-unittest suite (``tests/*_test.yaml`` with a top-level ``suite:``): test input, not a manifest."""
+    pure = PurePosixPath(path)
+    return (pure.name.endswith(("_test.yaml", "_test.yml")) and "tests" in pure.parts[:-1]
+            and HELM_UNITTEST_SUITE.search(text) is not None)
+
+
+def has_template_markup(text: str) -> bool:
+    return TEMPLATE_MARKUP.search(text) is not None
+
+
+def markup_caused(text: str, line: int, parses: Callable[[str], bool]) -> bool:
+    """Whether template markup, not a real mistake, made ``text`` unparseable at ``line`` (1-based).
+
+    True when markup sits on the failing line or the one above it (libyaml often reports the
+    token after the culprit), or when the text parses once the markup is blanked out.
+    """
+    if not has_template_markup(text):
+        return False
+    lines = text.split("\n")
+    near = lines[max(line - 2, 0):line]
+    if any(TEMPLATE_MARKUP.search(candidate) for candidate in near):
+        return True
+    return parses(neutralised(text))
+
+
+def neutralised(text: str) -> str:
+    """``text`` with template markup blanked: block tags become empty lines, inline values a plain word."""
+    out = []
+    for line in text.split("\n"):
+        if BLOCK_TAG_LINE.match(line):
+            out.append("")
+        else:
+            out.append(MARKUP_SPAN.sub(lambda match: "x" * len(match.group()), line))
+    return "\n".join(out)

@@ -1,0 +1,147 @@
+"""SPK003 once per chart; templated files elsewhere parse as YAML and keep their real errors (SPK001)."""
+
+from __future__ import annotations
+
+from spikelint.documents import UnrenderedTemplate
+from spikelint.documents import parse_text
+from spikelint.engine import lint_snippet
+from spikelint.files import detect_kind
+from spikelint.model import SourceFile
+
+CHART = "apiVersion: v2\nname: trainer\nversion: 0.3.1\n"
+TEMPLATE = ("apiVersion: batch/v1\nkind: Job\nmetadata:\n  name: {{ include \"trainer.fullname\" . }}\nspec:\n"
+            "  template:\n    spec:\n      containers:\n        - name: trainer\n"
+            "          image: \"{{ .Values.image.repository }}:{{ .Values.image.tag }}\"\n")
+HELPERS = '{{- define "trainer.fullname" -}}\n{{ .Release.Name }}-trainer\n{{- end }}\n'
+SUITE = ("suite: job renders\ntemplates:\n  - templates/job.yaml\ntests:\n  - it: sets the image\n"
+         "    set:\n      image.tag: latest\n    asserts:\n      - isKind:\n          of: Job\n")
+JOB = ("apiVersion: batch/v1\nkind: Job\nmetadata:\n  name: smoke\nspec:\n  template:\n    spec:\n"
+       "      restartPolicy: Never\n      containers:\n        - name: main\n"
+       "          image: registry.example.org/tools/smoke:1.2.3@sha256:" + "ab" * 32 + "\n")
+
+
+def pairs(filename: str, text: str, extra: dict[str, str] | None = None, rule: str = "SPK003") -> list[tuple[int, str]]:
+    return [(f.line, f.rule) for f in lint_snippet(filename, text, extra_files=extra) if f.rule == rule]
+
+
+def chart_files(prefix: str = "chart/") -> dict[str, str]:
+    return {f"{prefix}Chart.yaml": CHART, f"{prefix}templates/job.yaml": TEMPLATE,
+            f"{prefix}templates/_helpers.tpl": HELPERS, f"{prefix}templates/NOTES.txt": "Installed {{ .Release.Name }}\n",
+            f"{prefix}values.yaml": "image:\n  repository: registry.example.org/ml/trainer\n  tag: 1.4.2\n"}
+
+
+def test_one_notice_per_chart_at_its_chart_yaml() -> None:
+    files = chart_files()
+    findings = [f for f in lint_snippet("chart/Chart.yaml", CHART, extra_files=files) if f.rule == "SPK003"]
+    assert [(f.line, f.column) for f in findings] == [(1, 1)]
+    assert "3 unrendered Helm templates" in findings[0].message
+    assert "helm template release chart | spikelint check --stdin-filename chart/rendered.yaml" in findings[0].message
+    for name in ("chart/templates/job.yaml", "chart/templates/_helpers.tpl", "chart/templates/NOTES.txt"):
+        assert pairs(name, files[name], files) == [], name
+
+
+def test_a_chart_without_templates_needing_rendering_has_no_notice() -> None:
+    files = {"chart/Chart.yaml": CHART, "chart/templates/configmap.yaml": "kind: ConfigMap\ndata: {}\n"}
+    assert pairs("chart/Chart.yaml", CHART, files) == []
+
+
+def test_a_subchart_counts_its_own_templates() -> None:
+    files = {**chart_files(), **chart_files("chart/charts/worker/")}
+    parent = [f for f in lint_snippet("chart/Chart.yaml", CHART, extra_files=files) if f.rule == "SPK003"]
+    child = [f for f in lint_snippet("chart/charts/worker/Chart.yaml", CHART, extra_files=files) if f.rule == "SPK003"]
+    assert len(parent) == len(child) == 1
+    assert "3 unrendered" in parent[0].message and "3 unrendered" in child[0].message
+
+
+def test_templated_chart_files_outside_templates_count_with_the_chart() -> None:
+    patch = "spec:\n  template:\n    spec:\n      containers:\n        {{- toYaml .Values.containers | nindent 8 }}\n"
+    files = {**chart_files(), "chart/files/deployment-patch.yaml": patch}
+    findings = [f for f in lint_snippet("chart/Chart.yaml", CHART, extra_files=files) if f.rule == "SPK003"]
+    assert "4 unrendered" in findings[0].message
+    assert pairs("chart/files/deployment-patch.yaml", patch, files) == []
+
+
+def test_templates_without_chart_yaml_report_at_the_first_template() -> None:
+    assert pairs("deploy/templates/a.yaml", TEMPLATE, {"deploy/templates/b.yaml": TEMPLATE}) == [(1, "SPK003")]
+    assert pairs("deploy/templates/b.yaml", TEMPLATE, {"deploy/templates/a.yaml": TEMPLATE}) == []
+    (finding,) = [f for f in lint_snippet("deploy/templates/a.yaml", TEMPLATE,
+                                          extra_files={"deploy/templates/b.yaml": TEMPLATE}) if f.rule == "SPK003"]
+    assert "2 unrendered Helm templates" in finding.message
+
+
+def test_one_template_on_standard_input_is_reported_there() -> None:
+    (finding,) = [f for f in lint_snippet("chart/templates/job.yaml", TEMPLATE) if f.rule == "SPK003"]
+    assert finding.line == 1 and "1 unrendered Helm template " in finding.message
+
+
+def test_skipped_templates_are_still_scanned_for_secrets() -> None:
+    token = "ghp_" + "A1b2C3d4E5f6G7h8I9j0K1l2M3n4O5p6Q7r8"
+    text = TEMPLATE + f"          env:\n            - name: GH\n              value: {token}\n"
+    rules = {f.rule for f in lint_snippet("chart/templates/job.yaml", text)}
+    assert "SPK003" in rules and rules & {"SPK201", "SPK202"}
+
+
+def test_helm_unittest_suites_are_skipped_silently_and_never_workloads() -> None:
+    files = {**chart_files(), "chart/tests/job_test.yaml": SUITE}
+    assert lint_snippet("chart/tests/job_test.yaml", SUITE, extra_files=files) == []
+    findings = [f for f in lint_snippet("chart/Chart.yaml", CHART, extra_files=files) if f.rule == "SPK003"]
+    assert "3 unrendered" in findings[0].message  # the suite is not a template either
+
+
+def test_a_job_in_a_tests_folder_without_suite_is_still_a_workload() -> None:
+    assert {f.rule for f in lint_snippet("chart/tests/smoke_test.yaml", JOB.replace("1.2.3@sha256:" + "ab" * 32,
+                                                                                   "latest"))} >= {"SPK101"}
+
+
+WORKFLOW = ("name: ci\non: [push]\njobs:\n  test:\n    runs-on: ubuntu-24.04\n    steps:\n"
+            "      - uses: actions/checkout@v4\n      - run: echo ${{ github.sha }}\n"
+            "        if: ${{ github.event_name == 'push' }}\n")
+
+
+def document(name: str, text: str) -> object:
+    return parse_text(SourceFile(name, name, detect_kind(name)), text)
+
+
+def test_a_github_workflow_with_expressions_is_parsed() -> None:
+    parsed = parse_text(SourceFile(".github/workflows/ci.yaml", "ci.yaml", "yaml"), WORKFLOW)
+    assert parsed.problems == [] and parsed.trees and parsed.kind == "yaml"
+    assert pairs(".github/workflows/ci.yaml", WORKFLOW) == []
+
+
+def test_a_github_workflow_syntax_error_is_spk001_at_its_line() -> None:
+    broken = WORKFLOW + "      - run: echo ${{ matrix.python }}\n       name: misindented\n"
+    assert pairs(".github/workflows/ci.yaml", broken, rule="SPK001") == [(11, "SPK001")]
+    assert pairs(".github/workflows/ci.yaml", broken) == []
+
+
+def test_jinja_that_breaks_yaml_is_an_unrendered_template_not_spk001() -> None:
+    text = "kind: Job\nspec:\n  {% if gpu %}\n  gpus: 8\n  {% endif %}\n  name: {{ name }}\n"
+    parsed = parse_text(SourceFile("deploy/job.yaml", "deploy/job.yaml", "yaml"), text)
+    assert isinstance(parsed.parsed, UnrenderedTemplate) and parsed.problems == []
+    assert pairs("deploy/job.yaml", text) == [(1, "SPK003")]
+    assert pairs("deploy/job.yaml", text, rule="SPK001") == []
+
+
+def test_a_real_error_far_from_the_markup_is_spk001() -> None:
+    text = "kind: Job\nmetadata:\n  name: {{ name }}\nspec:\n  a: 1\n  b: 2\n  args: [--lr, 0.1\n  c: 3\n"
+    assert pairs("deploy/job.yaml", text, rule="SPK001") == [(8, "SPK001")]
+    assert pairs("deploy/job.yaml", text) == []
+
+
+def test_jinja_values_that_parse_are_checked_as_yaml() -> None:
+    text = JOB.replace("name: smoke", "name: '{{ run_name }}'").replace("1.2.3@sha256:" + "ab" * 32, "latest")
+    assert (11, "SPK101") in pairs("deploy/job.yaml", text, rule="SPK101")
+
+
+def test_concatenated_json_values_are_documents_not_spk001() -> None:
+    text = '{\n  "file": "a.rst",\n  "status": "broken"\n}\n{\n  "file": "b.rst",\n  "status": "ok"\n}\n'
+    parsed = parse_text(SourceFile("docs/links.json", "docs/links.json", "json"), text)
+    assert parsed.problems == [] and [tree.line for tree in parsed.trees] == [1, 5]
+    broken = text.replace('"ok"\n}', '"ok"\n')
+    assert pairs("docs/links.json", broken, rule="SPK001") == [(5, "SPK001")]
+
+
+def test_a_makefile_with_a_shell_shebang_is_not_a_shell_script() -> None:
+    assert detect_kind("vendor/tool/Makefile", "#!/usr/bin/env bash") == "text"
+    assert detect_kind("build/rules.mk", "#!/bin/bash") == "text"
+    assert detect_kind("scripts/make-release", "#!/usr/bin/env bash") == "shell"
