@@ -48,6 +48,8 @@ from spikelint.secrets.python import magic_free_source
 from spikelint.secrets.python import python_secrets
 from spikelint.secrets.redact import redact
 from spikelint.secrets.redact import secret_key
+from spikelint.secrets.carriers import text_mode
+from spikelint.secrets.text import CONFIG
 from spikelint.secrets.text import SECRET_HINT
 from spikelint.secrets.text import find_in_text
 
@@ -149,7 +151,9 @@ def one_value_one_finding(found: Iterable[Found], taken: Iterable[tuple[int, str
     is reported once: one finding per rule and position.
     """
     items = list(found)
-    specific = [(item.line, item.value) for item in items if item.rule != "SPK201"] + list(taken)
+    specific: dict[int, list[str]] = {}
+    for line, value in [(item.line, item.value) for item in items if item.rule != "SPK201"] + list(taken):
+        specific.setdefault(line, []).append(value)
     kept: list[Found] = []
     seen: set[tuple[str, int, str]] = set()
     places: set[tuple[str, int, int]] = set()
@@ -160,11 +164,22 @@ def one_value_one_finding(found: Iterable[Found], taken: Iterable[tuple[int, str
             continue
         seen.add(identity)
         places.add(place)
-        if item.rule == "SPK201" and any(line == item.line and (item.value in value or value in item.value)
-                                         for line, value in specific):
+        if item.rule == "SPK201" and _reported_on_line(item.value, specific.get(item.line, ())):
             continue
         kept.append(item)
     return kept
+
+
+def _reported_on_line(value: str, values: Sequence[str]) -> bool:
+    """A specific rule reported ``value`` (or a value holding it, or held by it) on the same line."""
+    if not values:
+        return False
+    if value in values:
+        return True
+    return any(value in other or other in value for other in values[:MAX_SAME_LINE])
+
+
+MAX_SAME_LINE = 200  # values compared per line: beyond that a line is generated text, and exact matches decide
 
 
 # --------------------------------------------------------------------------- command lines
@@ -265,13 +280,16 @@ def effective_key(root: Node, path: tuple[str | int, ...]) -> str:
 
 def tree_general(document: Document, root: Node, lines: list[str]) -> Iterator[Found]:
     """SPK201 candidates: every string scalar, judged with the key it is written under."""
+    robots = RobotMaps(root)
     for path, node in walk(root):
         if node.kind != "scalar" or not isinstance(node.value, str) or not node.value:
             continue
         key = "" if any(isinstance(step, str) and "encrypted" in step.lower() for step in path) else \
             effective_key(root, path)  # SealedSecret ``encryptedData`` is ciphertext, not a secret
+        if is_reference_tag(node.tag):
+            key = ""  # ``!Ref LdapPassword``, ``!GetAtt X.Arn``, ``!Sub …``: an expression, not a literal
         for secret in find_in_text(node.value, key):
-            if secret.type in KEYED_TYPES and _beside_robot(root, path):
+            if secret.type in KEYED_TYPES and robots.beside(path):
                 secret = secret._replace(type=HARBOR_ROBOT)
             first = min(node.line + node.value.count("\n", 0, secret.start), node.end_line)
             yield _found("SPK201", lines, secret, first, node.end_line, (node.line, node.column),
@@ -287,11 +305,28 @@ def is_robot_account(value: object) -> bool:
     return isinstance(value, str) and value.startswith(("robot$", "robot_"))
 
 
-def _beside_robot(root: Node, path: tuple[str | int, ...]) -> bool:
-    """The secret sits in the same map as a robot account name (``{username: robot$…, password: …}``)."""
-    parent = root.get(*path[:-1]) if path else None
-    return parent is not None and parent.kind == "map" and any(
-        child.kind == "scalar" and is_robot_account(child.value) for child in parent.value.values())
+def is_reference_tag(tag: str | None) -> bool:
+    """A local YAML tag (``!Ref``, ``!GetAtt``, ``!Sub``, ``!vault``): the scalar is an expression."""
+    return bool(tag) and tag.startswith("!") and not tag.startswith("!!")
+
+
+class RobotMaps:
+    """Which maps of a tree hold a robot account name, each map looked at once (not once per secret)."""
+
+    def __init__(self, root: Node) -> None:
+        self.root = root
+        self.known: dict[tuple[str | int, ...], bool] = {}
+
+    def beside(self, path: tuple[str | int, ...]) -> bool:
+        """The secret sits in the same map as a robot account name (``{username: robot$…, password: …}``)."""
+        if not path:
+            return False
+        parent_path = path[:-1]
+        if parent_path not in self.known:
+            parent = self.root.get(*parent_path)
+            self.known[parent_path] = parent is not None and parent.kind == "map" and any(
+                child.kind == "scalar" and is_robot_account(child.value) for child in parent.value.values())
+        return self.known[parent_path]
 
 
 def tree_commands(root: Node, lines: list[str]) -> Iterator[Found]:
@@ -337,11 +372,11 @@ def tree_findings(document: Document) -> Iterator[Found]:
 # --------------------------------------------------------------------------- text-like files
 
 
-def text_general(document: Document, text: str | None = None, first_line: int = 1) -> Iterator[Found]:
-    """SPK201 candidates in raw text, with key context from the lines themselves."""
+def text_general(document: Document, text: str | None = None, first_line: int = 1, mode: str = CONFIG) -> Iterator[Found]:
+    """SPK201 candidates in raw text, with key context from the lines themselves (as ``mode`` allows)."""
     lines = document.lines
     body = document.text if text is None else text
-    for secret in find_in_text(body):
+    for secret in find_in_text(body, mode=mode):
         start_line = first_line + body.count("\n", 0, secret.start)
         yield _found("SPK201", lines, secret, start_line, start_line + secret.value.count("\n"), (start_line, 1))
 
@@ -355,7 +390,7 @@ def file_credentials(document: Document) -> Iterator[Found]:
 
 def text_findings(document: Document) -> Iterator[Found]:
     yield from file_credentials(document)
-    yield from text_general(document)
+    yield from text_general(document, mode=text_mode(document.path, document.text))
 
 
 def shell_findings(document: Document) -> Iterator[Found]:

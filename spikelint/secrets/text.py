@@ -46,6 +46,12 @@ AUTH_HEADER = re.compile(r"(?i)(?:proxy-)?authorization[\"']?\s*[:=]\s*[\"']?(?:
 API_KEY_HEADER = re.compile(r"(?i)\b(?:x-api-key|api-key|private-token|x-auth-token|x-goog-api-key)[\"']?\s*:\s*[\"']?"
                             r"(?P<value>[\w=~.+/-]{12,})")
 NETRC_LINE = re.compile(r"\bmachine\s+\S+\s+(?:login\s+\S+\s+)?(?:password|passwd)\s+[\"']?(?P<value>[^\s\"']{4,})")
+CODE_ASSIGNMENT = re.compile(r"""(?P<key>[A-Za-z_][\w.]{0,80})["'`]?[ \t]*(?::=|=|:)[ \t]*(?P<quote>["'`])"""
+                             r"""(?P<value>[^"'`\n\\]{1,500})(?P=quote)(?=[\s,;)}\]]|$)""")
+DATA_URI = re.compile(r"(?P<head>data:[\w/+.-]{1,100};base64,)(?P<payload>[A-Za-z0-9+/=]{16,})")
+COMMENT_MARKS = ("#", "//", "/*", "* ", ";", "<!--")
+LONG_LINE = 1000  # characters: a line this long is generated (minified, bundled, a data blob)
+CONFIG, CODE, PROSE, DATA = "config", "code", "prose", "data"
 WANDB_CONTEXT = re.compile(r"(?i)wandb[\w. -]{0,30}?(?:login|key|token)[^0-9a-f\n]{0,20}?(?<![0-9a-f])"
                            r"(?P<value>[0-9a-f]{40})(?![0-9a-f])")
 
@@ -84,49 +90,83 @@ def _assignment_values(line: str) -> Iterator[tuple[str, str, int]]:
         yield match.group("key"), match.group("value").strip("\"'"), match.start("value")
 
 
-def _context_secrets(line: str, offset: int, context_key: KeyClass | None) -> Iterator[Secret]:
-    """Secrets a line reveals through its own words: assignments, auth headers, W&B logins."""
-    for match in NETRC_LINE.finditer(line):
-        value = match.group("value")
-        if not is_placeholder(value) and not is_reference(value):
-            yield Secret(value, "password in a netrc line", offset + match.start("value"), offset + match.end("value"))
+def _context_secrets(line: str, offset: int, mode: str) -> Iterator[Secret]:
+    """Secrets a line reveals through its own words: assignments, auth headers, W&B logins.
+
+    Prose (and comment lines) reveal only what is shaped like a credential: headers and W&B
+    logins; source code only assigns a quoted literal.
+    """
+    stripped = line.lstrip()
+    prose = mode == PROSE or stripped.startswith(COMMENT_MARKS)
+    if not prose:
+        for match in NETRC_LINE.finditer(line):
+            value = match.group("value")
+            if not is_placeholder(value) and not is_reference(value):
+                yield Secret(value, "password in a netrc line", offset + match.start("value"),
+                             offset + match.end("value"))
     for match in WANDB_CONTEXT.finditer(line):
         yield Secret(match.group("value"), "Weights & Biases API key", offset + match.start("value"),
                      offset + match.end("value"))
-    for key, value, start in _assignment_values(line):
-        kind = classify_key(key)
-        if not kind.secret:
-            continue
-        for secret in keyed_secret(value, key, kind, prose=True):
-            yield Secret(secret.value, secret.type, offset + start + secret.start, offset + start + secret.end)
+    if not prose:
+        assignments = _code_assignments(line) if mode == CODE else _assignment_values(line)
+        for key, value, start in assignments:
+            kind = classify_key(key)
+            if not kind.secret:
+                continue
+            for secret in keyed_secret(value, key, kind, prose=True):
+                yield Secret(secret.value, secret.type, offset + start + secret.start, offset + start + secret.end)
     for regex, secret_type in ((AUTH_HEADER, "token in Authorization header"), (API_KEY_HEADER, "API key header")):
         for match in regex.finditer(line):
             value = match.group("value")
-            if looks_random(value, 12):
+            if looks_random(value, 12) and not is_placeholder(value):
                 yield Secret(value, secret_type, offset + match.start("value"), offset + match.end("value"))
 
 
-def find_in_text(text: str, key: str = "") -> list[Secret]:
-    """Secrets in ``text`` as offsets (token shapes everywhere, key context per line)."""
-    found = token_secrets(text)
+def _code_assignments(line: str) -> Iterator[tuple[str, str, int]]:
+    """Source code read as text: only a quoted literal right after ``=``/``:=``/``:`` counts."""
+    for match in CODE_ASSIGNMENT.finditer(line):
+        yield match.group("key"), match.group("value"), match.start("value")
+
+
+def _blank_data_uris(text: str) -> str:
+    """Base64 payloads of ``data:`` URIs (images in SVG, inline source maps) hold no credential."""
+    if "base64," not in text:
+        return text
+    return DATA_URI.sub(lambda match: match.group("head") + " " * len(match.group("payload")), text)
+
+
+def find_in_text(text: str, key: str = "", mode: str = CONFIG) -> list[Secret]:
+    """Secrets in ``text`` as offsets (token shapes everywhere, key context per line).
+
+    ``mode`` says what the text is: ``CONFIG`` (``.env``, scripts, values), ``CODE`` (source
+    code of languages read as text), ``PROSE`` (docs, comments) or ``DATA`` (datasets,
+    minified and generated content, where only token shapes are looked for).
+    """
+    text = _blank_data_uris(text)
+    long_text = len(text) > LONG_LINE
+    found = token_secrets(text, fast=mode == DATA or long_text and _has_long_line(text))
+    if mode == DATA:
+        return sorted(found, key=lambda secret: secret.start)
     context_key = classify_key(key) if key else None
     if context_key is not None and context_key.secret and not found and "\n" not in text.strip():
         found = keyed_secret(text, key, context_key)
-    if SECRET_HINT.search(text):
-        line_starts = [0] + [match.end() for match in re.finditer("\n", text)]
-        hinted = sorted({bisect.bisect_right(line_starts, match.start()) - 1 for match in SECRET_HINT.finditer(text)})
-        for index in hinted:
-            start = line_starts[index]
-            end = line_starts[index + 1] - 1 if index + 1 < len(line_starts) else len(text)
-            found.extend(_context_secrets(text[start:end], start, context_key))
+    offset = 0
+    for line in text.split("\n"):
+        if len(line) <= LONG_LINE and SECRET_HINT.search(line):
+            found.extend(_context_secrets(line, offset, mode))
+        offset += len(line) + 1
     return sorted(without_overlaps(found), key=lambda secret: secret.start)
 
 
-def scan_text(text: str, first_line: int = 1, first_column: int = 1, key: str = "") -> list[Hit]:
+def _has_long_line(text: str) -> bool:
+    return any(len(line) > LONG_LINE for line in text.split("\n"))
+
+
+def scan_text(text: str, first_line: int = 1, first_column: int = 1, key: str = "", mode: str = CONFIG) -> list[Hit]:
     """Secrets in ``text`` at file positions (``first_line``/``first_column``: where the text starts)."""
     if not text:
         return []
-    secrets = find_in_text(text, key)
+    secrets = find_in_text(text, key, mode)
     if not secrets:
         return []
     index = LineIndex(text, first_line, first_column)
