@@ -10,6 +10,7 @@ and every problem's key is a hash of the secret, so neither output nor baseline 
 from __future__ import annotations
 
 import ast
+import re
 from typing import TYPE_CHECKING
 from typing import Callable
 from typing import Iterable
@@ -571,7 +572,11 @@ COLLECTORS: dict[str, Callable[[Document], Iterator[Found]]] = {
 def _worth_scanning(document: Document) -> bool:
     """A whole-text prefilter: most files hold nothing token-shaped and no secret-ish word."""
     text = document.text
-    return bool(PREFILTER.search(text) or SECRET_HINT.search(text) or DETECT_SECRETS_PREFILTER.search(text))
+    return bool(SECRET_HINT.search(text) or COMMAND_HINT.search(text) or PREFILTER.search(text)
+                or DETECT_SECRETS_PREFILTER.search(text))
+
+
+COMMAND_HINT = re.compile(r"\bcurl\b|\bwget\b|\s-u\s|--user\b|://")  # ``curl -u alice:…`` holds no secret-ish word
 
 
 def workload_env_values(document: Document, ctx: CheckContext) -> list[tuple[int, str]]:

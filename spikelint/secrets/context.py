@@ -21,14 +21,14 @@ _SEPARATORS = re.compile(r"[^A-Za-z0-9]+")
 
 # single words that name a credential
 SECRET_WORDS = frozenset((
-    "token", "secret", "password", "passwd", "pwd", "pass", "passphrase", "passcode", "apikey", "apitoken",
+    "token", "secret", "password", "passwords", "passwd", "pwd", "pass", "apikeys", "passphrase", "passcode", "apikey", "apitoken",
     "credential", "credentials", "creds", "cred", "auth", "authtoken", "authkey", "accesskey", "secretkey",
     "privatekey", "clientsecret", "bearer", "pat", "hftoken", "hubtoken", "sessiontoken", "accesstoken",
     "refreshtoken", "authorization", "contrasena", "senha", "passwort",
 ))
 # two consecutive words that name a credential (``api_key``, ``access_key`` …)
 SECRET_PAIRS = frozenset((
-    ("api", "key"), ("access", "key"), ("private", "key"), ("secret", "key"), ("auth", "key"),
+    ("api", "key"), ("api", "keys"), ("access", "key"), ("access", "keys"), ("private", "key"), ("secret", "key"), ("auth", "key"),
     ("account", "key"), ("master", "key"), ("encryption", "key"), ("signing", "key"), ("client", "key"),
     ("service", "key"), ("wandb", "key"), ("license", "key"), ("storage", "key"), ("subscription", "key"),
     ("app", "key"), ("admin", "key"), ("sas", "key"), ("shared", "key"), ("ssh", "key"), ("deploy", "key"),
@@ -56,7 +56,7 @@ PUBLIC_WORDS = frozenset((
     "revision", "rev", "commit", "commitid", "ref", "tag", "version", "id", "uuid", "guid", "run", "runid",
     "fingerprint", "integrity", "git",
 ))
-PASSWORD_WORDS = frozenset(("password", "passwd", "pwd", "pass", "passphrase", "passcode", "contrasena", "senha",
+PASSWORD_WORDS = frozenset(("password", "passwords", "passwd", "pwd", "pass", "passphrase", "passcode", "contrasena", "senha",
                             "passwort"))
 
 

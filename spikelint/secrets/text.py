@@ -18,6 +18,7 @@ from spikelint.secrets.context import KeyClass
 from spikelint.secrets.context import is_placeholder
 from spikelint.secrets.context import is_reference
 from spikelint.secrets.context import classify_key
+from spikelint.secrets.context import literal_secret_under_key
 from spikelint.secrets.detectors import Secret
 from spikelint.secrets.detectors import keyed_secret
 from spikelint.secrets.detectors import looks_random
@@ -51,6 +52,8 @@ CODE_ASSIGNMENT = re.compile(r"""(?P<key>[A-Za-z_][\w.]{0,80})["'`]?[ \t]*(?::=|
 DATA_URI = re.compile(r"(?P<head>data:[\w/+.-]{1,100};base64,)(?P<payload>[A-Za-z0-9+/=]{16,})")
 COMMENT_MARKS = ("#", "//", "/*", "* ", ";", "<!--")
 LONG_LINE = 1000  # characters: a line this long is generated (minified, bundled, a data blob)
+USER_FLAG = re.compile(r"""(?:^|\s)(?:-u|--user)(?:[ \t]+|=)["']?(?P<user>[^\s:"'$]{1,200}):(?P<password>[^\s"'@]{0,200})(?=["']?(?:\s|$))""")
+CLIENT_WORD = re.compile(r"\b(?:curl|wget)\b")
 CONFIG, CODE, PROSE, DATA = "config", "code", "prose", "data"
 WANDB_CONTEXT = re.compile(r"(?i)wandb[\w. -]{0,30}?(?:login|key|token)[^0-9a-f\n]{0,20}?(?<![0-9a-f])"
                            r"(?P<value>[0-9a-f]{40})(?![0-9a-f])")
@@ -122,6 +125,18 @@ def _context_secrets(line: str, offset: int, mode: str) -> Iterator[Secret]:
                 yield Secret(value, secret_type, offset + match.start("value"), offset + match.end("value"))
 
 
+def _user_flag_secrets(line: str, offset: int) -> Iterator[Secret]:
+    """``curl -u user:password`` / ``--user user:password`` / ``-u TOKEN:`` written in any text."""
+    for match in USER_FLAG.finditer(line):
+        user, password = match.group("user"), match.group("password")
+        if password:
+            value, start, kind = password, match.start("password"), classify_key("password")
+        else:
+            value, start, kind = user, match.start("user"), classify_key("token")
+        if literal_secret_under_key(value, kind, prose=True):
+            yield Secret(value, "password" if password else "token", offset + start, offset + start + len(value))
+
+
 def _code_assignments(line: str) -> Iterator[tuple[str, str, int]]:
     """Source code read as text: only a quoted literal right after ``=``/``:=``/``:`` counts."""
     for match in CODE_ASSIGNMENT.finditer(line):
@@ -151,9 +166,13 @@ def find_in_text(text: str, key: str = "", mode: str = CONFIG) -> list[Secret]:
     if context_key is not None and context_key.secret and not found and "\n" not in text.strip():
         found = keyed_secret(text, key, context_key)
     offset = 0
-    for line in text.split("\n"):
-        if len(line) <= LONG_LINE and SECRET_HINT.search(line):
-            found.extend(_context_secrets(line, offset, mode))
+    lines = text.split("\n")
+    for number, line in enumerate(lines):
+        if len(line) <= LONG_LINE:
+            if SECRET_HINT.search(line):
+                found.extend(_context_secrets(line, offset, mode))
+            if USER_FLAG.search(line) and any(CLIENT_WORD.search(before) for before in lines[max(0, number - 5):number + 1]):
+                found.extend(_user_flag_secrets(line, offset))
         offset += len(line) + 1
     return sorted(without_overlaps(found), key=lambda secret: secret.start)
 
