@@ -8,6 +8,7 @@ image configs agree.
 
 from __future__ import annotations
 
+import hashlib
 import math
 import re
 from collections import Counter
@@ -227,24 +228,21 @@ def _ascending_runs(length: int, alphabets: tuple[str, ...]) -> re.Pattern[str]:
     return re.compile("|".join(sorted(runs)))
 
 
-_SEQUENTIAL_FAKE = _ascending_runs(8, ("0123456789", "abcdefghijklmnopqrstuvwxyz"))
+_SEQUENTIAL_FAKE = _ascending_runs(8, ("0123456789", "abcdefghijklmnopqrstuvwxyz", "ABCDEFGHIJKLMNOPQRSTUVWXYZ"))
 _SEQUENTIAL_DIGITS = _ascending_runs(6, ("0123456789",))
 
 
 def _sequential_run(text: str) -> int:
     """8 when ``text`` holds a run of eight consecutive characters (``abcdefgh``, ``23456789``), else 0."""
-    return 8 if _SEQUENTIAL_FAKE.search(text.lower()) else 0
+    return 8 if _SEQUENTIAL_FAKE.search(text) else 0
 
 
 def _repeats_a_unit(text: str) -> bool:
-    """``abcabcabc…``, ``1a2b1a2b…``: a unit of at most eight characters written over and over."""
+    """``abcabcabc…``, ``1a2b1a2b…``: a unit of at most eight characters written over and over
+    (a text with period ``size`` equals itself shifted by ``size``)."""
     if len(text) < 16:
         return False
-    for size in range(1, 9):
-        unit = text[:size]
-        if (unit * (len(text) // size + 1))[:len(text)] == text:
-            return True
-    return False
+    return any(text[size:] == text[:-size] for size in range(1, 9))
 
 
 # SHA-256 (first 32 hex digits) of values that vendors publish in their documentation: the
@@ -255,15 +253,14 @@ PUBLIC_VALUE_HASHES = frozenset((
 ))
 
 
+PUBLIC_VALUE_LENGTHS = frozenset((20, 24, 40, 88))
 _AWS_EXAMPLE_KEY_ID = re.compile(r"^(?:AKIA|ASIA|ABIA|ACCA|A3T[A-Z0-9])[A-Z0-9]{9}EXAMPLE$")
 
 
 def is_documented_public_value(value: str) -> bool:
     """A credential-shaped value that is public by design (emulator keys, documentation examples)."""
-    import hashlib
-
     text = value.strip().strip("'\"")
-    if len(text) < 16 or len(text) > 200:
+    if len(text) not in PUBLIC_VALUE_LENGTHS:
         return False
     if _AWS_EXAMPLE_KEY_ID.match(text):
         return True

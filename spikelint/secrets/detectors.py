@@ -403,6 +403,8 @@ def keyed_secret(text: str, key: str, kind: KeyClass, prose: bool = False) -> li
     if bearer:
         candidate = bearer.group(1)
     candidate = candidate.strip("'\"")
+    if CANDIDATES.match(candidate) and not token_secrets(candidate):
+        return []  # a vendor prefix padded with a placeholder (``nvapi-YOUR-API-KEY``, ``ghp_xxxx…``)
     if is_public_value(candidate, kind) or not literal_secret_under_key(candidate, kind, prose):
         return []
     start = text.find(candidate)
