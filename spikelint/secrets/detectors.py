@@ -150,8 +150,7 @@ CANDIDATES = re.compile(_trie_regex(sorted({literal for pattern in TOKEN_PATTERN
 PREFILTER = re.compile(CANDIDATES.pattern + r"|PRIVATE KEY|PuTTY-User|://[^\s/@]{1,300}@")
 # Prefixes that only detect-secrets' plugins recognise (checked before importing detect-secrets).
 DETECT_SECRETS_PREFILTER = re.compile(
-    r"AKC[A-Za-z0-9]|_authToken|SG\.[\w-]{22}\.|sq0csp-|AC[a-z0-9]{32}|SK[a-z0-9]{32}|"
-    r"\d{8,10}:[\w-]{35}|[MNO][\w-]{23,25}\.[\w-]{6}\.|[0-9a-z]{32}-us\d")
+    r"AKC|_authToken|SG\.[\w-]{22}\.|sq0csp-|AC[a-z0-9]{32}|SK[a-z0-9]{32}|-us\d|\d:[\w-]{35}|\.[\w-]{6}\.[\w-]{27}")
 # … the literal part of it, cheap enough for megabytes of generated text
 DETECT_SECRETS_LITERALS = re.compile(r"AKC|_authToken|SG\.|sq0csp-|-us\d")
 # The detect-secrets plugins worth running on values (the keyword, entropy and IP plugins
@@ -297,10 +296,14 @@ def url_credentials(text: str) -> Iterator[Secret]:
 
 def _plugin_secrets(text: str, fast: bool = False) -> Iterator[Secret]:
     """detect-secrets' regex plugins; on long generated text only around their literal prefixes."""
-    if fast:
-        for match in DETECT_SECRETS_LITERALS.finditer(text):
+    if fast or len(text) > PLUGIN_WINDOW:
+        covered = 0
+        for match in (DETECT_SECRETS_LITERALS if fast else DETECT_SECRETS_PREFILTER).finditer(text):
+            if match.start() < covered:
+                continue
             low = max(0, match.start() - 40)
-            for secret in _plugin_secrets(text[low:match.end() + 200]):
+            covered = match.end() + 200
+            for secret in _plugin_secrets(text[low:covered]):
                 yield secret._replace(start=secret.start + low, end=secret.end + low)
         return
     for plugin in _detect_secrets_plugins():
@@ -360,6 +363,7 @@ def token_secrets(text: str, fast: bool = False) -> list[Secret]:
     return [secret for secret in without_overlaps(found) if not is_documented_public_value(secret.value)]
 
 
+PLUGIN_WINDOW = 2_000  # characters past which detect-secrets' plugins run only around their anchors
 LONG_TEXT = 200_000  # characters past which detect-secrets' broad patterns run only around literals
 
 

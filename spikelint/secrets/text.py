@@ -52,7 +52,9 @@ CODE_ASSIGNMENT = re.compile(r"""(?P<key>[A-Za-z_][\w.]{0,80})["'`]?[ \t]*(?::=|
 DATA_URI = re.compile(r"(?P<head>data:[\w/+.-]{1,100};base64,)(?P<payload>[A-Za-z0-9+/=]{16,})")
 COMMENT_MARKS = ("#", "//", "/*", "* ", ";", "<!--")
 LONG_LINE = 1000  # characters: a line this long is generated (minified, bundled, a data blob)
-USER_FLAG = re.compile(r"""(?:^|\s)(?:-u|--user)(?:[ \t]+|=)["']?(?P<user>[^\s:"'$]{1,200}):(?P<password>[^\s"'@]{0,200})(?=["']?(?:\s|$))""")
+LOWER_HINT = re.compile(r"tok|secret|pass|pwd|key|cred|auth|bearer|wandb|senha|contrase")
+USER_FLAG = re.compile(r"""-(?:u|-user)(?:[ \t]+|=)["']?(?P<user>[^\s:"'$]{1,200}):(?P<password>[^\s"'@]{0,200})(?=["']?(?:\s|$))""")
+NEWLINE = re.compile("\n")
 CLIENT_WORD = re.compile(r"\b(?:curl|wget)\b")
 CONFIG, CODE, PROSE, DATA = "config", "code", "prose", "data"
 WANDB_CONTEXT = re.compile(r"(?i)wandb[\w. -]{0,30}?(?:login|key|token)[^0-9a-f\n]{0,20}?(?<![0-9a-f])"
@@ -128,6 +130,8 @@ def _context_secrets(line: str, offset: int, mode: str) -> Iterator[Secret]:
 def _user_flag_secrets(line: str, offset: int) -> Iterator[Secret]:
     """``curl -u user:password`` / ``--user user:password`` / ``-u TOKEN:`` written in any text."""
     for match in USER_FLAG.finditer(line):
+        if match.start() > 0 and not line[match.start() - 1].isspace():
+            continue
         user, password = match.group("user"), match.group("password")
         if password:
             value, start, kind = password, match.start("password"), classify_key("password")
@@ -165,16 +169,36 @@ def find_in_text(text: str, key: str = "", mode: str = CONFIG) -> list[Secret]:
     context_key = classify_key(key) if key else None
     if context_key is not None and context_key.secret and not found and "\n" not in text.strip():
         found = keyed_secret(text, key, context_key)
-    offset = 0
-    lines = text.split("\n")
-    for number, line in enumerate(lines):
-        if len(line) <= LONG_LINE:
-            if SECRET_HINT.search(line):
-                found.extend(_context_secrets(line, offset, mode))
-            if USER_FLAG.search(line) and any(CLIENT_WORD.search(before) for before in lines[max(0, number - 5):number + 1]):
-                found.extend(_user_flag_secrets(line, offset))
-        offset += len(line) + 1
+    starts = [0] + [match.end() for match in NEWLINE.finditer(text)]
+    hinted = _hinted_lines(text, starts)
+    has_client = "curl" in text or "wget" in text
+    users = _lines_of(USER_FLAG.finditer(text), starts) if has_client else set()
+    clients = _lines_of(CLIENT_WORD.finditer(text), starts) if users else set()
+    for index in sorted(hinted | users):
+        start = starts[index]
+        end = starts[index + 1] - 1 if index + 1 < len(starts) else len(text)
+        if end - start > LONG_LINE:
+            continue
+        line = text[start:end]
+        if index in hinted:
+            found.extend(_context_secrets(line, start, mode))
+        if index in users and any(index - back in clients for back in range(6)):
+            found.extend(_user_flag_secrets(line, start))
     return sorted(without_overlaps(found), key=lambda secret: secret.start)
+
+
+def _hinted_lines(text: str, starts: list[int]) -> set[int]:
+    """Lines holding a secret-ish word; matched on the lower-cased text where that keeps offsets
+    (a case-insensitive alternation is several times slower than a plain one)."""
+    lowered = text.lower()
+    if len(lowered) == len(text):
+        return _lines_of(LOWER_HINT.finditer(lowered), starts)
+    return _lines_of(SECRET_HINT.finditer(text), starts)
+
+
+def _lines_of(matches: Iterator[re.Match[str]], starts: list[int]) -> set[int]:
+    """The (0-based) lines the matches start on."""
+    return {bisect.bisect_right(starts, match.start()) - 1 for match in matches}
 
 
 def _has_long_line(text: str) -> bool:
