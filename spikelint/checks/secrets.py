@@ -51,6 +51,7 @@ from spikelint.secrets.redact import redact
 from spikelint.secrets.redact import secret_key
 from spikelint.secrets.carriers import text_mode
 from spikelint.secrets.text import CONFIG
+from spikelint.secrets.text import PROSE
 from spikelint.secrets.text import SECRET_HINT
 from spikelint.secrets.text import find_in_text
 
@@ -308,7 +309,7 @@ def is_robot_account(value: object) -> bool:
 
 def is_reference_tag(tag: str | None) -> bool:
     """A local YAML tag (``!Ref``, ``!GetAtt``, ``!Sub``, ``!vault``): the scalar is an expression."""
-    return bool(tag) and tag.startswith("!") and not tag.startswith("!!")
+    return tag is not None and tag.startswith("!") and not tag.startswith("!!")
 
 
 class RobotMaps:
@@ -513,9 +514,10 @@ def _cell_source_findings(cell: Cell, lines: list[str]) -> Iterator[Found]:
         python = ["" if first.startswith("%%") and position == 0 else text for position, text in enumerate(texts)]
         yield from _cell_python(python, source, lines, where)
         text_lines = [position for position, text in enumerate(texts) if text.lstrip().startswith(("!", "%"))]
+    mode = CONFIG if cell.cell_type == "code" else PROSE  # markdown cells are documentation
     for position in text_lines:
         at = source[position]
-        for secret in find_in_text(texts[position]):
+        for secret in find_in_text(texts[position], mode=mode):
             yield _found("SPK201", lines, secret, at.line, at.line, (at.line, at.column), where)
 
 

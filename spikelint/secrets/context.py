@@ -326,6 +326,7 @@ def looks_random(value: str, minimum_length: int = 16) -> bool:
 
 
 _IDENTIFIER = re.compile(r"^[A-Za-z]+(?:[_.:-][A-Za-z]+)*(?:[_.-]\d{1,6})?$")
+_CONSTANT_NAME = re.compile(r"^[A-Z][A-Z0-9]*(?:_[A-Z0-9]+)+$")
 _ALL_DIGITS = re.compile(r"^\d{6,64}$")
 _LEET = str.maketrans("0134578@$", "oleastbas")
 
@@ -333,7 +334,11 @@ _LEET = str.maketrans("0134578@$", "oleastbas")
 def looks_like_word_or_identifier(value: str) -> bool:
     """``Passord``, ``ERROR_PASSWORD_FETCH``, ``iamRoleStatements``, ``gcsCredentialFileName``:
     letters (in words, camelCase or joined by ``_``/``-``/``.``), at most a short number after."""
-    return bool(_IDENTIFIER.match(value))
+    if _IDENTIFIER.match(value):
+        return True
+    if _CONSTANT_NAME.match(value):  # ``R2_SECRET_ACCESS_KEY``: the name of a variable
+        return sum(1 for part in value.split("_") if len(part) >= 3 and part.isalpha()) >= 2
+    return False
 
 
 def is_leet_placeholder(value: str) -> bool:

@@ -179,3 +179,9 @@ def test_many_secret_named_keys_in_one_map_scale(size: int) -> None:
     started = time.perf_counter()
     assert len(found("big.yaml", "creds:\n" + keys)) == size
     assert time.perf_counter() - started < 60
+
+
+def test_a_variable_name_as_the_value_is_not_a_secret() -> None:
+    text = "#!/bin/bash\nbeaker session create \\\n  --env-secret R2_SECRET_ACCESS_KEY=R2_SECRET_ACCESS_KEY \\\n  --gpus 8\n"
+    assert found("launch.sh", text) == []
+    assert found(".env", "R2_SECRET_ACCESS_KEY=R2_SECRET_ACCESS_KEY\nAPI_KEY=ZK8_Q2WX_93AB_TT01\n") == [(2, "SPK201")]
