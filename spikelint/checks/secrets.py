@@ -284,13 +284,15 @@ def tree_general(document: Document, root: Node, lines: list[str]) -> Iterator[F
     """SPK201 candidates: every string scalar, judged with the key it is written under."""
     robots = RobotMaps(root)
     for path, node in walk(root):
-        if node.kind != "scalar" or not isinstance(node.value, str) or not node.value:
+        if node.kind != "scalar" or not isinstance(node.value, str) or len(node.value) < MIN_SECRET:
             continue
-        key = "" if any(isinstance(step, str) and "encrypted" in step.lower() for step in path) else \
-            effective_key(root, path)  # SealedSecret ``encryptedData`` is ciphertext, not a secret
-        if is_reference_tag(node.tag):
-            key = ""  # ``!Ref LdapPassword``, ``!GetAtt X.Arn``, ``!Sub …``: an expression, not a literal
-        for secret in find_in_text(node.value, key):
+        key = "" if is_reference_tag(node.tag) else effective_key(root, path)
+        # ``!Ref LdapPassword``, ``!GetAtt X.Arn``, ``!Sub …``: an expression, not a literal
+        found = find_in_text(node.value, key)
+        if found and key and any(isinstance(step, str) and "encrypted" in step.lower() for step in path):
+            key = ""  # SealedSecret ``encryptedData`` is ciphertext, not a secret
+            found = find_in_text(node.value, key)
+        for secret in found:
             if secret.type in KEYED_TYPES and robots.beside(path):
                 secret = secret._replace(type=HARBOR_ROBOT)
             first = min(node.line + node.value.count("\n", 0, secret.start), node.end_line)
@@ -298,6 +300,7 @@ def tree_general(document: Document, root: Node, lines: list[str]) -> Iterator[F
                          _quoted_key(key, secret.value))
 
 
+MIN_SECRET = 6  # characters: nothing shorter is reported (the shortest passwords counted)
 HARBOR_ROBOT = "Harbor robot credentials"
 KEYED_TYPES = frozenset(("password", "secret", "token", "API key"))
 
