@@ -32,6 +32,7 @@ from spikelint.secrets.cmdline import ArgWord
 from spikelint.secrets.cmdline import command_secrets
 from spikelint.secrets.cmdline import shell_script_word
 from spikelint.secrets.cmdline import split_commands
+from spikelint.secrets.context import is_digit_password
 from spikelint.secrets.context import is_not_a_credential_literal
 from spikelint.secrets.context import is_placeholder
 from spikelint.secrets.context import is_reference
@@ -441,6 +442,8 @@ def env_literal(name: str, value: str) -> bool:
         return False
     if token_secrets(text):
         return True
+    if is_digit_password(text) and re.search(r"PASS|PWD", name.upper()):
+        return True  # ``DB_PASSWORD: "83920147"``: a number is a password too
     if is_reference(text) or is_placeholder(text) or is_not_a_credential_literal(text):
         return False
     return not looks_like_secret_name(text)

@@ -185,3 +185,9 @@ def test_a_variable_name_as_the_value_is_not_a_secret() -> None:
     text = "#!/bin/bash\nbeaker session create \\\n  --env-secret R2_SECRET_ACCESS_KEY=R2_SECRET_ACCESS_KEY \\\n  --gpus 8\n"
     assert found("launch.sh", text) == []
     assert found(".env", "R2_SECRET_ACCESS_KEY=R2_SECRET_ACCESS_KEY\nAPI_KEY=ZK8_Q2WX_93AB_TT01\n") == [(2, "SPK201")]
+
+
+def test_all_digit_password_in_a_workload_env_var_fires() -> None:
+    text = ("apiVersion: v1\nkind: Pod\nmetadata: {name: p}\nspec:\n  containers:\n  - name: c\n    image: x:1.0.0\n"
+            "    env:\n    - name: DB_PASSWORD\n      value: \"83920147\"\n    - name: DB_PORT\n      value: \"5432\"\n")
+    assert found("pod.yaml", text) == [(10, "SPK202")]
