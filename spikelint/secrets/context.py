@@ -354,6 +354,23 @@ def is_digit_password(value: str) -> bool:
     return bool(_ALL_DIGITS.match(value)) and len(set(value)) > 2 and not _SEQUENTIAL_DIGITS.search(value)
 
 
+_BASE64 = re.compile(r"^(?:[A-Za-z0-9+/]{4})*(?:[A-Za-z0-9+/]{2}==|[A-Za-z0-9+/]{3}=)?$")
+
+
+def is_encoded_placeholder(value: str) -> bool:
+    """``cGFzc3dvcmQ=`` is ``password`` in base64 (a Kubernetes Secret's fixture): still a placeholder."""
+    if len(value) < 8 or len(value) > 200 or not _BASE64.match(value):
+        return False
+    import base64
+    import binascii
+
+    try:
+        decoded = base64.b64decode(value, validate=True).decode("ascii")
+    except (binascii.Error, UnicodeDecodeError, ValueError):
+        return False
+    return decoded.strip().isprintable() and is_placeholder(decoded.strip())
+
+
 def literal_secret_under_key(value: str, key: KeyClass, prose: bool = False) -> bool:
     """Would ``value`` written under a secret-named key be a credential?  (passwords: any real literal)
 
@@ -369,6 +386,8 @@ def literal_secret_under_key(value: str, key: KeyClass, prose: bool = False) -> 
     if is_placeholder(text) or is_reference(text) or is_not_a_credential_literal(text):
         return False
     if looks_like_word_or_identifier(text) or is_leet_placeholder(text) or is_documented_public_value(text):
+        return False
+    if is_encoded_placeholder(text):
         return False
     if key.password:
         if prose and text.isalpha() and text.islower() and len(text) < 10:

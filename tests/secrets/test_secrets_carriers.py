@@ -191,3 +191,10 @@ def test_all_digit_password_in_a_workload_env_var_fires() -> None:
     text = ("apiVersion: v1\nkind: Pod\nmetadata: {name: p}\nspec:\n  containers:\n  - name: c\n    image: x:1.0.0\n"
             "    env:\n    - name: DB_PASSWORD\n      value: \"83920147\"\n    - name: DB_PORT\n      value: \"5432\"\n")
     assert found("pod.yaml", text) == [(10, "SPK202")]
+
+
+def test_base64_of_a_placeholder_is_a_placeholder() -> None:
+    placeholder = base64.b64encode(b"password").decode()
+    real = base64.b64encode(F.password().encode()).decode()
+    assert found("creds.json", '{"clientSecret": "' + placeholder + '"}\n') == []
+    assert found("creds.json", '{"clientSecret": "' + real + '"}\n') == [(1, "SPK201")]
