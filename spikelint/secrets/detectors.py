@@ -107,7 +107,7 @@ TOKEN_PATTERNS: tuple[TokenPattern, ...] = (
     _pattern("Defined Networking API token", B + r"dnkey-[a-z0-9=_-]{26}-[a-z0-9=_-]{52}" + E, 6, ("dnkey-",),
              flags=re.IGNORECASE),
     _pattern("Cohere API key", r"(?i:cohere|co_api_key)[\w.-]{0,20}[\"']?[ \t]*(?:=|:=|:|,|=>)[ \t]*[\"'`]?"
-             r"([A-Za-z0-9]{40})(?![A-Za-z0-9_-])", 0,
+             r"((?=[a-z0-9]{0,39}[A-Z])(?=[A-Z0-9]{0,39}[a-z])[A-Za-z0-9]{40})(?![A-Za-z0-9_-])", 0,
              ("cohere", "Cohere", "COHERE", "co_api_key", "CO_API_KEY")),
 )
 PRIVATE_KEY = re.compile(r"-----BEGIN[ A-Z0-9_-]{0,100}PRIVATE KEY(?: BLOCK)?-----")

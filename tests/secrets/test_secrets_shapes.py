@@ -140,3 +140,8 @@ def test_x_oauth_basic_is_one_finding_for_one_url() -> None:
     findings = lint_snippet("NOTES.txt", text, {"select": ["SPK2"]})
     assert [(finding.line, finding.rule) for finding in findings] == [(1, "SPK201")]
     assert "GitHub" in findings[0].message
+
+
+def test_a_git_sha_under_a_cohere_named_key_is_not_a_key() -> None:
+    sha = F.chars(HEX, 40)
+    assert token_secrets(f'cohere_revision = "{sha}"') == []
