@@ -57,8 +57,6 @@ EXPECTED_META_IMAGE_SECRET = {
     ("15-notebook-leaky.ipynb", 45, "SPK201"),
     ("15-notebook-leaky.ipynb", 46, "SPK203"),
     ("15-notebook-leaky.ipynb", 59, "SPK204"),
-    ("15-notebook-leaky.ipynb", 60, "SPK204"),
-    ("15-notebook-leaky.ipynb", 61, "SPK204"),
     ("15-notebook-leaky.ipynb", 88, "SPK204"),
     ("15-notebook-leaky.ipynb", 139, "SPK204"),
     ("15-notebook-leaky.ipynb", 143, "SPK204"),

@@ -10,6 +10,7 @@ and every problem's key is a hash of the secret, so neither output nor baseline 
 from __future__ import annotations
 
 import ast
+import re
 from typing import TYPE_CHECKING
 from typing import Callable
 from typing import Iterable
@@ -31,6 +32,7 @@ from spikelint.secrets.cmdline import ArgWord
 from spikelint.secrets.cmdline import command_secrets
 from spikelint.secrets.cmdline import shell_script_word
 from spikelint.secrets.cmdline import split_commands
+from spikelint.secrets.context import is_digit_password
 from spikelint.secrets.context import is_not_a_credential_literal
 from spikelint.secrets.context import is_placeholder
 from spikelint.secrets.context import is_reference
@@ -48,6 +50,9 @@ from spikelint.secrets.python import magic_free_source
 from spikelint.secrets.python import python_secrets
 from spikelint.secrets.redact import redact
 from spikelint.secrets.redact import secret_key
+from spikelint.secrets.carriers import text_mode
+from spikelint.secrets.text import CONFIG
+from spikelint.secrets.text import PROSE
 from spikelint.secrets.text import SECRET_HINT
 from spikelint.secrets.text import find_in_text
 
@@ -149,7 +154,9 @@ def one_value_one_finding(found: Iterable[Found], taken: Iterable[tuple[int, str
     is reported once: one finding per rule and position.
     """
     items = list(found)
-    specific = [(item.line, item.value) for item in items if item.rule != "SPK201"] + list(taken)
+    specific: dict[int, list[str]] = {}
+    for line, value in [(item.line, item.value) for item in items if item.rule != "SPK201"] + list(taken):
+        specific.setdefault(line, []).append(value)
     kept: list[Found] = []
     seen: set[tuple[str, int, str]] = set()
     places: set[tuple[str, int, int]] = set()
@@ -160,11 +167,22 @@ def one_value_one_finding(found: Iterable[Found], taken: Iterable[tuple[int, str
             continue
         seen.add(identity)
         places.add(place)
-        if item.rule == "SPK201" and any(line == item.line and (item.value in value or value in item.value)
-                                         for line, value in specific):
+        if item.rule == "SPK201" and _reported_on_line(item.value, specific.get(item.line, ())):
             continue
         kept.append(item)
     return kept
+
+
+def _reported_on_line(value: str, values: Sequence[str]) -> bool:
+    """A specific rule reported ``value`` (or a value holding it, or held by it) on the same line."""
+    if not values:
+        return False
+    if value in values:
+        return True
+    return any(value in other or other in value for other in values[:MAX_SAME_LINE])
+
+
+MAX_SAME_LINE = 200  # values compared per line: beyond that a line is generated text, and exact matches decide
 
 
 # --------------------------------------------------------------------------- command lines
@@ -265,19 +283,25 @@ def effective_key(root: Node, path: tuple[str | int, ...]) -> str:
 
 def tree_general(document: Document, root: Node, lines: list[str]) -> Iterator[Found]:
     """SPK201 candidates: every string scalar, judged with the key it is written under."""
+    robots = RobotMaps(root)
     for path, node in walk(root):
-        if node.kind != "scalar" or not isinstance(node.value, str) or not node.value:
+        if node.kind != "scalar" or not isinstance(node.value, str) or len(node.value) < MIN_SECRET:
             continue
-        key = "" if any(isinstance(step, str) and "encrypted" in step.lower() for step in path) else \
-            effective_key(root, path)  # SealedSecret ``encryptedData`` is ciphertext, not a secret
-        for secret in find_in_text(node.value, key):
-            if secret.type in KEYED_TYPES and _beside_robot(root, path):
+        key = "" if is_reference_tag(node.tag) else effective_key(root, path)
+        # ``!Ref LdapPassword``, ``!GetAtt X.Arn``, ``!Sub …``: an expression, not a literal
+        found = find_in_text(node.value, key)
+        if found and key and any(isinstance(step, str) and "encrypted" in step.lower() for step in path):
+            key = ""  # SealedSecret ``encryptedData`` is ciphertext, not a secret
+            found = find_in_text(node.value, key)
+        for secret in found:
+            if secret.type in KEYED_TYPES and robots.beside(path):
                 secret = secret._replace(type=HARBOR_ROBOT)
             first = min(node.line + node.value.count("\n", 0, secret.start), node.end_line)
             yield _found("SPK201", lines, secret, first, node.end_line, (node.line, node.column),
                          _quoted_key(key, secret.value))
 
 
+MIN_SECRET = 6  # characters: nothing shorter is reported (the shortest passwords counted)
 HARBOR_ROBOT = "Harbor robot credentials"
 KEYED_TYPES = frozenset(("password", "secret", "token", "API key"))
 
@@ -287,11 +311,28 @@ def is_robot_account(value: object) -> bool:
     return isinstance(value, str) and value.startswith(("robot$", "robot_"))
 
 
-def _beside_robot(root: Node, path: tuple[str | int, ...]) -> bool:
-    """The secret sits in the same map as a robot account name (``{username: robot$…, password: …}``)."""
-    parent = root.get(*path[:-1]) if path else None
-    return parent is not None and parent.kind == "map" and any(
-        child.kind == "scalar" and is_robot_account(child.value) for child in parent.value.values())
+def is_reference_tag(tag: str | None) -> bool:
+    """A local YAML tag (``!Ref``, ``!GetAtt``, ``!Sub``, ``!vault``): the scalar is an expression."""
+    return tag is not None and tag.startswith("!") and not tag.startswith("!!")
+
+
+class RobotMaps:
+    """Which maps of a tree hold a robot account name, each map looked at once (not once per secret)."""
+
+    def __init__(self, root: Node) -> None:
+        self.root = root
+        self.known: dict[tuple[str | int, ...], bool] = {}
+
+    def beside(self, path: tuple[str | int, ...]) -> bool:
+        """The secret sits in the same map as a robot account name (``{username: robot$…, password: …}``)."""
+        if not path:
+            return False
+        parent_path = path[:-1]
+        if parent_path not in self.known:
+            parent = self.root.get(*parent_path)
+            self.known[parent_path] = parent is not None and parent.kind == "map" and any(
+                child.kind == "scalar" and is_robot_account(child.value) for child in parent.value.values())
+        return self.known[parent_path]
 
 
 def tree_commands(root: Node, lines: list[str]) -> Iterator[Found]:
@@ -337,11 +378,11 @@ def tree_findings(document: Document) -> Iterator[Found]:
 # --------------------------------------------------------------------------- text-like files
 
 
-def text_general(document: Document, text: str | None = None, first_line: int = 1) -> Iterator[Found]:
-    """SPK201 candidates in raw text, with key context from the lines themselves."""
+def text_general(document: Document, text: str | None = None, first_line: int = 1, mode: str = CONFIG) -> Iterator[Found]:
+    """SPK201 candidates in raw text, with key context from the lines themselves (as ``mode`` allows)."""
     lines = document.lines
     body = document.text if text is None else text
-    for secret in find_in_text(body):
+    for secret in find_in_text(body, mode=mode):
         start_line = first_line + body.count("\n", 0, secret.start)
         yield _found("SPK201", lines, secret, start_line, start_line + secret.value.count("\n"), (start_line, 1))
 
@@ -355,7 +396,7 @@ def file_credentials(document: Document) -> Iterator[Found]:
 
 def text_findings(document: Document) -> Iterator[Found]:
     yield from file_credentials(document)
-    yield from text_general(document)
+    yield from text_general(document, mode=text_mode(document.path, document.text))
 
 
 def shell_findings(document: Document) -> Iterator[Found]:
@@ -401,6 +442,8 @@ def env_literal(name: str, value: str) -> bool:
         return False
     if token_secrets(text):
         return True
+    if is_digit_password(text) and re.search(r"PASS|PWD", name.upper()):
+        return True  # ``DB_PASSWORD: "83920147"``: a number is a password too
     if is_reference(text) or is_placeholder(text) or is_not_a_credential_literal(text):
         return False
     return not looks_like_secret_name(text)
@@ -477,9 +520,10 @@ def _cell_source_findings(cell: Cell, lines: list[str]) -> Iterator[Found]:
         python = ["" if first.startswith("%%") and position == 0 else text for position, text in enumerate(texts)]
         yield from _cell_python(python, source, lines, where)
         text_lines = [position for position, text in enumerate(texts) if text.lstrip().startswith(("!", "%"))]
+    mode = CONFIG if cell.cell_type == "code" else PROSE  # markdown cells are documentation
     for position in text_lines:
         at = source[position]
-        for secret in find_in_text(texts[position]):
+        for secret in find_in_text(texts[position], mode=mode):
             yield _found("SPK201", lines, secret, at.line, at.line, (at.line, at.column), where)
 
 
@@ -536,7 +580,11 @@ COLLECTORS: dict[str, Callable[[Document], Iterator[Found]]] = {
 def _worth_scanning(document: Document) -> bool:
     """A whole-text prefilter: most files hold nothing token-shaped and no secret-ish word."""
     text = document.text
-    return bool(PREFILTER.search(text) or SECRET_HINT.search(text) or DETECT_SECRETS_PREFILTER.search(text))
+    return bool(SECRET_HINT.search(text) or COMMAND_HINT.search(text) or PREFILTER.search(text)
+                or DETECT_SECRETS_PREFILTER.search(text))
+
+
+COMMAND_HINT = re.compile(r"\bcurl\b|\bwget\b|\s-u\s|--user\b|://")  # ``curl -u alice:…`` holds no secret-ish word
 
 
 def workload_env_values(document: Document, ctx: CheckContext) -> list[tuple[int, str]]:

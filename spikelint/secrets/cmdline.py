@@ -55,6 +55,8 @@ LOGIN_P_CLIENTS = frozenset(("docker", "podman", "nerdctl", "buildah", "skopeo",
 ATTACHED_P_CLIENTS = frozenset(("mysql", "mariadb", "mysqladmin", "mysqldump"))
 USER_PASS_FLAGS = frozenset(("-u", "--user", "--creds", "--src-creds", "--dest-creds", "--proxy-user", "-U"))
 USER_PASS_CLIENTS = frozenset(("curl", "skopeo", "wget"))
+# programs whose ``--secret`` takes ``id=NAME,src=…``: a mount of a secret, never its value
+BUILDKIT_CLIENTS = frozenset(("docker", "podman", "buildah", "nerdctl", "buildctl", "depot", "earthly"))
 # options whose value is ``NAME=value`` (an env var, a build arg, a chart value, a Secret literal)
 ASSIGNING_FLAGS = frozenset(("-e", "--env", "--environment", "--environment-variable", "--build-arg", "--set",
                              "--set-string", "--from-literal", "--secret-env", "--extra-vars", "-var", "--var",
@@ -163,6 +165,8 @@ def command_secrets(argv: list[ArgWord]) -> Iterator[CommandSecret]:
 
 def _positional_secret(name: str, value: ArgWord) -> Iterator[CommandSecret]:
     """``aws configure set aws_secret_access_key X``, ``git config github.token X``: a secret-named word, then its value."""
+    if not _PLAIN_NAME.match(name):
+        return  # ``-v $(pwd)/out:/layer IMAGE``: a volume, then an image, not a name and its value
     kind = classify_key(name.rsplit(".", 1)[-1])
     text = value.text
     if not kind.secret or text.startswith("-") or is_reference(text) or token_secrets(text):
@@ -171,6 +175,9 @@ def _positional_secret(name: str, value: ArgWord) -> Iterator[CommandSecret]:
         return
     if literal_secret_under_key(text, kind, prose=True):
         yield CommandSecret(value, Secret(text, type_for_key(name, text), 0, len(text)), f"passed after {name}")
+
+
+_PLAIN_NAME = re.compile(r"^[A-Za-z_][\w.-]{0,80}$")
 
 
 def _workload_env_words(program: str, words: list[ArgWord]) -> set[int]:
@@ -207,6 +214,9 @@ def _command_secrets(program: str, words: list[ArgWord]) -> Iterator[CommandSecr
         offset = len(flag) + 1 if has_value else 0
         if value_word is None:
             continue
+        if flag == "--secret" and program in BUILDKIT_CLIENTS:
+            index += 0 if has_value else 1  # ``--secret id=NAME[,src=…]``: BuildKit's safe way to pass one
+            continue
         if flag in OPTION_LIST_FLAGS or (program == "runai" and "=" in value and "," in value):
             yield from _option_list_secrets(value, value_word, offset, flag)
         elif flag in ASSIGNING_FLAGS and "=" in value:
@@ -222,7 +232,11 @@ def _command_secrets(program: str, words: list[ArgWord]) -> Iterator[CommandSecr
             yield from _flag_value_secret("password", flag[2:], word, 2, "-p")
         elif flag in USER_PASS_FLAGS and program in USER_PASS_CLIENTS and ":" in value:
             user, _, password = value.partition(":")
-            yield from _flag_value_secret("password", password, value_word, offset + len(user) + 1, f"{flag} user:…")
+            if password:
+                yield from _flag_value_secret("password", password, value_word, offset + len(user) + 1,
+                                              f"{flag} user:…")
+            else:  # ``-u TOKEN:``: an API token as the user name, no password
+                yield from _flag_value_secret("token", user, value_word, offset, f"{flag} TOKEN:")
         else:
             yield from _flag_value_secret(flag, value, value_word, offset)
         if not has_value and following is not None and not following.text.startswith("-") \

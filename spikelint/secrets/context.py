@@ -8,6 +8,7 @@ image configs agree.
 
 from __future__ import annotations
 
+import hashlib
 import math
 import re
 from collections import Counter
@@ -21,14 +22,14 @@ _SEPARATORS = re.compile(r"[^A-Za-z0-9]+")
 
 # single words that name a credential
 SECRET_WORDS = frozenset((
-    "token", "secret", "password", "passwd", "pwd", "pass", "passphrase", "passcode", "apikey", "apitoken",
+    "token", "secret", "password", "passwords", "passwd", "pwd", "pass", "apikeys", "passphrase", "passcode", "apikey", "apitoken",
     "credential", "credentials", "creds", "cred", "auth", "authtoken", "authkey", "accesskey", "secretkey",
     "privatekey", "clientsecret", "bearer", "pat", "hftoken", "hubtoken", "sessiontoken", "accesstoken",
     "refreshtoken", "authorization", "contrasena", "senha", "passwort",
 ))
 # two consecutive words that name a credential (``api_key``, ``access_key`` …)
 SECRET_PAIRS = frozenset((
-    ("api", "key"), ("access", "key"), ("private", "key"), ("secret", "key"), ("auth", "key"),
+    ("api", "key"), ("api", "keys"), ("access", "key"), ("access", "keys"), ("private", "key"), ("secret", "key"), ("auth", "key"),
     ("account", "key"), ("master", "key"), ("encryption", "key"), ("signing", "key"), ("client", "key"),
     ("service", "key"), ("wandb", "key"), ("license", "key"), ("storage", "key"), ("subscription", "key"),
     ("app", "key"), ("admin", "key"), ("sas", "key"), ("shared", "key"), ("ssh", "key"), ("deploy", "key"),
@@ -56,7 +57,7 @@ PUBLIC_WORDS = frozenset((
     "revision", "rev", "commit", "commitid", "ref", "tag", "version", "id", "uuid", "guid", "run", "runid",
     "fingerprint", "integrity", "git",
 ))
-PASSWORD_WORDS = frozenset(("password", "passwd", "pwd", "pass", "passphrase", "passcode", "contrasena", "senha",
+PASSWORD_WORDS = frozenset(("password", "passwords", "passwd", "pwd", "pass", "passphrase", "passcode", "contrasena", "senha",
                             "passwort"))
 
 
@@ -208,13 +209,62 @@ def _is_vocabulary(word: str) -> bool:
 
 
 def is_token_placeholder(body: str) -> bool:
-    """The part after a token prefix (``hf_…``) only pads the shape: ``xxxx…``, ``0000…``, ``<…>``, ``...``."""
+    """The part after a token prefix (``hf_…``) only pads the shape: ``xxxx…``, ``0000…``, ``<…>``,
+    ``...``, a sequential fake (``abcdef…``, ``123456…``), a repeated unit or ``REDACTED``."""
     if not body:
         return True
     if any(mark in body for mark in ("...", "…", "<", ">", "{", "}", "*", "$")):
         return True
     distinct = set(body.lower())
-    return len(distinct) <= 2 or distinct <= set("x0_-.#")
+    if len(distinct) <= 2 or distinct <= set("x0_-.#"):
+        return True
+    if "REDACTED" in body.upper():
+        return True
+    return _sequential_run(body) >= 8 or _repeats_a_unit(body)
+
+
+def _ascending_runs(length: int, alphabets: tuple[str, ...]) -> re.Pattern[str]:
+    runs = {alphabet[start:start + length] for alphabet in alphabets for start in range(len(alphabet) - length + 1)}
+    return re.compile("|".join(sorted(runs)))
+
+
+_SEQUENTIAL_FAKE = _ascending_runs(8, ("0123456789", "abcdefghijklmnopqrstuvwxyz", "ABCDEFGHIJKLMNOPQRSTUVWXYZ"))
+_SEQUENTIAL_DIGITS = _ascending_runs(6, ("0123456789",))
+
+
+def _sequential_run(text: str) -> int:
+    """8 when ``text`` holds a run of eight consecutive characters (``abcdefgh``, ``23456789``), else 0."""
+    return 8 if _SEQUENTIAL_FAKE.search(text) else 0
+
+
+def _repeats_a_unit(text: str) -> bool:
+    """``abcabcabc…``, ``1a2b1a2b…``: a unit of at most eight characters written over and over
+    (a text with period ``size`` equals itself shifted by ``size``)."""
+    if len(text) < 16:
+        return False
+    return any(text[size:] == text[:-size] for size in range(1, 9))
+
+
+# SHA-256 (first 32 hex digits) of values that vendors publish in their documentation: the
+# Azurite/Azure Storage emulator account key, AWS's documented example secret key, and the
+# Google Cloud SDK's public OAuth client secret.
+PUBLIC_VALUE_HASHES = frozenset((
+    "0011cc25eb4320717494d2703e8cba85", "78314b11be2e581549ac1c4f616563fa", "f0386f9be1fe905fb2f97a8daff11a9b",
+))
+
+
+PUBLIC_VALUE_LENGTHS = frozenset((20, 24, 40, 88))
+_AWS_EXAMPLE_KEY_ID = re.compile(r"^(?:AKIA|ASIA|ABIA|ACCA|A3T[A-Z0-9])[A-Z0-9]{9}EXAMPLE$")
+
+
+def is_documented_public_value(value: str) -> bool:
+    """A credential-shaped value that is public by design (emulator keys, documentation examples)."""
+    text = value.strip().strip("'\"")
+    if len(text) not in PUBLIC_VALUE_LENGTHS:
+        return False
+    if _AWS_EXAMPLE_KEY_ID.match(text):
+        return True
+    return hashlib.sha256(text.encode("utf-8", "replace")).hexdigest()[:32] in PUBLIC_VALUE_HASHES
 
 
 def is_reference(value: str) -> bool:
@@ -275,21 +325,74 @@ def looks_random(value: str, minimum_length: int = 16) -> bool:
     return shannon_entropy(value) >= (3.0 if len(value) < 24 else 3.3)
 
 
+_IDENTIFIER = re.compile(r"^[A-Za-z]+(?:[_.:-][A-Za-z]+)*(?:[_.-]\d{1,6})?$")
+_CONSTANT_NAME = re.compile(r"^[A-Z][A-Z0-9]*(?:_[A-Z0-9]+)+$")
+_ALL_DIGITS = re.compile(r"^\d{6,64}$")
+_LEET = str.maketrans("0134578@$", "oleastbas")
+
+
+def looks_like_word_or_identifier(value: str) -> bool:
+    """``Passord``, ``ERROR_PASSWORD_FETCH``, ``iamRoleStatements``, ``gcsCredentialFileName``:
+    letters (in words, camelCase or joined by ``_``/``-``/``.``), at most a short number after."""
+    if _IDENTIFIER.match(value):
+        return True
+    if _CONSTANT_NAME.match(value):  # ``R2_SECRET_ACCESS_KEY``: the name of a variable
+        return sum(1 for part in value.split("_") if len(part) >= 3 and part.isalpha()) >= 2
+    return False
+
+
+def is_leet_placeholder(value: str) -> bool:
+    """``s3cret``, ``p4ssw0rd``, ``t0k3n``: a placeholder word in leetspeak."""
+    lowered = value.lower()
+    if lowered.isalpha() or not any(c.isalpha() for c in lowered):
+        return False
+    return is_placeholder(lowered.translate(_LEET))
+
+
+def is_digit_password(value: str) -> bool:
+    """An all-digit password (``DB_PASSWORD=83920147``): six digits or more, not ``123456…``/``000000``."""
+    return bool(_ALL_DIGITS.match(value)) and len(set(value)) > 2 and not _SEQUENTIAL_DIGITS.search(value)
+
+
+_BASE64 = re.compile(r"^(?:[A-Za-z0-9+/]{4})*(?:[A-Za-z0-9+/]{2}==|[A-Za-z0-9+/]{3}=)?$")
+
+
+def is_encoded_placeholder(value: str) -> bool:
+    """``cGFzc3dvcmQ=`` is ``password`` in base64 (a Kubernetes Secret's fixture): still a placeholder."""
+    if len(value) < 8 or len(value) > 200 or not _BASE64.match(value):
+        return False
+    import base64
+    import binascii
+
+    try:
+        decoded = base64.b64decode(value, validate=True).decode("ascii")
+    except (binascii.Error, UnicodeDecodeError, ValueError):
+        return False
+    return decoded.strip().isprintable() and is_placeholder(decoded.strip())
+
+
 def literal_secret_under_key(value: str, key: KeyClass, prose: bool = False) -> bool:
     """Would ``value`` written under a secret-named key be a credential?  (passwords: any real literal)
 
     ``prose``: the key and value were read out of free text, where ``password: required`` is a
     sentence; there a password must look like one (a digit, a capital, a symbol, or length).
+    Words and identifiers are never credentials: a real password has more than letters.
     """
     text = value.strip().strip("'\"").strip()
     if not key.secret or not text or " " in text or "\t" in text or "\n" in text:
         return False
+    if key.password and is_digit_password(text):
+        return True
     if is_placeholder(text) or is_reference(text) or is_not_a_credential_literal(text):
+        return False
+    if looks_like_word_or_identifier(text) or is_leet_placeholder(text) or is_documented_public_value(text):
+        return False
+    if is_encoded_placeholder(text):
         return False
     if key.password:
         if prose and text.isalpha() and text.islower() and len(text) < 10:
             return False
-        return len(text) >= 4 and not looks_like_secret_name(text)
+        return len(text) >= 6 and not looks_like_secret_name(text)
     if "/" in text and any(mark in text for mark in "-_.:"):
         return False  # a path, URL or model id: base64 has '/' but never next to '-', '_', '.' or ':'
     return looks_random(text, 12) and not looks_like_secret_name(text)

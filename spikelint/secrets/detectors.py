@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import base64
 import binascii
+import bisect
 import json
 import re
 from functools import lru_cache
@@ -21,6 +22,7 @@ from typing import NamedTuple
 from spikelint.secrets.context import KeyClass
 from spikelint.secrets.context import NEUTRAL
 from spikelint.secrets.context import classify_key
+from spikelint.secrets.context import is_documented_public_value
 from spikelint.secrets.context import is_placeholder
 from spikelint.secrets.context import is_public_value
 from spikelint.secrets.context import is_token_placeholder
@@ -47,54 +49,110 @@ class TokenPattern(NamedTuple):
     type: str
     regex: re.Pattern[str]
     prefix_length: int  # characters of fixed prefix, skipped when judging placeholder bodies
+    starts: tuple[str, ...]  # the literals a match holds at ``back`` characters from its start
+    back: int = 0
 
 
-def _pattern(type_: str, regex: str, prefix_length: int = 0, flags: int = 0) -> TokenPattern:
-    return TokenPattern(type_, re.compile(regex, flags), prefix_length)
+def _pattern(type_: str, regex: str, prefix_length: int, starts: tuple[str, ...], back: int = 0,
+             flags: int = 0) -> TokenPattern:
+    return TokenPattern(type_, re.compile(regex, flags), prefix_length, starts, back)
 
 
+GITLAB_PREFIXES = ("glpat", "gldt", "glft", "glsoat", "glrt", "glcbt", "glptt", "glimt", "gloas", "glffct", "glagent",
+                   "glwt")
 TOKEN_PATTERNS: tuple[TokenPattern, ...] = (
-    _pattern("Hugging Face token", B + r"(?:hf_|api_org_)[A-Za-z0-9]{34}" + E, 3),
-    _pattern("Weights & Biases API key", B + r"wandb_v1_[A-Za-z0-9]{27}_[A-Za-z0-9]{49}" + E, 9),
-    _pattern("NVIDIA API key", B + r"nvapi-[A-Za-z0-9_-]{64}" + E, 6),
-    _pattern("Anthropic API key", B + r"sk-ant-(?:api\d\d|admin\d\d|oat\d\d)-[\w-]{80,120}" + E, 14),
-    _pattern("OpenAI API key", B + r"sk-(?:proj|svcacct|admin|None)-[A-Za-z0-9_-]{40,200}" + E, 8),
-    _pattern("OpenAI API key", B + r"sk-[A-Za-z0-9]{20}T3BlbkFJ[A-Za-z0-9]{20}" + E, 3),
-    _pattern("OpenAI API key", B + r"sk-(?!ant-|proj-|svcacct-|admin-)[A-Za-z0-9]{32,64}" + E, 3),
-    _pattern("GitHub token", B + r"(?:ghp|gho|ghu|ghs|ghr)_[A-Za-z0-9]{36}" + E, 4),
-    _pattern("GitHub token", B + r"github_pat_[A-Za-z0-9_]{60,100}" + E, 11),
-    _pattern("GitLab token", B + r"(?:glpat|gldt|glft|glsoat|glrt|glcbt|glptt|glimt|gloas)-[A-Za-z0-9_.-]{20,300}" + E, 6),
-    _pattern("AWS access key ID", B + r"(?:A3T[A-Z0-9]|AKIA|ASIA|ABIA|ACCA)[A-Z0-9]{16}" + E, 4),
-    _pattern("Google API key", B + r"AIza[A-Za-z0-9_-]{35}" + E, 4),
-    _pattern("Azure storage account key", r"AccountKey=([A-Za-z0-9+/]{86}==)", 0),
-    _pattern("Azure SAS token", r"(?:^|[?&;\"'\s=])sv=\d{4}-\d\d-\d\d[^\s\"']*?[?&]sig=([A-Za-z0-9%+/=]{30,})", 0),
-    _pattern("Slack token", B + r"xox[abposre]-[0-9A-Za-z-]{10,}" + E, 5),
-    _pattern("Slack webhook", r"https://hooks\.slack\.com/(?:services|workflows|triggers)/[A-Za-z0-9_/-]{20,}", 0),
-    _pattern("Stripe key", B + r"(?:sk|rk)_live_[0-9A-Za-z]{24,99}" + E, 8),
-    _pattern("JSON Web Token", B + r"eyJ[A-Za-z0-9_-]{8,}\.eyJ[A-Za-z0-9_-]{8,}\.[A-Za-z0-9_-]{8,}" + E, 3),
-    _pattern("NGC API key", B + r"nvapi-[A-Za-z0-9_-]{40,63}" + E, 6),
-    _pattern("Databricks token", B + r"dapi[0-9a-f]{32}(?:-\d)?" + E, 4),
-    _pattern("Replicate token", B + r"r8_[A-Za-z0-9]{37}" + E, 3),
-    _pattern("Groq API key", B + r"gsk_[A-Za-z0-9]{52}" + E, 4),
-    _pattern("Perplexity API key", B + r"pplx-[A-Za-z0-9]{48}" + E, 5),
-    _pattern("npm token", B + r"npm_[A-Za-z0-9]{36}" + E, 4),
-    _pattern("PyPI token", B + r"pypi-AgE[A-Za-z0-9_-]{70,}" + E, 8),
+    _pattern("Hugging Face token", B + r"(?:hf_|api_org_)[A-Za-z0-9]{34}" + E, 3, ("hf_", "api_org_")),
+    _pattern("Weights & Biases API key", B + r"wandb_v1_[A-Za-z0-9]{27}_[A-Za-z0-9]{49}" + E, 9, ("wandb_v1_",)),
+    _pattern("NVIDIA API key", B + r"nvapi-[A-Za-z0-9_-]{64}" + E, 6, ("nvapi-",)),
+    _pattern("NGC API key", B + r"nvapi-[A-Za-z0-9_-]{40,63}" + E, 6, ("nvapi-",)),
+    _pattern("Anthropic API key", B + r"sk-ant-(?:api\d\d|admin\d\d|oat\d\d)-[\w-]{80,120}" + E, 14, ("sk-ant-",)),
+    _pattern("OpenAI API key", B + r"sk-(?:proj|svcacct|admin|None)-[A-Za-z0-9_-]{40,200}" + E, 8, ("sk-",)),
+    _pattern("OpenAI API key", B + r"sk-[A-Za-z0-9]{20}T3BlbkFJ[A-Za-z0-9]{20}" + E, 3, ("sk-",)),
+    _pattern("OpenAI API key", B + r"sk-(?!ant-|proj-|svcacct-|admin-)[A-Za-z0-9]{32,64}" + E, 3, ("sk-",)),
+    _pattern("GitHub token", B + r"(?:ghp|gho|ghu|ghs|ghr)_[A-Za-z0-9]{36}" + E, 4,
+             ("ghp_", "gho_", "ghu_", "ghs_", "ghr_")),
+    _pattern("GitHub token", B + r"github_pat_[A-Za-z0-9_]{60,100}" + E, 11, ("github_pat_",)),
+    _pattern("GitLab token", B + r"(?:" + "|".join(GITLAB_PREFIXES) + r")-[A-Za-z0-9_.-]{20,300}" + E, 6,
+             tuple(prefix + "-" for prefix in GITLAB_PREFIXES)),
+    _pattern("GitLab token", B + r"GR1348941[A-Za-z0-9_-]{20,64}" + E, 9, ("GR1348941",)),
+    _pattern("AWS access key ID", B + r"(?:A3T[A-Z0-9]|AKIA|ASIA|ABIA|ACCA)[A-Z0-9]{16}" + E, 4,
+             ("A3T", "AKIA", "ASIA", "ABIA", "ACCA")),
+    _pattern("Google API key", B + r"AIza[A-Za-z0-9_-]{35}" + E, 4, ("AIza",)),
+    _pattern("Google OAuth client secret", B + r"GOCSPX-[A-Za-z0-9_-]{28}" + E, 7, ("GOCSPX-",)),
+    _pattern("Azure storage account key", r"AccountKey=([A-Za-z0-9+/]{86}==)", 0, ("AccountKey=",)),
+    _pattern("Azure SAS token", r"(?<![A-Za-z0-9_])sv=\d{4}-\d\d-\d\d[^\s\"'<>]{0,400}?[?&]sig=([A-Za-z0-9%+/=]{30,200})",
+             0, ("sv=",)),
+    _pattern("Azure AD client secret", r"(?<![A-Za-z0-9_~.-])[A-Za-z0-9_~.]{3}\dQ~[A-Za-z0-9_~.-]{31,34}"
+             r"(?![A-Za-z0-9_~.-])", 5, ("Q~",), back=4),
+    _pattern("Slack token", B + r"xox[abposre]-[0-9A-Za-z-]{10,}" + E, 5,
+             tuple(f"xox{letter}-" for letter in "abposre")),
+    _pattern("Slack app token", B + r"xapp-\d-[A-Za-z0-9]{6,}-\d{6,}-[A-Za-z0-9]{20,}" + E, 5, ("xapp-",)),
+    _pattern("Slack webhook", r"hooks\.slack\.com/(?:services|workflows|triggers)/[A-Za-z0-9_/-]{20,}", 0,
+             ("hooks.slack.com/",)),
+    _pattern("Vault token", B + r"hv[sb]\.[A-Za-z0-9_-]{90,200}" + E, 4, ("hvs.", "hvb.")),
+    _pattern("Stripe key", B + r"(?:sk|rk)_(?:live|test)_[0-9A-Za-z]{24,99}" + E, 8,
+             ("sk_live_", "rk_live_", "sk_test_", "rk_test_")),
+    _pattern("JSON Web Token", B + r"eyJ[A-Za-z0-9_-]{8,}\.eyJ[A-Za-z0-9_-]{8,}\.[A-Za-z0-9_-]{8,}" + E, 3, ("eyJ",)),
+    _pattern("Databricks token", B + r"dapi[0-9a-f]{32}(?:-\d)?" + E, 4, ("dapi",)),
+    _pattern("Replicate token", B + r"r8_[A-Za-z0-9]{37}" + E, 3, ("r8_",)),
+    _pattern("Groq API key", B + r"gsk_[A-Za-z0-9]{52}" + E, 4, ("gsk_",)),
+    _pattern("Perplexity API key", B + r"pplx-[A-Za-z0-9]{48}" + E, 5, ("pplx-",)),
+    _pattern("LangSmith API key", B + r"lsv2_(?:pt|sk)_[0-9a-f]{32}_[0-9a-f]{10}" + E, 8, ("lsv2_pt_", "lsv2_sk_")),
+    _pattern("Docker Hub token", B + r"dckr_(?:pat|oat)_[A-Za-z0-9_-]{27,40}" + E, 9, ("dckr_pat_", "dckr_oat_")),
+    _pattern("npm token", B + r"npm_[A-Za-z0-9]{36}" + E, 4, ("npm_",)),
+    _pattern("PyPI token", B + r"pypi-AgE[A-Za-z0-9_-]{70,}" + E, 8, ("pypi-AgE",)),
+    _pattern("Mailgun API key", B + r"key-[0-9a-f]{32}" + E, 4, ("key-",)),
+    _pattern("Sendinblue API key", B + r"x(?:keysib|smtpsib)-[0-9a-f]{64}-[A-Za-z0-9]{16}" + E, 8,
+             ("xkeysib-", "xsmtpsib-")),
+    _pattern("Defined Networking API token", B + r"dnkey-[a-z0-9=_-]{26}-[a-z0-9=_-]{52}" + E, 6, ("dnkey-",),
+             flags=re.IGNORECASE),
+    _pattern("Cohere API key", r"(?i:cohere|co_api_key)[\w.-]{0,20}[\"']?[ \t]*(?:=|:=|:|,|=>)[ \t]*[\"'`]?"
+             r"((?=[a-z0-9]{0,39}[A-Z])(?=[A-Z0-9]{0,39}[a-z])[A-Za-z0-9]{40})(?![A-Za-z0-9_-])", 0,
+             ("cohere", "Cohere", "COHERE", "co_api_key", "CO_API_KEY")),
 )
 PRIVATE_KEY = re.compile(r"-----BEGIN[ A-Z0-9_-]{0,100}PRIVATE KEY(?: BLOCK)?-----")
-_PEM_BODY = re.compile(r"(?:\\n|\s)*(?:[A-Za-z-]+: [^\n\\]*(?:\\n|\n)\s*)*((?:[A-Za-z0-9+/=]|\\n|\s){40,})")
-PUTTY_KEY = re.compile(r"PuTTY-User-Key-File-\d+:.*?Private-Lines:\s*\d+\s+([A-Za-z0-9+/=\s]{40,})", re.DOTALL)
+_PEM_BODY = re.compile(r"(?:\\n|\s)*(?:[A-Za-z-]+: [^\n\\]{0,300}(?:\\n|\n)\s*){0,10}((?:[A-Za-z0-9+/=]|\\n|\s){40,})")
+PUTTY_KEY = re.compile(r"PuTTY-User-Key-File-\d+:.{0,3000}?Private-Lines:\s*\d+\s+([A-Za-z0-9+/=\s]{40,})", re.DOTALL)
 # ``scheme://user:password@`` and ``scheme://TOKEN@``
 URL_USERINFO = re.compile(r"\b[a-zA-Z][a-zA-Z0-9+.-]{1,20}://(?P<userinfo>[^\s/?#@\"'<>(){}\[\]`]{1,300})@(?=[\w\[$])")
 
+# the literals every token shape holds, by first character (a candidate is checked only where one occurs)
+_STARTS: dict[str, list[tuple[str, TokenPattern]]] = {}
+for _token_pattern in TOKEN_PATTERNS:
+    for _literal in _token_pattern.starts:
+        _STARTS.setdefault(_literal[0], []).append((_literal, _token_pattern))
+
+
+def _trie_regex(words: list[str]) -> str:
+    """An alternation of literals factored by common prefix (``hf_|hooks…`` -> ``h(?:f_|ooks…)``):
+    the regex engine then tries one branch per position instead of every literal."""
+    trie: dict[str, Any] = {}
+    for word in words:
+        node = trie
+        for character in word:
+            node = node.setdefault(character, {})
+        node[""] = {}
+
+    def emit(node: dict[str, Any]) -> str:
+        branches = [re.escape(character) + emit(child) for character, child in sorted(node.items()) if character]
+        if not branches:
+            return ""
+        body = branches[0] if len(branches) == 1 else "(?:" + "|".join(branches) + ")"
+        if "" in node:
+            return ("(?:" + body + ")?") if len(branches) == 1 and len(body) > 1 else body + "?"
+        return body
+
+    return emit(trie)
+
+
+CANDIDATES = re.compile(_trie_regex(sorted({literal for pattern in TOKEN_PATTERNS for literal in pattern.starts})))
 # One pass of this over a value decides whether any of the regexes above can match.
-PREFILTER = re.compile(
-    r"hf_|api_org_|wandb_v1_|nvapi-|sk-|gh[pousr]_|github_pat_|gl(?:pat|dt|ft|soat|rt|cbt|ptt|imt|oas)-|"
-    r"A3T|AKIA|ASIA|ABIA|ACCA|AIza|AccountKey=|sig=|xox|hooks\.slack\.com|_live_|eyJ|PRIVATE KEY|PuTTY-User|"
-    r"dapi|r8_|gsk_|pplx-|npm_|pypi-|://[^\s/@]{1,300}@")
+PREFILTER = re.compile(CANDIDATES.pattern + r"|PRIVATE KEY|PuTTY-User|://[^\s/@]{1,300}@")
 # Prefixes that only detect-secrets' plugins recognise (checked before importing detect-secrets).
 DETECT_SECRETS_PREFILTER = re.compile(
-    r"AKC[A-Za-z0-9]|GR1348941|glagent-|_authToken|SG\.[\w-]{22}\.|sq0csp-|AC[a-z0-9]{32}|SK[a-z0-9]{32}|"
-    r"\d{8,10}:[\w-]{35}|[MNO][\w-]{23,25}\.[\w-]{6}\.|[0-9a-z]{32}-us\d")
+    r"AKC|_authToken|SG\.[\w-]{22}\.|sq0csp-|AC[a-z0-9]{32}|SK[a-z0-9]{32}|-us\d|\d:[\w-]{35}|\.[\w-]{6}\.[\w-]{27}")
+# … the literal part of it, cheap enough for megabytes of generated text
+DETECT_SECRETS_LITERALS = re.compile(r"AKC|_authToken|SG\.|sq0csp-|-us\d")
 # The detect-secrets plugins worth running on values (the keyword, entropy and IP plugins
 # are replaced by our key-aware logic; the IBM/Cloudant/SoftLayer ones by the same logic).
 DETECT_SECRETS_PLUGINS = (
@@ -148,16 +206,50 @@ def _valid_jwt(token: str) -> bool:
 
 
 def _token_secrets(text: str) -> Iterator[Secret]:
-    for pattern in TOKEN_PATTERNS:
-        for match in pattern.regex.finditer(text):
-            group = 1 if pattern.regex.groups else 0
-            value = match.group(group)
-            body = value[pattern.prefix_length:]
-            if is_token_placeholder(body):
+    """Each token shape, tried only where one of its literals occurs (one pass over the text)."""
+    covered = 0  # a candidate inside a token already found is part of it (``.eyJ`` in a JWT)
+    for candidate in CANDIDATES.finditer(text):
+        at = candidate.start()
+        if at < covered:
+            continue
+        for literal, pattern in _STARTS.get(text[at], ()):
+            if not text.startswith(literal, at) or at < pattern.back:
                 continue
-            if pattern.type == "JSON Web Token" and not _valid_jwt(value):
+            match = pattern.regex.match(text, at - pattern.back)
+            if match is None:
                 continue
-            yield Secret(value, pattern.type, match.start(group), match.end(group))
+            secret = _token_match(text, pattern, match)
+            if secret is not None:
+                covered = max(covered, match.end())
+                yield secret
+                break
+
+
+def _token_match(text: str, pattern: TokenPattern, match: re.Match[str]) -> Secret | None:
+    group = 1 if pattern.regex.groups else 0
+    value = match.group(group)
+    start, end = match.start(group), match.end(group)
+    if is_token_placeholder(value[pattern.prefix_length:]) or _padded_prefix(value, pattern):
+        return None
+    if pattern.type == "JSON Web Token" and not _valid_jwt(value):
+        return None
+    if pattern.type == "Slack webhook":
+        for scheme in ("https://", "http://"):
+            if text.startswith(scheme, start - len(scheme)):
+                start -= len(scheme)
+                value = scheme + value
+                break
+    return Secret(value, pattern.type, start, end)
+
+
+def _padded_prefix(value: str, pattern: TokenPattern) -> bool:
+    """``xoxb-xoxb-my-bot-token``, ``sk-proj-REDACTED…``: the shape around a placeholder, not a token."""
+    body = value[pattern.prefix_length:]
+    prefix = value[:pattern.prefix_length]
+    if prefix and prefix.rstrip("-_") and prefix.rstrip("-_").lower() in body.lower()[:len(prefix) + 2]:
+        return True
+    words = body.replace("-", " ").replace("_", " ")
+    return " " in words.strip() and is_placeholder(words)
 
 
 def _private_keys(text: str) -> Iterator[Secret]:
@@ -176,7 +268,12 @@ def _private_keys(text: str) -> Iterator[Secret]:
 
 def url_credentials(text: str) -> Iterator[Secret]:
     """``https://user:password@host`` (the password) and ``https://TOKEN@host`` (the token)."""
-    for match in URL_USERINFO.finditer(text):
+    at = text.find("://")
+    while at >= 0:
+        match = URL_USERINFO.search(text, max(0, at - 21), at + 310)
+        at = text.find("://", at + 3)
+        if match is None:
+            continue
         userinfo = match.group("userinfo")
         start = match.start("userinfo")
         if ":" in userinfo:
@@ -186,6 +283,10 @@ def url_credentials(text: str) -> Iterator[Secret]:
                 continue
             if password.isdigit() and len(password) <= 5:  # ``host:port``-like mistakes
                 continue
+            if password == "x-oauth-basic":  # GitHub's public marker: the token is the user name
+                if looks_random(user, 20) and not is_placeholder(user) and not token_secrets(user):
+                    yield Secret(user, "token in URL", start, start + len(user))
+                continue
             kind = "password in URL" if not user.lower() in ("x-access-token", "oauth2", "gitlab-ci-token",
                                                               "x-token-auth", "token") else "token in URL"
             yield Secret(password, kind, offset, offset + len(password))
@@ -193,7 +294,18 @@ def url_credentials(text: str) -> Iterator[Secret]:
             yield Secret(userinfo, "token in URL", start, start + len(userinfo))
 
 
-def _plugin_secrets(text: str) -> Iterator[Secret]:
+def _plugin_secrets(text: str, fast: bool = False) -> Iterator[Secret]:
+    """detect-secrets' regex plugins; on long generated text only around their literal prefixes."""
+    if fast or len(text) > PLUGIN_WINDOW:
+        covered = 0
+        for match in (DETECT_SECRETS_LITERALS if fast else DETECT_SECRETS_PREFILTER).finditer(text):
+            if match.start() < covered:
+                continue
+            low = max(0, match.start() - 40)
+            covered = match.end() + 200
+            for secret in _plugin_secrets(text[low:covered]):
+                yield secret._replace(start=secret.start + low, end=secret.end + low)
+        return
     for plugin in _detect_secrets_plugins():
         try:
             found = list(plugin.analyze_string(text))
@@ -211,27 +323,48 @@ def _plugin_secrets(text: str) -> Iterator[Secret]:
 
 
 def without_overlaps(found: list[Secret]) -> list[Secret]:
-    """Earlier detectors win; a later match overlapping an earlier one is the same secret."""
+    """Earlier detectors win; a later match overlapping an earlier one is the same secret.
+
+    Kept spans never overlap, so a sorted list of them needs only the two neighbours checked
+    (n log n, where comparing with every kept span was quadratic on long texts).
+    """
     kept: list[Secret] = []
+    starts: list[int] = []
+    ordered: list[Secret] = []
     for secret in found:
-        if any(secret.start < other.end and other.start < secret.end for other in kept):
+        index = bisect.bisect_right(starts, secret.start)
+        if index > 0 and ordered[index - 1].end > secret.start:
             continue
+        if index < len(ordered) and ordered[index].start < secret.end:
+            continue
+        if secret.start == secret.end and index > 0 and ordered[index - 1].start == secret.start:
+            continue
+        starts.insert(index, secret.start)
+        ordered.insert(index, secret)
         kept.append(secret)
     return kept
 
 
-def token_secrets(text: str) -> list[Secret]:
-    """Secrets recognisable by shape alone, wherever they are written."""
-    found: list[Secret] = []
-    if PREFILTER.search(text):
-        found.extend(_token_secrets(text))
-        if "PRIVATE KEY" in text or "PuTTY-User" in text:
-            found.extend(_private_keys(text))
-        if "@" in text:
-            found.extend(url_credentials(text))
-    if DETECT_SECRETS_PREFILTER.search(text):
+def token_secrets(text: str, fast: bool = False) -> list[Secret]:
+    """Secrets recognisable by shape alone, wherever they are written.
+
+    ``fast``: generated or data content (megabyte lines), where detect-secrets' broad
+    patterns run only around their literal prefixes.
+    """
+    found: list[Secret] = list(_token_secrets(text))
+    if "PRIVATE KEY" in text or "PuTTY-User" in text:
+        found.extend(_private_keys(text))
+    if "@" in text and "://" in text:
+        found.extend(url_credentials(text))
+    if fast or len(text) > LONG_TEXT:
+        found.extend(_plugin_secrets(text, fast=True))
+    elif DETECT_SECRETS_PREFILTER.search(text):
         found.extend(_plugin_secrets(text))
-    return without_overlaps(found)
+    return [secret for secret in without_overlaps(found) if not is_documented_public_value(secret.value)]
+
+
+PLUGIN_WINDOW = 2_000  # characters past which detect-secrets' plugins run only around their anchors
+LONG_TEXT = 200_000  # characters past which detect-secrets' broad patterns run only around literals
 
 
 def is_placeholder_value(value: str) -> bool:
@@ -274,6 +407,8 @@ def keyed_secret(text: str, key: str, kind: KeyClass, prose: bool = False) -> li
     if bearer:
         candidate = bearer.group(1)
     candidate = candidate.strip("'\"")
+    if CANDIDATES.match(candidate) and not token_secrets(candidate):
+        return []  # a vendor prefix padded with a placeholder (``nvapi-YOUR-API-KEY``, ``ghp_xxxx…``)
     if is_public_value(candidate, kind) or not literal_secret_under_key(candidate, kind, prose):
         return []
     start = text.find(candidate)

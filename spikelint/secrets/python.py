@@ -15,6 +15,8 @@ from typing import Iterator
 from typing import NamedTuple
 
 from spikelint.secrets.detectors import Secret
+from spikelint.secrets.text import CONFIG
+from spikelint.secrets.text import PROSE
 from spikelint.secrets.text import find_in_text
 
 # calls whose argument names a credential although the parameter name does not say so
@@ -30,6 +32,7 @@ class Literal(NamedTuple):
     line: int
     column: int
     end_line: int
+    prose: bool = False  # a docstring or a sentence: only token shapes count there
 
 
 def _name_of(node: ast.AST) -> str:
@@ -64,9 +67,9 @@ def _keyed_strings(tree: ast.AST) -> dict[int, str]:
     def bind(value: ast.AST | None, key: str) -> None:
         if isinstance(value, ast.Constant) and isinstance(value.value, str) and key:
             keys[id(value)] = key
-        elif isinstance(value, ast.JoinedStr) and key:
-            for part in value.values:
-                bind(part, key)
+        elif isinstance(value, (ast.JoinedStr, ast.Tuple, ast.List, ast.Set)) and key:
+            for part in (value.values if isinstance(value, ast.JoinedStr) else value.elts):
+                bind(part, key)  # ``PASSWORDS = ("…", "…")`` and f-string parts
 
     for node in ast.walk(tree):
         if isinstance(node, ast.Assign):
@@ -111,16 +114,18 @@ def _bind_call(call: ast.Call, bind: Callable[[ast.AST | None, str], None]) -> N
 def string_literals(tree: ast.AST) -> Iterator[Literal]:
     """Every string literal with its key; docstrings included (keys stay empty there)."""
     keys = _keyed_strings(tree)
+    statements = {id(node.value) for node in ast.walk(tree) if isinstance(node, ast.Expr)}
     for node in ast.walk(tree):
         if isinstance(node, ast.Constant) and isinstance(node.value, str) and node.value:
+            prose = id(node) in statements or any(character.isspace() for character in node.value.strip())
             yield Literal(node.value, keys.get(id(node), ""), node.lineno, node.col_offset + 1,
-                          node.end_lineno or node.lineno)
+                          node.end_lineno or node.lineno, prose)
 
 
 def python_secrets(tree: ast.AST) -> Iterator[tuple[Literal, Secret]]:
     """Secrets in the string literals of a parsed module (offsets within each literal)."""
     for literal in string_literals(tree):
-        for secret in find_in_text(literal.value, literal.key):
+        for secret in find_in_text(literal.value, literal.key, PROSE if literal.prose else CONFIG):
             yield literal, secret
 
 

@@ -18,6 +18,7 @@ from spikelint.secrets.context import KeyClass
 from spikelint.secrets.context import is_placeholder
 from spikelint.secrets.context import is_reference
 from spikelint.secrets.context import classify_key
+from spikelint.secrets.context import literal_secret_under_key
 from spikelint.secrets.detectors import Secret
 from spikelint.secrets.detectors import keyed_secret
 from spikelint.secrets.detectors import looks_random
@@ -46,6 +47,16 @@ AUTH_HEADER = re.compile(r"(?i)(?:proxy-)?authorization[\"']?\s*[:=]\s*[\"']?(?:
 API_KEY_HEADER = re.compile(r"(?i)\b(?:x-api-key|api-key|private-token|x-auth-token|x-goog-api-key)[\"']?\s*:\s*[\"']?"
                             r"(?P<value>[\w=~.+/-]{12,})")
 NETRC_LINE = re.compile(r"\bmachine\s+\S+\s+(?:login\s+\S+\s+)?(?:password|passwd)\s+[\"']?(?P<value>[^\s\"']{4,})")
+CODE_ASSIGNMENT = re.compile(r"""(?P<key>[A-Za-z_][\w.]{0,80})["'`]?[ \t]*(?::=|=|:)[ \t]*(?P<quote>["'`])"""
+                             r"""(?P<value>[^"'`\n\\]{1,500})(?P=quote)(?=[\s,;)}\]]|$)""")
+DATA_URI = re.compile(r"(?P<head>data:[\w/+.-]{1,100};base64,)(?P<payload>[A-Za-z0-9+/=]{16,})")
+COMMENT_MARKS = ("#", "//", "/*", "* ", ";", "<!--")
+LONG_LINE = 1000  # characters: a line this long is generated (minified, bundled, a data blob)
+LOWER_HINT = re.compile(r"tok|secret|pass|pwd|key|cred|auth|bearer|wandb|senha|contrase")
+USER_FLAG = re.compile(r"""-(?:u|-user)(?:[ \t]+|=)["']?(?P<user>[^\s:"'$]{1,200}):(?P<password>[^\s"'@]{0,200})(?=["']?(?:\s|$))""")
+NEWLINE = re.compile("\n")
+CLIENT_WORD = re.compile(r"\b(?:curl|wget)\b")
+CONFIG, CODE, PROSE, DATA = "config", "code", "prose", "data"
 WANDB_CONTEXT = re.compile(r"(?i)wandb[\w. -]{0,30}?(?:login|key|token)[^0-9a-f\n]{0,20}?(?<![0-9a-f])"
                            r"(?P<value>[0-9a-f]{40})(?![0-9a-f])")
 
@@ -84,49 +95,121 @@ def _assignment_values(line: str) -> Iterator[tuple[str, str, int]]:
         yield match.group("key"), match.group("value").strip("\"'"), match.start("value")
 
 
-def _context_secrets(line: str, offset: int, context_key: KeyClass | None) -> Iterator[Secret]:
-    """Secrets a line reveals through its own words: assignments, auth headers, W&B logins."""
-    for match in NETRC_LINE.finditer(line):
-        value = match.group("value")
-        if not is_placeholder(value) and not is_reference(value):
-            yield Secret(value, "password in a netrc line", offset + match.start("value"), offset + match.end("value"))
+def _context_secrets(line: str, offset: int, mode: str) -> Iterator[Secret]:
+    """Secrets a line reveals through its own words: assignments, auth headers, W&B logins.
+
+    Prose (and comment lines) reveal only what is shaped like a credential: headers and W&B
+    logins; source code only assigns a quoted literal.
+    """
+    stripped = line.lstrip()
+    prose = mode == PROSE or stripped.startswith(COMMENT_MARKS)
+    if not prose:
+        for match in NETRC_LINE.finditer(line):
+            value = match.group("value")
+            if not is_placeholder(value) and not is_reference(value):
+                yield Secret(value, "password in a netrc line", offset + match.start("value"),
+                             offset + match.end("value"))
     for match in WANDB_CONTEXT.finditer(line):
         yield Secret(match.group("value"), "Weights & Biases API key", offset + match.start("value"),
                      offset + match.end("value"))
-    for key, value, start in _assignment_values(line):
-        kind = classify_key(key)
-        if not kind.secret:
-            continue
-        for secret in keyed_secret(value, key, kind, prose=True):
-            yield Secret(secret.value, secret.type, offset + start + secret.start, offset + start + secret.end)
+    if not prose:
+        assignments = _code_assignments(line) if mode == CODE else _assignment_values(line)
+        for key, value, start in assignments:
+            kind = classify_key(key)
+            if not kind.secret:
+                continue
+            for secret in keyed_secret(value, key, kind, prose=True):
+                yield Secret(secret.value, secret.type, offset + start + secret.start, offset + start + secret.end)
     for regex, secret_type in ((AUTH_HEADER, "token in Authorization header"), (API_KEY_HEADER, "API key header")):
         for match in regex.finditer(line):
             value = match.group("value")
-            if looks_random(value, 12):
+            if looks_random(value, 12) and not is_placeholder(value):
                 yield Secret(value, secret_type, offset + match.start("value"), offset + match.end("value"))
 
 
-def find_in_text(text: str, key: str = "") -> list[Secret]:
-    """Secrets in ``text`` as offsets (token shapes everywhere, key context per line)."""
-    found = token_secrets(text)
+def _user_flag_secrets(line: str, offset: int) -> Iterator[Secret]:
+    """``curl -u user:password`` / ``--user user:password`` / ``-u TOKEN:`` written in any text."""
+    for match in USER_FLAG.finditer(line):
+        if match.start() > 0 and not line[match.start() - 1].isspace():
+            continue
+        user, password = match.group("user"), match.group("password")
+        if password:
+            value, start, kind = password, match.start("password"), classify_key("password")
+        else:
+            value, start, kind = user, match.start("user"), classify_key("token")
+        if literal_secret_under_key(value, kind, prose=True):
+            yield Secret(value, "password" if password else "token", offset + start, offset + start + len(value))
+
+
+def _code_assignments(line: str) -> Iterator[tuple[str, str, int]]:
+    """Source code read as text: only a quoted literal right after ``=``/``:=``/``:`` counts."""
+    for match in CODE_ASSIGNMENT.finditer(line):
+        yield match.group("key"), match.group("value"), match.start("value")
+
+
+def _blank_data_uris(text: str) -> str:
+    """Base64 payloads of ``data:`` URIs (images in SVG, inline source maps) hold no credential."""
+    if "base64," not in text:
+        return text
+    return DATA_URI.sub(lambda match: match.group("head") + " " * len(match.group("payload")), text)
+
+
+def find_in_text(text: str, key: str = "", mode: str = CONFIG) -> list[Secret]:
+    """Secrets in ``text`` as offsets (token shapes everywhere, key context per line).
+
+    ``mode`` says what the text is: ``CONFIG`` (``.env``, scripts, values), ``CODE`` (source
+    code of languages read as text), ``PROSE`` (docs, comments) or ``DATA`` (datasets,
+    minified and generated content, where only token shapes are looked for).
+    """
+    text = _blank_data_uris(text)
+    long_text = len(text) > LONG_LINE
+    found = token_secrets(text, fast=mode == DATA or long_text and _has_long_line(text))
+    if mode == DATA:
+        return sorted(found, key=lambda secret: secret.start)
     context_key = classify_key(key) if key else None
     if context_key is not None and context_key.secret and not found and "\n" not in text.strip():
         found = keyed_secret(text, key, context_key)
-    if SECRET_HINT.search(text):
-        line_starts = [0] + [match.end() for match in re.finditer("\n", text)]
-        hinted = sorted({bisect.bisect_right(line_starts, match.start()) - 1 for match in SECRET_HINT.finditer(text)})
-        for index in hinted:
-            start = line_starts[index]
-            end = line_starts[index + 1] - 1 if index + 1 < len(line_starts) else len(text)
-            found.extend(_context_secrets(text[start:end], start, context_key))
+    starts = [0] + [match.end() for match in NEWLINE.finditer(text)]
+    hinted = _hinted_lines(text, starts)
+    has_client = "curl" in text or "wget" in text
+    users = _lines_of(USER_FLAG.finditer(text), starts) if has_client else set()
+    clients = _lines_of(CLIENT_WORD.finditer(text), starts) if users else set()
+    for index in sorted(hinted | users):
+        start = starts[index]
+        end = starts[index + 1] - 1 if index + 1 < len(starts) else len(text)
+        if end - start > LONG_LINE:
+            continue
+        line = text[start:end]
+        if index in hinted:
+            found.extend(_context_secrets(line, start, mode))
+        if index in users and any(index - back in clients for back in range(6)):
+            found.extend(_user_flag_secrets(line, start))
     return sorted(without_overlaps(found), key=lambda secret: secret.start)
 
 
-def scan_text(text: str, first_line: int = 1, first_column: int = 1, key: str = "") -> list[Hit]:
+def _hinted_lines(text: str, starts: list[int]) -> set[int]:
+    """Lines holding a secret-ish word; matched on the lower-cased text where that keeps offsets
+    (a case-insensitive alternation is several times slower than a plain one)."""
+    lowered = text.lower()
+    if len(lowered) == len(text):
+        return _lines_of(LOWER_HINT.finditer(lowered), starts)
+    return _lines_of(SECRET_HINT.finditer(text), starts)
+
+
+def _lines_of(matches: Iterator[re.Match[str]], starts: list[int]) -> set[int]:
+    """The (0-based) lines the matches start on."""
+    return {bisect.bisect_right(starts, match.start()) - 1 for match in matches}
+
+
+def _has_long_line(text: str) -> bool:
+    return any(len(line) > LONG_LINE for line in text.split("\n"))
+
+
+def scan_text(text: str, first_line: int = 1, first_column: int = 1, key: str = "", mode: str = CONFIG) -> list[Hit]:
     """Secrets in ``text`` at file positions (``first_line``/``first_column``: where the text starts)."""
     if not text:
         return []
-    secrets = find_in_text(text, key)
+    secrets = find_in_text(text, key, mode)
     if not secrets:
         return []
     index = LineIndex(text, first_line, first_column)

@@ -149,9 +149,9 @@ def test_shaped_placeholders_with_a_real_prefix() -> None:
     assert find_secrets("AKIA" + "X" * 16) == []
 
 
-def test_documented_aws_example_key_is_still_flagged() -> None:
-    example = "AKIA" + "IOSFODNN7" + "EXAMPLE"
-    assert [secret.type for secret in find_secrets(example)] == ["AWS access key ID"]
+def test_documented_aws_example_keys_are_public() -> None:
+    assert find_secrets("AKIA" + "IOSFODNN7" + "EXAMPLE") == []
+    assert find_secrets("wJalrXUtnFEMI/K7MDENG/bPxRfiCY" + "EXAMPLEKEY", "aws_secret_access_key") == []
 
 
 def test_values_that_cannot_be_credentials() -> None:
