@@ -13,7 +13,7 @@ import pytest
 from spikelint.run import precheck
 from spikelint.run import verify
 
-HF_TOKEN = "hf_QwErTyUiOpAsDfGhJkLzXcVbNm12345678"
+HF_TOKEN = "hf_QwErTyUiOpAsDfGhJkLzXcVbNm13572468"
 
 
 class Outcome(NamedTuple):

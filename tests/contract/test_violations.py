@@ -140,8 +140,8 @@ def test_false_schemas_forbid_keys() -> None:
 
 
 @pytest.mark.parametrize("value, key", [
-    ("hf_QwErTyUiOpAsDfGhJkLzXcVbNm12345678", None),
-    ("ghp_QwErTyUiOpAsDfGhJkLzXcVbNm1234567890", None),
+    ("hf_QwErTyUiOpAsDfGhJkLzXcVbNm13572468", None),
+    ("ghp_QwErTyUiOpAsDfGhJkLzXcVbNm1357246809", None),
     ("AKIA" + "".join("ABCDEFGHIJKLMNOPQRSTUVWXYZ234567"[(i * 11) % 32] for i in range(16)), None),
     ("-----BEGIN RSA PRIVATE KEY-----", None),
     ("https://user:hunter22@example.org/x", None),
@@ -165,7 +165,7 @@ def test_long_values_are_shortened() -> None:
 
 
 def test_redact_parameters() -> None:
-    data = {"input": "a.jsonl", "auth": {"token": "abc"}, "list": ["hf_QwErTyUiOpAsDfGhJkLzXcVbNm12345678"]}
+    data = {"input": "a.jsonl", "auth": {"token": "abc"}, "list": ["hf_QwErTyUiOpAsDfGhJkLzXcVbNm13572468"]}
     redacted = redact_parameters(data)
     assert redacted["input"] == "a.jsonl"
     assert redacted["auth"]["token"].startswith("[redacted")
