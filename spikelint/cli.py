@@ -14,6 +14,7 @@ from typing import Sequence
 from typing import TextIO
 
 from spikelint import __version__
+from spikelint.escape import printable
 
 if TYPE_CHECKING:
     from spikelint.config import Config
@@ -170,7 +171,7 @@ def command_check(args: argparse.Namespace) -> int:
     else:
         _emit(report, args.format, args.output, result.root_prefix, config.fail_on, args.code_frame)
     for message in result.internal_errors:
-        print(f"spikelint: {message}", file=sys.stderr)
+        print(f"spikelint: {printable(message)}", file=sys.stderr)
     if result.internal_errors:
         return EXIT_USAGE
     return _exit_code(report.findings, config.fail_on)
@@ -222,8 +223,13 @@ def _emit(report: Report, fmt: str, output: str | None, prefix: str | None = Non
 def _write_baseline(path: Path, report: Report) -> None:
     entries = [{"fingerprint": f.fingerprint, "rule": f.rule, "path": f.path} for f in report.findings]
     data = {"version": 1, "tool": "spikelint", "findings": entries}
+    from spikelint.safe_write import UnsafeTarget
+    from spikelint.safe_write import write_text_safely
+
     try:
-        path.write_text(json.dumps(data, indent=2) + "\n", encoding="utf-8")
+        write_text_safely(path, json.dumps(data, indent=2) + "\n")
+    except UnsafeTarget as error:
+        raise UsageError(f"cannot write baseline: {error}") from None
     except OSError as error:
         raise UsageError(f"cannot write baseline {path}: {error.strerror or error}") from None
 
@@ -326,7 +332,7 @@ def main(argv: Sequence[str] | None = None) -> int:
             return EXIT_USAGE
         return COMMANDS[args.command](args)
     except UsageError as error:
-        print(f"spikelint: error: {error}", file=sys.stderr)
+        print(f"spikelint: error: {printable(str(error))}", file=sys.stderr)
         return EXIT_USAGE
     except KeyboardInterrupt:
         print("spikelint: interrupted", file=sys.stderr)

@@ -19,6 +19,7 @@ from pathlib import Path
 from typing import Any
 from typing import Sequence
 
+from spikelint.escape import printable
 from spikelint.model import Node
 from spikelint.run.config_schema import META_KEY
 from spikelint.run.config_schema import VERSION_KEY
@@ -373,7 +374,7 @@ def _report_failure(stop: Stop, fmt: str) -> None:
         sys.stdout.write(json.dumps(document, indent=2, ensure_ascii=False) + "\n")
         return
     for failure in stop.failures:
-        print(f"{PROG}: {failure.as_text()}", file=sys.stderr)
+        print(f"{PROG}: {printable(failure.as_text())}", file=sys.stderr)
     count = len(stop.failures)
     print(f"{PROG}: invalid ({stop.step}): {count} problem{'s' if count != 1 else ''}; nothing was launched",
           file=sys.stderr)
@@ -393,7 +394,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         _report_failure(stop, options.format)
         return EXIT_INVALID
     except SetupError as error:
-        print(f"{PROG}: error: {error}", file=sys.stderr)
+        print(f"{PROG}: error: {printable(str(error))}", file=sys.stderr)
         return EXIT_USAGE
     sys.stdout.write(json.dumps(result, ensure_ascii=False) + "\n")
     return EXIT_OK

@@ -20,6 +20,7 @@ from pathlib import Path
 from typing import Any
 from typing import Sequence
 
+from spikelint.escape import printable
 from spikelint.model import Finding
 from spikelint.run.consistency import Issue
 from spikelint.run.consistency import RunFiles
@@ -131,10 +132,10 @@ def main(argv: Sequence[str] | None = None) -> int:
             raise UsageError(f"{options.run_dir}: not a folder (verify-run takes the run folder, not a file in it)")
         report, notes = verify(run_dir, options.input, Path.cwd())
         for note in notes:
-            print(f"{PROG}: note: {note}", file=sys.stderr)
+            print(f"{PROG}: note: {printable(note)}", file=sys.stderr)
         _emit(report, options.format, options.output)
     except UsageError as error:
-        print(f"{PROG}: error: {error}", file=sys.stderr)
+        print(f"{PROG}: error: {printable(str(error))}", file=sys.stderr)
         return EXIT_USAGE
     except BrokenPipeError:
         return EXIT_OK
