@@ -32,6 +32,7 @@ from spikelint.fingerprint import identity_path
 from spikelint.fingerprint import identity_root
 from spikelint.fingerprint import root_prefix
 from spikelint.fingerprint import normalise_key
+from spikelint.masking import mask_file
 from spikelint.model import Document
 from spikelint.model import FileKind
 from spikelint.model import Finding
@@ -103,6 +104,8 @@ class Engine:
                         problems.extend(self._run(spec, (workload, document, context), document, internal))
         result = FileResult(document.path, lines=document.text.splitlines(), internal_errors=internal)
         self._finish(document, workloads, problems, result)
+        result.findings, result.lines, result.internal_errors = mask_file(
+            result.findings, document.path, result.lines, result.internal_errors)
         return result
 
     def _workloads(self, document: Document, internal: list[str]) -> list[Workload]:
