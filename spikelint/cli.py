@@ -158,7 +158,7 @@ def command_check(args: argparse.Namespace) -> int:
         report = apply_baseline(report, _read_baseline(Path(args.baseline)))
     if args.diff:
         report = apply_diff(report, _changed_lines(args.diff))
-    if not result.discovery.files and not result.discovery.skipped:
+    if not result.discovery.files and not result.discovery.skipped and not result.discovery.oversized:
         print("spikelint: no files to check in " + ", ".join(paths), file=sys.stderr)
     if args.statistics:
         _print_statistics(report, sys.stdout if args.format == "text" and not args.output else sys.stderr)

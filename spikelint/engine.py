@@ -329,6 +329,10 @@ def skipped_results(discovery: Discovery, engine: Engine) -> list[FileResult]:
         document = Document(SourceFile(path, path, detect_kind(path)), "",
                             problems=[Problem("SPK003", 1, 1, f"file skipped: {reason}", key=reason)])
         results.append(engine.check_document(document, Project()))
+    from spikelint.documents.bounded import oversized_document
+
+    for source, size in discovery.oversized:
+        results.append(engine.check_document(oversized_document(source, size, engine.config.max_file_size), Project()))
     return results
 
 
@@ -360,7 +364,7 @@ def check_paths(paths: list[str], config: Config, *, cwd: Path | None = None, jo
         results = _check_sources(engine, plan, jobs)
         results.extend(skipped_results(discovery, engine))
     dependents = sorted(result.path for result in results if result.dependent)
-    checked = len(discovery.files) + len(dependents) + len(discovery.skipped)
+    checked = len(discovery.files) + len(dependents) + len(discovery.skipped) + len(discovery.oversized)
     return RunResult(build_report(engine, results, checked), discovery,
                      [message for result in results for message in result.internal_errors], engine.root_prefix,
                      dependents)

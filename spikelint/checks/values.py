@@ -13,6 +13,7 @@ from typing import TYPE_CHECKING
 from typing import Iterator
 
 from spikelint.checks.registry import check
+from spikelint.documents.numbers import beyond_int64
 from spikelint.documents.numbers import describe
 from spikelint.documents.numbers import is_bad_number
 from spikelint.model import Problem
@@ -31,7 +32,8 @@ def unrepresentable_numbers(document: Document, ctx: CheckContext) -> Iterator[P
         if root.kind != "map" or "apiVersion" not in root.value or "kind" not in root.value:
             continue
         for _, node in walk(root):
-            if is_bad_number(node):
-                message = f"invalid number: {describe(node)}: {FIX}"
+            if is_bad_number(node) or beyond_int64(node):
+                reason = describe(node) if is_bad_number(node) else f"{node.value} is beyond a 64-bit integer"
+                message = f"invalid number: {reason}: {FIX}"
                 yield Problem("SPK001", node.line, node.column, message, end_line=node.end_line,
                               end_column=node.end_column, key=f"number:{str(node.value)[:40]}")

@@ -17,8 +17,9 @@ if TYPE_CHECKING:
     from spikelint.model import Node
 
 BAD_NUMBER = "tag:spikelint,2026:unrepresentable-number"
-LIMIT = 2**63  # the widest integer Kubernetes (int64) or any JSON/YAML consumer here holds
-FLOAT_LIMIT = 1e100  # far beyond any real setting, far below where unit arithmetic overflows
+INT64 = 2**63  # the widest integer a Kubernetes field holds (checked in API objects only)
+LIMIT = 10**100  # far beyond any real setting, far below where float conversion overflows (~1e308)
+FLOAT_LIMIT = 1e100
 
 
 def number_problem(value: Any) -> str | None:
@@ -30,12 +31,18 @@ def number_problem(value: Any) -> str | None:
             return "is not a finite number"
         return "is out of range (no setting needs a number this large)" if abs(value) >= FLOAT_LIMIT else None
     if abs(value) >= LIMIT:
-        return "is out of range (beyond a 64-bit integer)"
+        return "is out of range"
     return None
 
 
 def is_bad_number(node: Node) -> bool:
     return node.kind == "scalar" and node.tag == BAD_NUMBER
+
+
+def beyond_int64(node: Node) -> bool:
+    """An integer no Kubernetes field can hold (the API server rejects the object)."""
+    value = node.value
+    return node.kind == "scalar" and isinstance(value, int) and not isinstance(value, bool) and abs(value) >= INT64
 
 
 def describe(node: Node) -> str:
@@ -44,7 +51,7 @@ def describe(node: Node) -> str:
     shown = text if len(text) <= 24 else f"{text[:12]}…{text[-4:]} ({len(text)} characters)"
     digits = text.lstrip("+-").replace("_", "")
     if digits.isdigit() or digits.lower().startswith("0x"):
-        return f"{shown!r} is out of range (beyond a 64-bit integer)"
+        return f"{shown!r} is out of range"
     return f"{shown!r} is not a finite number" if _non_finite(text) else f"{shown!r} is out of range"
 
 

@@ -49,7 +49,7 @@ def test_the_ordinary_job_has_no_number_finding() -> None:
     assert not [f for f in findings if f.rule == "SPK001"]
 
 
-@pytest.mark.parametrize("literal", ["NaN", "Infinity", "-Infinity", "1e400", "-1e999", "1" * 30, "7" * 5000])
+@pytest.mark.parametrize("literal", ["NaN", "Infinity", "-Infinity", "1e400", "-1e999", "1" * 101, "7" * 5000])
 def test_json_bad_numbers_are_tagged_text(literal: str) -> None:
     root = parse_json('{"a": %s, "b": 1.5, "c": -3}' % literal)
     assert root.value["a"].tag == BAD_NUMBER and root.value["a"].value == literal
@@ -69,7 +69,13 @@ def test_near_misses_are_ordinary_values() -> None:
     assert values["a"] == ("1e300x", None) and values["b"] == (".inf", None)
     assert values["c"] == (2**63 - 1, None) and values["d"] == (1e10, None)
     assert values["e"] == ("inf", None) and values["f"] == (16, None)
-    assert number_problem(True) is None and number_problem(2**63) is not None
+    assert number_problem(True) is None and number_problem(2**63) is None and number_problem(10**100) is not None
+
+
+def test_an_api_object_cannot_hold_more_than_64_bits() -> None:
+    findings = lint_snippet("cm.yaml", "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: x\nn: 9223372036854775808\n")
+    assert [(f.line, f.rule) for f in findings] == [(5, "SPK001")]
+    assert "beyond a 64-bit integer" in findings[0].message
 
 
 def test_precheck_reports_the_value(tmp_path) -> None:  # type: ignore[no-untyped-def]
