@@ -232,17 +232,17 @@ def parse_bytes(source: SourceFile, data: bytes) -> Document:
 
     decoded = bom_text(data) if data.startswith(BYTE_ORDER_MARKS) else None
     if decoded is not None:
-        text, encoding = decoded
+        wide, encoding = decoded
         if source.kind in TEXT_KINDS_THAT_MUST_DECODE:
-            return Document(source, text, problems=[Problem(
+            return Document(source, wide, problems=[Problem(
                 "SPK001", 1, 1, f"file is {encoding} encoded (byte-order mark); save it as UTF-8 (only its text was "
                 f"scanned, for secrets)")])
-        return parse_text(source, text)
+        return parse_text(source, wide)
     if is_scanned_binary(source.path) or b"\0" in data[:8192]:
-        problem = None
+        reason = None
         if source.kind in TEXT_KINDS_THAT_MUST_DECODE:
-            problem = f"binary content (NUL bytes) in a {source.kind} file: not parsed, only scanned for token shapes"
-        return binary_document(source, data[:MAX_BINARY_SCAN], len(data), problem)
+            reason = f"binary content (NUL bytes) in a {source.kind} file: not parsed, only scanned for token shapes"
+        return binary_document(source, data[:MAX_BINARY_SCAN], len(data), reason)
     text, problem = decode(data)
     if text is None:
         shown = data.decode("utf-8", "replace")  # for snippets and the secret scan
