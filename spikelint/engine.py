@@ -299,7 +299,7 @@ class _Plan:
 
 
 def _check_chunk(engine: Engine, plan: _Plan, chunk: list[int]) -> list[FileResult]:
-    project = Project(plan.context)
+    project = Project(plan.context, image_limits=engine.config.image_limits())
     results = []
     for index in chunk:
         project.resolved.clear()

@@ -11,6 +11,7 @@ import codecs
 import os
 import re
 from pathlib import PurePosixPath
+from typing import TYPE_CHECKING
 from typing import Callable
 
 from spikelint.model import Document
@@ -18,6 +19,9 @@ from spikelint.model import FileKind
 from spikelint.model import Problem
 from spikelint.model import SourceFile
 from spikelint.suppressions import parse_suppressions
+
+if TYPE_CHECKING:
+    from spikelint.documents.image import ImageLimits
 
 COMMENTED_KINDS = (FileKind.YAML, FileKind.SHELL, FileKind.DOCKERFILE, FileKind.TOML, FileKind.PYTHON, FileKind.TEXT)
 TEXT_KINDS_THAT_MUST_DECODE = (FileKind.YAML, FileKind.JSON, FileKind.TOML, FileKind.NOTEBOOK, FileKind.DOCKERFILE,
@@ -199,12 +203,12 @@ def parse_text(source: SourceFile, text: str) -> Document:
     return document
 
 
-def read_document(source: SourceFile) -> Document:
+def read_document(source: SourceFile, image_limits: ImageLimits | None = None) -> Document:
     """Read, decode and parse one file; problems are recorded on the document."""
-    if source.kind == FileKind.IMAGE:  # streamed from disk, never read whole
+    if source.kind == FileKind.IMAGE:  # streamed from disk, never read whole, within the limits
         from spikelint.documents.image import read_image_document
 
-        return read_image_document(source)
+        return read_image_document(source, image_limits)
     from spikelint.documents.bounded import MAX_BINARY_SCAN
     from spikelint.documents.bounded import binary_document
     from spikelint.documents.bounded import is_scanned_binary
