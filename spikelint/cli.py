@@ -14,6 +14,7 @@ from typing import Sequence
 from typing import TextIO
 
 from spikelint import __version__
+from spikelint.escape import printable
 
 if TYPE_CHECKING:
     from spikelint.config import Config
@@ -79,7 +80,8 @@ def _check_parser(subparsers: argparse._SubParsersAction) -> None:
                         "makes the exit code 1 (default: error)")
     parser.add_argument("--baseline", metavar="FILE", help="report only findings not in this baseline")
     parser.add_argument("--write-baseline", metavar="FILE", help="write the current findings as a baseline, exit 0")
-    parser.add_argument("--diff", metavar="REV", help="report only findings on lines added or changed since REV")
+    parser.add_argument("--diff", metavar="REV", help="report only findings that are new since Git revision REV "
+                        "(not reported when its tree is linted the same way)")
     parser.add_argument("--jobs", type=_positive, metavar="N", help="worker processes (default: CPUs; 1 = in-process)")
     parser.add_argument("--stdin-filename", metavar="NAME", help="read the file from standard input as NAME")
     parser.add_argument("--exclude", metavar="GLOB", action="append", default=[],
@@ -122,7 +124,6 @@ def command_check(args: argparse.Namespace) -> int:
     from spikelint.config import load_config
     from spikelint.config import with_overrides
     from spikelint.engine import apply_baseline
-    from spikelint.engine import apply_diff
     from spikelint.engine import check_paths
 
     try:
@@ -156,8 +157,8 @@ def command_check(args: argparse.Namespace) -> int:
     if args.baseline:
         report = apply_baseline(report, _read_baseline(Path(args.baseline)))
     if args.diff:
-        report = apply_diff(report, _changed_lines(args.diff))
-    if not result.discovery.files and not result.discovery.skipped:
+        report = _new_since(args.diff, report, paths, config, args.jobs)
+    if not result.discovery.files and not result.discovery.skipped and not result.discovery.oversized:
         print("spikelint: no files to check in " + ", ".join(paths), file=sys.stderr)
     if args.statistics:
         _print_statistics(report, sys.stdout if args.format == "text" and not args.output else sys.stderr)
@@ -170,7 +171,7 @@ def command_check(args: argparse.Namespace) -> int:
     else:
         _emit(report, args.format, args.output, result.root_prefix, config.fail_on, args.code_frame)
     for message in result.internal_errors:
-        print(f"spikelint: {message}", file=sys.stderr)
+        print(f"spikelint: {printable(message)}", file=sys.stderr)
     if result.internal_errors:
         return EXIT_USAGE
     return _exit_code(report.findings, config.fail_on)
@@ -222,8 +223,13 @@ def _emit(report: Report, fmt: str, output: str | None, prefix: str | None = Non
 def _write_baseline(path: Path, report: Report) -> None:
     entries = [{"fingerprint": f.fingerprint, "rule": f.rule, "path": f.path} for f in report.findings]
     data = {"version": 1, "tool": "spikelint", "findings": entries}
+    from spikelint.safe_write import UnsafeTarget
+    from spikelint.safe_write import write_text_safely
+
     try:
-        path.write_text(json.dumps(data, indent=2) + "\n", encoding="utf-8")
+        write_text_safely(path, json.dumps(data, indent=2) + "\n")
+    except UnsafeTarget as error:
+        raise UsageError(f"cannot write baseline: {error}") from None
     except OSError as error:
         raise UsageError(f"cannot write baseline {path}: {error.strerror or error}") from None
 
@@ -240,13 +246,16 @@ def _read_baseline(path: Path) -> set[str]:
     return {entry["fingerprint"] for entry in data["findings"] if isinstance(entry, dict) and "fingerprint" in entry}
 
 
-def _changed_lines(revision: str) -> dict[str, set[int] | None]:
-    """Lines added or changed since ``revision``, per path relative to the current folder."""
-    from spikelint.diff import changed_lines
+def _new_since(revision: str, report: Report, paths: list[str], config: Config, jobs: int | None) -> Report:
+    """The findings that linting ``revision``'s tree the same way does not report."""
+    import tarfile
+
+    from spikelint.diff import base_fingerprints
+    from spikelint.diff import new_findings
 
     try:
-        return changed_lines(revision, Path.cwd())
-    except (OSError, subprocess.SubprocessError, ValueError) as error:
+        return new_findings(report, base_fingerprints(revision, Path.cwd(), paths, config, jobs))
+    except (OSError, subprocess.SubprocessError, ValueError, tarfile.TarError) as error:
         raise UsageError(f"--diff {revision}: {error}") from None
 
 
@@ -326,7 +335,7 @@ def main(argv: Sequence[str] | None = None) -> int:
             return EXIT_USAGE
         return COMMANDS[args.command](args)
     except UsageError as error:
-        print(f"spikelint: error: {error}", file=sys.stderr)
+        print(f"spikelint: error: {printable(str(error))}", file=sys.stderr)
         return EXIT_USAGE
     except KeyboardInterrupt:
         print("spikelint: interrupted", file=sys.stderr)

@@ -7,6 +7,7 @@ from dataclasses import dataclass
 from dataclasses import field
 from dataclasses import replace
 from pathlib import Path
+from typing import TYPE_CHECKING
 from typing import Any
 
 DEFAULT_MUTABLE_TAGS = (
@@ -17,6 +18,10 @@ DEFAULT_IMMUTABLE_TAG_PATTERN = r"^(v?\d+\.\d+\.\d+.*|[0-9a-f]{7,40}|\d{8}.*)$"
 DEFAULT_RUN_IDENTITY = ("seed", "code_revision", "dataset_version")
 DEFAULT_PREEMPTIBLE_PRIORITY_WORDS = ("preemptible", "low", "spot", "over-quota")
 DEFAULT_MAX_FILE_SIZE = 5 * 1024 * 1024
+
+
+if TYPE_CHECKING:
+    from spikelint.documents.image import ImageLimits
 
 
 class ConfigError(Exception):
@@ -40,6 +45,10 @@ class Config:
     schemas: dict[str, str] = field(default_factory=dict)
     exclude: tuple[str, ...] = ()
     max_file_size: int = DEFAULT_MAX_FILE_SIZE
+    max_image_bytes: int = 4 * 1024**3  # decompressed bytes read from one image tarball's layers
+    max_image_seconds: float = 20.0  # time spent reading one image tarball
+    max_layer_entries: int = 50_000  # members read per image layer
+    max_compression_ratio: int = 100  # a layer expanding more than this is a decompression bomb
     preemptible_priority_classes: tuple[str, ...] = DEFAULT_PREEMPTIBLE_PRIORITY_WORDS
     # False: in-file suppressions (comments, pragmas, annotations) do nothing; only the configuration and
     # the baseline can silence a finding (teams that gate centrally)
@@ -49,6 +58,12 @@ class Config:
 
     def immutable_tag_regex(self) -> re.Pattern[str]:
         return re.compile(self.immutable_tag_pattern)
+
+    def image_limits(self) -> ImageLimits:
+        from spikelint.documents.image import ImageLimits
+
+        return ImageLimits(max_bytes=self.max_image_bytes, max_seconds=self.max_image_seconds,
+                           max_entries=self.max_layer_entries, max_ratio=self.max_compression_ratio)
 
 
 LIST_KEYS = ("select", "ignore", "persistent_paths", "allowed_registries", "mutable_tags",

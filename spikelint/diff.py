@@ -1,14 +1,28 @@
-"""Lines added or changed since a Git revision (the merge-request gate of ``--diff``)."""
+"""What ``--diff REV`` reports: findings that are new compared with Git revision REV.
+
+The base revision's tree is exported (``git archive``) into a temporary folder and linted
+with the same configuration and paths; a finding whose fingerprint is not among the base's
+is new.  Comparing findings rather than changed lines also catches a change that only
+deletes a protective line (``set -o pipefail``, a PVC volume): the finding it causes sits
+on an unchanged line, but it was not there before.
+"""
 
 from __future__ import annotations
 
+import io
 import os
-import re
 import subprocess
+import tarfile
+import tempfile
+from dataclasses import replace
 from pathlib import Path
+from typing import TYPE_CHECKING
 
-HUNK = re.compile(r"^@@ -\d+(?:,\d+)? \+(\d+)(?:,(\d+))? @@")
+if TYPE_CHECKING:
+    from spikelint.config import Config
+    from spikelint.model import Report
 
+MAX_ARCHIVE = 2 * 1024 * 1024 * 1024  # a base tree larger than this is not exported
 
 FETCH_HINT = ("fetch the base before the check (git fetch --no-tags --depth=1 origin BRANCH), or check out the "
               "full history (GitHub Actions: actions/checkout with fetch-depth: 0; GitLab CI: GIT_DEPTH: 0)")
@@ -37,32 +51,61 @@ def _verify_revision(revision: str, cwd: Path) -> None:
         raise ValueError(f"git cannot find revision {revision!r} in {where} ({error}); {FETCH_HINT}") from None
 
 
-def changed_lines(revision: str, cwd: Path) -> dict[str, set[int] | None]:
-    """Path (relative to ``cwd``) -> changed line numbers; ``None`` for untracked (wholly new) files."""
+def _export(revision: str, top: Path, into: Path) -> None:
+    """The tree of ``revision`` as files under ``into`` (links and special files kept inside)."""
+    result = subprocess.run(["git", "archive", "--format=tar", "--end-of-options", revision], cwd=top,
+                            capture_output=True, timeout=600, check=False)
+    if result.returncode != 0:
+        lines = result.stderr.decode("utf-8", "replace").strip().splitlines()
+        raise ValueError(lines[-1] if lines else f"git archive exited with status {result.returncode}")
+    archive = result.stdout
+    if len(archive) > MAX_ARCHIVE:
+        raise ValueError(f"the tree of {revision} is larger than {MAX_ARCHIVE} bytes")
+    with tarfile.open(fileobj=io.BytesIO(archive)) as bundle:
+        if hasattr(tarfile, "data_filter"):
+            bundle.extractall(into, filter="data")  # no absolute paths, no links leaving the folder
+            return
+        for member in bundle.getmembers():  # an older Python: plain files and folders with plain names only
+            parts = Path(member.name).parts
+            if (member.isfile() or member.isdir()) and not Path(member.name).is_absolute() and ".." not in parts:
+                bundle.extract(member, into)
+
+
+def _inside(path: Path, top: Path, base: Path) -> Path | None:
+    """``path`` (in the work tree) as the same place in the exported base tree."""
+    try:
+        return base / Path(os.path.abspath(path)).relative_to(top)
+    except ValueError:
+        return None
+
+
+def base_fingerprints(revision: str, cwd: Path, paths: list[str], config: Config, jobs: int | None) -> set[str]:
+    """Fingerprints of the findings ``spikelint check PATHS`` reports on ``revision``'s tree."""
+    from spikelint.engine import check_paths
+
     top = Path(_git(["rev-parse", "--show-toplevel"], cwd).strip())
     _verify_revision(revision, cwd)
-    diff = _git(["-c", "core.quotepath=off", "diff", "--no-color", "--no-ext-diff", "-U0", "--relative=",
-                 revision, "--"], top)
-    changed: dict[str, set[int] | None] = {}
-    current: set[int] | None = None
-    for line in diff.splitlines():
-        if line.startswith("+++ "):
-            name = line[4:]
-            if name == "/dev/null":
-                current = None
-                continue
-            name = name[2:] if name.startswith("b/") else name
-            current = set()
-            changed[_relative(top / name, cwd)] = current
-        elif line.startswith("@@") and current is not None:
-            match = HUNK.match(line)
-            if match:
-                start, count = int(match.group(1)), int(match.group(2) or "1")
-                current.update(range(start, start + count))
-    for name in _git(["-c", "core.quotepath=off", "ls-files", "--others", "--exclude-standard"], top).splitlines():
-        changed[_relative(top / name, cwd)] = None
-    return changed
+    with tempfile.TemporaryDirectory(prefix="spikelint-base-") as folder:
+        base = Path(folder) / "tree"
+        base.mkdir()
+        _export(revision, top, base)
+        _git(["init", "-q"], base)  # a work tree of its own: paths keyed on its root, .gitignore honoured, as here
+        base_cwd = _inside(cwd, top, base)
+        if base_cwd is None or not base_cwd.is_dir():
+            return set()  # the folder is new: every finding in it is new
+        root = _inside(Path(config.root), top, base) if config.path is not None else None
+        settings = replace(config, root=str(root)) if root is not None else config
+        wanted = []
+        for path in paths:  # the same paths, written the same way, so findings get the same paths
+            mapped = _inside(cwd / path, top, base)
+            if mapped is not None and os.path.lexists(mapped):
+                wanted.append(str(mapped) if os.path.isabs(path) else os.path.relpath(mapped, base_cwd))
+        if not wanted:
+            return set()
+        result = check_paths(wanted, settings, cwd=base_cwd, jobs=jobs)
+    return {finding.fingerprint for finding in result.report.findings}
 
 
-def _relative(path: Path, cwd: Path) -> str:
-    return Path(os.path.relpath(path, cwd)).as_posix()
+def new_findings(report: Report, fingerprints: set[str]) -> Report:
+    """The findings of ``report`` that the base revision did not have."""
+    return replace(report, findings=[finding for finding in report.findings if finding.fingerprint not in fingerprints])

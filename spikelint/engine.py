@@ -32,6 +32,7 @@ from spikelint.fingerprint import identity_path
 from spikelint.fingerprint import identity_root
 from spikelint.fingerprint import root_prefix
 from spikelint.fingerprint import normalise_key
+from spikelint.masking import mask_file
 from spikelint.model import Document
 from spikelint.model import FileKind
 from spikelint.model import Finding
@@ -103,6 +104,8 @@ class Engine:
                         problems.extend(self._run(spec, (workload, document, context), document, internal))
         result = FileResult(document.path, lines=document.text.splitlines(), internal_errors=internal)
         self._finish(document, workloads, problems, result)
+        result.findings, result.lines, result.internal_errors = mask_file(
+            result.findings, document.path, result.lines, result.internal_errors)
         return result
 
     def _workloads(self, document: Document, internal: list[str]) -> list[Workload]:
@@ -296,7 +299,7 @@ class _Plan:
 
 
 def _check_chunk(engine: Engine, plan: _Plan, chunk: list[int]) -> list[FileResult]:
-    project = Project(plan.context)
+    project = Project(plan.context, image_limits=engine.config.image_limits())
     results = []
     for index in chunk:
         project.resolved.clear()
@@ -326,6 +329,10 @@ def skipped_results(discovery: Discovery, engine: Engine) -> list[FileResult]:
         document = Document(SourceFile(path, path, detect_kind(path)), "",
                             problems=[Problem("SPK003", 1, 1, f"file skipped: {reason}", key=reason)])
         results.append(engine.check_document(document, Project()))
+    from spikelint.documents.bounded import oversized_document
+
+    for source, size in discovery.oversized:
+        results.append(engine.check_document(oversized_document(source, size, engine.config.max_file_size), Project()))
     return results
 
 
@@ -357,7 +364,7 @@ def check_paths(paths: list[str], config: Config, *, cwd: Path | None = None, jo
         results = _check_sources(engine, plan, jobs)
         results.extend(skipped_results(discovery, engine))
     dependents = sorted(result.path for result in results if result.dependent)
-    checked = len(discovery.files) + len(dependents) + len(discovery.skipped)
+    checked = len(discovery.files) + len(dependents) + len(discovery.skipped) + len(discovery.oversized)
     return RunResult(build_report(engine, results, checked), discovery,
                      [message for result in results for message in result.internal_errors], engine.root_prefix,
                      dependents)

@@ -59,6 +59,7 @@ class Discovery:
     """The files to check, and what was skipped on the way (path, reason)."""
 
     files: list[SourceFile] = field(default_factory=list)
+    oversized: list[tuple[SourceFile, int]] = field(default_factory=list)  # past the size limit: token scan only
     skipped: list[tuple[str, str]] = field(default_factory=list)
     missing: list[str] = field(default_factory=list)
     excluded: list[tuple[str, str]] = field(default_factory=list)  # left out on purpose (path, why), --show-files
@@ -282,9 +283,14 @@ def _consider(path: Path, root: Path, cwd: Path, exclude: tuple[tuple[str, ...],
     if kind == FileKind.TEXT and suffix not in BINARY_SUFFIXES:
         kind = detect_kind(path.name, _first_line(path))  # launch scripts without .sh: the shebang says
     if suffix in BINARY_SUFFIXES and kind != FileKind.IMAGE:
+        from spikelint.documents.bounded import is_scanned_binary
+
+        if is_scanned_binary(path.name):  # serialised data keeps its strings: scanned for tokens, bounded
+            result.files.append(SourceFile(shown, str(path), FileKind.TEXT))
+            return
         result.excluded.append((shown, "binary file"))
-        return  # binary artefacts: nothing of ours to read
+        return  # other binary artefacts (media, archives): nothing of ours to read
     if info.st_size > max_file_size and kind != FileKind.IMAGE:
-        result.skipped.append((shown, f"file is {info.st_size} bytes, above the {max_file_size}-byte limit"))
+        result.oversized.append((SourceFile(shown, str(path), kind), info.st_size))
         return
     result.files.append(SourceFile(shown, str(path), kind))

@@ -5,9 +5,13 @@ from __future__ import annotations
 from dataclasses import dataclass
 from dataclasses import field
 from pathlib import PurePosixPath
+from typing import TYPE_CHECKING
 
 from spikelint.model import Document
 from spikelint.model import SourceFile
+
+if TYPE_CHECKING:
+    from spikelint.documents.image import ImageLimits
 
 
 # names too common to identify a referenced config by file name alone
@@ -23,6 +27,7 @@ class Project:
     parsed: dict[str, Document] = field(default_factory=dict)  # path -> document already read
     # paths find_config has resolved (the engine clears it per file to learn who references what)
     resolved: set[str] = field(default_factory=set, compare=False)
+    image_limits: ImageLimits | None = None  # how much of an image tarball is read (the configuration's)
     # file name -> (path parts, source) of the files with that name: find_config looks only there
     _by_name: dict[str, list[tuple[tuple[str, ...], SourceFile]]] = field(default_factory=dict, init=False,
                                                                          repr=False, compare=False)
@@ -32,7 +37,7 @@ class Project:
         if source.path not in self.parsed:
             from spikelint.documents import read_document
 
-            self.parsed[source.path] = read_document(source)
+            self.parsed[source.path] = read_document(source, self.image_limits)
         return self.parsed[source.path]
 
     def find_config(self, reference: str, near: Document | None = None) -> Document | None:

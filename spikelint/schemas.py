@@ -15,8 +15,28 @@ class SchemaError(Exception):
     """A schema file is missing or is not valid JSON Schema."""
 
 
+NOT_READ = "schemas are read only from inside the project"  # every refusal says it
+
+
 def schema_path(name: str) -> Path:
-    return data_folder("schemas") / name
+    """A shipped schema by its bare name (a name with a folder part never leaves ``schemas/``)."""
+    return data_folder("schemas") / Path(name.replace("\\", "/")).name
+
+
+def outside_reason(reference: str, candidate: str, root: str) -> str | None:
+    """Why the schema file ``candidate`` (written ``reference``) is not read, or ``None`` when it may be.
+
+    Schemas come from the project tree (``root``, links resolved) or the shipped ``schemas/``.
+    """
+    import os
+
+    real, top = os.path.realpath(candidate), os.path.realpath(root)
+    if real == top or real.startswith(top.rstrip(os.sep) + os.sep):
+        return None
+    what = "it is an absolute path outside the project" if os.path.isabs(reference) else \
+        f"it resolves outside the project ({top})"
+    return (f"{what}; {NOT_READ} (a path relative to the file) or by a "
+            f"shipped schema name ({', '.join(shipped_schema_names()[:2])}, …)")
 
 
 def shipped_schema_names() -> list[str]:
@@ -28,7 +48,7 @@ def load_schema(path: str) -> dict[str, Any]:
     """A schema by shipped name or by file path."""
     candidate = Path(path)
     if not candidate.is_file():
-        candidate = schema_path(path)
+        candidate = schema_path(path)  # a shipped name; never a path out of the shipped folder
     try:
         schema = json.loads(candidate.read_text(encoding="utf-8"))
     except (OSError, ValueError) as error:

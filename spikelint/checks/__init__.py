@@ -20,6 +20,8 @@ CHECK_MODULES: tuple[str, ...] = (
     "spikelint.checks.logs_workload",
     "spikelint.checks.logs_shell",
     "spikelint.checks.paths_relative",
+    "spikelint.checks.values",
+    "spikelint.checks.budgets",
 )
 
 

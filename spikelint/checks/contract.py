@@ -34,6 +34,7 @@ from spikelint.run.config_schema import run_config_schema
 from spikelint.run.config_schema import shipped_by_reference
 from spikelint.run.config_schema import without_meta_key
 from spikelint.run.redact import shown
+from spikelint.schemas import NOT_READ
 
 if TYPE_CHECKING:
     from spikelint.checks.registry import CheckContext
@@ -153,9 +154,15 @@ def _project_schema(candidate: str, ctx: CheckContext) -> tuple[bool, Any, str |
 
 
 def _load_reference(reference: str, base: str, ctx: CheckContext) -> tuple[bool, Any, str | None, str | None]:
-    """Resolve a schema reference: (found, schema, problem, shipped name)."""
+    """Resolve a schema reference: (found, schema, problem, shipped name).
+
+    Only files inside the project (the configuration's folder, links resolved) and the shipped
+    schemas are read: a scanned file must not make the gate open ``/proc/self/environ`` or a
+    runner's files, so any other path is found, with the reason it was not used.
+    """
     from spikelint.schemas import SchemaError
     from spikelint.schemas import load_schema
+    from spikelint.schemas import outside_reason
 
     shipped = shipped_by_reference(reference)
     if not is_url(reference):
@@ -163,6 +170,9 @@ def _load_reference(reference: str, base: str, ctx: CheckContext) -> tuple[bool,
         found, schema, problem = _project_schema(candidate, ctx)
         if found:
             return True, schema, problem, None
+        refused = outside_reason(reference, candidate, ctx.config.root)
+        if refused is not None:
+            return True, None, refused, None
         if os.path.isfile(candidate):
             try:
                 return True, load_schema(candidate), None, None
@@ -246,10 +256,11 @@ def config_schema_violation(document: Document, ctx: CheckContext) -> Iterator[P
         choice = choose_schema(root, document, ctx)
         if choice is None:
             continue
-        declared = choice.origin == META_KEY  # the file's own editor hint: unusable means "not ours"
+        declared = choice.origin == META_KEY  # the file's own editor hint: another tool's unless a run config
         if choice.problem is not None:
-            if not declared:
-                yield Problem.at("SPK601", choice.anchor, choice.problem, key=choice.problem)
+            if not declared or NOT_READ in choice.problem or follows_contract(root):
+                yield Problem.at("SPK601", choice.anchor, choice.problem, key=choice.problem,
+                                 severity="warning" if declared else None)
             continue
         try:
             data = without_meta_key(plain(root), choice.schema)
@@ -260,9 +271,10 @@ def config_schema_violation(document: Document, ctx: CheckContext) -> Iterator[P
             yield Problem("SPK601", problem.line or 1, problem.column or 1, message, key=message)
             continue
         except SchemaUnusable as error:
-            if not declared:
+            if not declared or follows_contract(root):
                 message = f"schema '{choice.label}' cannot be used: {error}"
-                yield Problem.at("SPK601", choice.anchor, message, key=message)
+                yield Problem.at("SPK601", choice.anchor, message, key=message,
+                                 severity="warning" if declared else None)
             continue
         version_reported_elsewhere = _lacks_version(root)  # SPK602 speaks for schema_version
         for violation in found:

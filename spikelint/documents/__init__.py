@@ -8,9 +8,11 @@ from __future__ import annotations
 
 import ast
 import codecs
+import os
 import re
 from dataclasses import replace
 from pathlib import PurePosixPath
+from typing import TYPE_CHECKING
 from typing import Callable
 
 from spikelint.model import Document
@@ -25,6 +27,9 @@ from spikelint.suppressions import parse_suppressions
 
 __all__ = ["ParseFailure", "UnrenderedTemplate", "decode", "is_helm_template", "parse_bytes", "parse_text",
            "read_document"]
+
+if TYPE_CHECKING:
+    from spikelint.documents.image import ImageLimits
 
 COMMENTED_KINDS = (FileKind.YAML, FileKind.SHELL, FileKind.DOCKERFILE, FileKind.TOML, FileKind.PYTHON, FileKind.TEXT)
 TEXT_KINDS_THAT_MUST_DECODE = (FileKind.YAML, FileKind.JSON, FileKind.TOML, FileKind.NOTEBOOK, FileKind.DOCKERFILE,
@@ -220,14 +225,21 @@ def _parses_as(source: SourceFile) -> Callable[[str], bool]:
     return parses
 
 
-def read_document(source: SourceFile) -> Document:
+def read_document(source: SourceFile, image_limits: ImageLimits | None = None) -> Document:
     """Read, decode and parse one file; problems are recorded on the document."""
-    if source.kind == FileKind.IMAGE:  # streamed from disk, never read whole
+    if source.kind == FileKind.IMAGE:  # streamed from disk, never read whole, within the limits
         from spikelint.documents.image import read_image_document
 
-        return read_image_document(source)
+        return read_image_document(source, image_limits)
+    from spikelint.documents.bounded import MAX_BINARY_SCAN
+    from spikelint.documents.bounded import binary_document
+    from spikelint.documents.bounded import is_scanned_binary
+
     try:
         with open(source.abspath, "rb") as handle:
+            if is_scanned_binary(source.path):  # a pickle or checkpoint: its strings, within a bound
+                size = os.fstat(handle.fileno()).st_size
+                return binary_document(source, handle.read(MAX_BINARY_SCAN), size)
             data = handle.read()
     except OSError as error:
         return Document(source, "", problems=[Problem("SPK001", 1, 1, f"cannot read file: {error.strerror or error}")])
@@ -235,15 +247,31 @@ def read_document(source: SourceFile) -> Document:
 
 
 def parse_bytes(source: SourceFile, data: bytes) -> Document:
-    """Decode and parse a file's bytes (a file on disk, or standard input)."""
-    if b"\0" in data[:8192] and not data.startswith((codecs.BOM_UTF16_LE, codecs.BOM_UTF16_BE)):
+    """Decode and parse a file's bytes (a file on disk, or standard input).
+
+    Text no parser reads (UTF-16/32, binary content) is still scanned for secrets.
+    """
+    from spikelint.documents.bounded import MAX_BINARY_SCAN
+    from spikelint.documents.bounded import binary_document
+    from spikelint.documents.bounded import bom_text
+    from spikelint.documents.bounded import is_scanned_binary
+
+    decoded = bom_text(data) if data.startswith(BYTE_ORDER_MARKS) else None
+    if decoded is not None:
+        wide, encoding = decoded
         if source.kind in TEXT_KINDS_THAT_MUST_DECODE:
-            return Document(source, "", problems=[Problem("SPK003", 1, 1, f"binary content (NUL bytes) in a "
-                                                           f"{source.kind} file; skipped")])
-        return Document(source, "")  # binary file of no recognised kind: nothing to read
+            return Document(source, wide, problems=[Problem(
+                "SPK001", 1, 1, f"file is {encoding} encoded (byte-order mark); save it as UTF-8 (only its text was "
+                f"scanned, for secrets)")])
+        return parse_text(source, wide)
+    if is_scanned_binary(source.path) or b"\0" in data[:8192]:
+        reason = None
+        if source.kind in TEXT_KINDS_THAT_MUST_DECODE:
+            reason = f"binary content (NUL bytes) in a {source.kind} file: not parsed, only scanned for token shapes"
+        return binary_document(source, data[:MAX_BINARY_SCAN], len(data), reason)
     text, problem = decode(data)
     if text is None:
-        shown = "" if data.startswith(BYTE_ORDER_MARKS) else data.decode("utf-8", "replace")  # for snippets
+        shown = data.decode("utf-8", "replace")  # for snippets and the secret scan
         if source.kind in TEXT_KINDS_THAT_MUST_DECODE:
             return Document(source, shown, problems=[problem] if problem else [])
         return Document(source, shown)

@@ -13,6 +13,7 @@ from __future__ import annotations
 import json
 import re
 import tarfile
+import time
 import zlib
 from dataclasses import dataclass
 from dataclasses import field
@@ -36,6 +37,31 @@ BZIP2_MAGIC = b"BZh"
 XZ_MAGIC = b"\xfd7zXZ"
 WHITEOUT_PREFIX = ".wh."
 OPAQUE_WHITEOUT = ".wh..wh..opq"
+
+
+@dataclass(frozen=True)
+class ImageLimits:
+    """How much of an image tarball is read: a decompression bomb or a layer of 200,000 empty
+    members is cut short, with a note saying what was not read, instead of stalling the run."""
+
+    max_bytes: int = 4 * 1024**3  # decompressed bytes read from all layers of one tarball
+    max_seconds: float = 20.0  # time spent reading one tarball
+    max_entries: int = 50_000  # members read per layer
+    max_ratio: int = 100  # decompressed / compressed size of a layer (ordinary layers stay below 10)
+    ratio_floor: int = 64 * 1024 * 1024  # a small layer may expand this far whatever its ratio
+
+
+class _Budget:
+    """What one tarball has used of its :class:`ImageLimits`."""
+
+    def __init__(self, limits: ImageLimits) -> None:
+        self.limits = limits
+        self.started = time.monotonic()
+        self.used = 0
+        self.notes: list[str] = []
+
+    def out_of_time(self) -> bool:
+        return time.monotonic() - self.started > self.limits.max_seconds
 
 
 class ImageError(ValueError):
@@ -116,11 +142,25 @@ def _is_tar_head(head: bytes) -> bool:
     return head.startswith((GZIP_MAGIC, BZIP2_MAGIC, XZ_MAGIC)) or head[257:262] == b"ustar"
 
 
-def scan_layer(member: str, stream: IO[bytes]) -> Layer:
-    """Stream one layer tar: record whiteouts and the credential-candidate files (capped)."""
+def scan_layer(member: str, stream: IO[bytes], compressed: int = 0, budget: _Budget | None = None) -> Layer:
+    """Stream one layer tar: record whiteouts and the credential-candidate files (capped).
+
+    Within ``budget``: the layer stops being read (with a note) before a member that would
+    take it past the byte, ratio or time limits, or after too many members.
+    """
     layer = Layer(member)
+    budget = budget or _Budget(ImageLimits())
+    limits = budget.limits
+    expandable = max(limits.max_ratio * compressed, limits.ratio_floor) if compressed else limits.max_bytes
+    end = 0
     with tarfile.open(fileobj=stream, mode="r|*") as archive:
-        for entry in archive:
+        for count, entry in enumerate(archive, 1):
+            end = entry.offset_data + entry.size  # decompressed bytes the layer has reached
+            reason = _over_budget(count, end, expandable, budget)
+            if reason is not None:
+                budget.notes.append(f"layer {member!r} was read only in part: {reason}")
+                layer.unreadable = reason
+                break
             path = _normalise(entry.name)
             folder, _, name = path.rpartition("/")
             if name == OPAQUE_WHITEOUT:
@@ -131,7 +171,22 @@ def scan_layer(member: str, stream: IO[bytes]) -> Layer:
                 handle = archive.extractfile(entry)
                 data = handle.read(MAX_FILE_BYTES) if handle is not None else b""
                 layer.files.append(LayerFile(path, entry.size, data.decode("utf-8", "replace")))
+    budget.used += end
     return layer
+
+
+def _over_budget(count: int, end: int, expandable: int, budget: _Budget) -> str | None:
+    limits = budget.limits
+    if count > limits.max_entries:
+        return f"more than {limits.max_entries} members"
+    if end > expandable:
+        return (f"it expands to more than {expandable} bytes, over {limits.max_ratio} times its compressed size "
+                f"(a decompression bomb?)")
+    if budget.used + end > limits.max_bytes:
+        return f"the image's layers exceed {limits.max_bytes} decompressed bytes"
+    if count % 256 == 0 and budget.out_of_time():
+        return f"reading the image took longer than {limits.max_seconds:g} s"
+    return None
 
 
 def _read_json(handle: IO[bytes], head: bytes, size: int) -> Any:
@@ -142,13 +197,18 @@ def _read_json(handle: IO[bytes], head: bytes, size: int) -> Any:
         return None
 
 
-def read_image(path: str) -> ImageContents:
+def read_image(path: str, limits: ImageLimits | None = None) -> ImageContents:
     """Read an image tarball; raises :class:`ImageError` for corrupt, truncated or non-image tars."""
     jsons: dict[str, Any] = {}
     layers: dict[str, Layer] = {}
+    budget = _Budget(limits or ImageLimits())
     try:
         with tarfile.open(path, mode="r|*") as outer:
             for member in outer:
+                if budget.out_of_time():
+                    budget.notes.append(f"reading the image took longer than {budget.limits.max_seconds:g} s: "
+                                        f"the members after {member.name!r} were not read")
+                    break
                 name = _normalise(member.name)
                 if not name or member.isdir():
                     continue
@@ -166,21 +226,23 @@ def read_image(path: str) -> ImageContents:
                 elif head.startswith(ZSTD_MAGIC):
                     layers[name] = Layer(name, unreadable="zstd-compressed layer (not readable with this Python)")
                 elif _is_tar_head(head):
-                    layers[name] = _scan_member_layer(name, head, handle)
+                    layers[name] = _scan_member_layer(name, head, handle, member.size, budget)
     except ImageError:
         raise
     except (tarfile.TarError, EOFError, zlib.error, OSError, ValueError) as error:
         raise ImageError(f"image tarball is corrupt or truncated: {error}") from None
     images = resolve_images(jsons, layers)
     if not images:
+        if budget.notes:
+            raise ImageError(f"image tarball not read: {budget.notes[0]}")
         raise ImageError("not a docker save or OCI image tarball (no manifest.json or index.json); skipped",
                          skipped=True)
-    return ImageContents(images)
+    return ImageContents(images, notes=budget.notes)
 
 
-def _scan_member_layer(name: str, head: bytes, handle: IO[bytes]) -> Layer:
+def _scan_member_layer(name: str, head: bytes, handle: IO[bytes], compressed: int, budget: _Budget) -> Layer:
     try:
-        return scan_layer(name, _Rejoined(head, handle))  # type: ignore[arg-type]
+        return scan_layer(name, _Rejoined(head, handle), compressed, budget)  # type: ignore[arg-type]
     except (tarfile.TarError, EOFError, zlib.error, OSError) as error:
         raise ImageError(f"layer {name!r} of the image tarball is corrupt or truncated: {error}") from None
 
@@ -246,10 +308,10 @@ def _oci_images(index: dict[str, Any], jsons: dict[str, Any], layers: dict[str, 
 # --------------------------------------------------------------------------- documents
 
 
-def read_image_document(source: SourceFile) -> Document:
+def read_image_document(source: SourceFile, limits: ImageLimits | None = None) -> Document:
     """The document for an image tarball: ``parsed`` is :class:`ImageContents`, or a problem explains why not."""
     try:
-        contents = read_image(source.abspath)
+        contents = read_image(source.abspath, limits)
     except ImageError as error:
         rule = "SPK003" if error.skipped else "SPK001"
         return Document(source, "", problems=[Problem(rule, 1, 1, str(error), key=str(error))])

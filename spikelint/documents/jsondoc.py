@@ -14,6 +14,8 @@ import json.decoder
 import re
 from typing import Any
 
+from spikelint.documents.numbers import BAD_NUMBER
+from spikelint.documents.numbers import number_problem
 from spikelint.model import Located
 from spikelint.model import Node
 
@@ -167,13 +169,23 @@ def _parse(text: str, comments: bool, stream: bool) -> list[Node]:
         match = _NUMBER.match(text, index)
         if match:
             literal = match.group()
-            number: Any = float(literal) if match.group(1) or match.group(2) else int(literal)
-            add(node_at("scalar", number, index, match.end()))
+            try:
+                number: Any = float(literal) if match.group(1) or match.group(2) else int(literal)
+            except ValueError:  # more digits than int() converts
+                number = None
+            bad = number is None or number_problem(number) is not None
+            node = node_at("scalar", literal if bad else number, index, match.end())
+            if bad:
+                node.tag = BAD_NUMBER  # kept as written; a check reports it
+            add(node)
             index = match.end()
             continue
         for literal, value in _LITERALS.items():
             if text.startswith(literal, index):
-                add(node_at("scalar", value, index, index + len(literal)))
+                node = node_at("scalar", literal if number_problem(value) else value, index, index + len(literal))
+                if number_problem(value):
+                    node.tag = BAD_NUMBER
+                add(node)
                 index += len(literal)
                 break
         else:

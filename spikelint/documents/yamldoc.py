@@ -13,6 +13,8 @@ from typing import Any
 
 import yaml
 
+from spikelint.documents.numbers import BAD_NUMBER
+from spikelint.documents.numbers import number_problem
 from spikelint.model import Located
 from spikelint.model import Node
 
@@ -129,8 +131,13 @@ def parse_yaml(text: str) -> list[Node]:
                     value = resolve_plain(event.value) if plain else event.value
                     if event.tag in ("tag:yaml.org,2002:int", "!!int") and not plain:
                         value = resolve_plain(event.value)
+                    tag = event.tag
+                    if not isinstance(value, str) and number_problem(value):
+                        value, tag = event.value, BAD_NUMBER  # kept as written; a check reports it
+                    elif plain and isinstance(value, str) and _INT.match(value):
+                        tag = BAD_NUMBER  # more digits than int() converts
                     node = Node("scalar", value, start.line + 1, start.column + 1, end.line + 1,
-                                end.column + 1, tag=event.tag, quoted=not plain)
+                                end.column + 1, tag=tag, quoted=not plain)
                     size = 1
                     if event.anchor:
                         anchors[event.anchor] = (node, 1)

@@ -8,6 +8,8 @@ import sys
 from pathlib import Path
 
 from spikelint.model import Report
+from spikelint.safe_write import UnsafeTarget
+from spikelint.safe_write import write_text_safely
 
 REPOSITORY_RELATIVE_FORMATS = ("sarif", "gitlab", "github", "junit")
 
@@ -68,7 +70,9 @@ def emit_report(report: Report, fmt: str, output: str | None, prefix: str | None
     rendered = RENDERERS[fmt](report, options)
     if output:
         try:
-            Path(output).write_text(rendered, encoding="utf-8")
+            write_text_safely(Path(output), rendered)
+        except UnsafeTarget as error:
+            raise OutputError(f"cannot write the report: {error}") from None
         except OSError as error:
             raise OutputError(f"cannot write {output}: {error.strerror or error}") from None
     elif rendered:

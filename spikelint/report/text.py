@@ -10,6 +10,8 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 from typing import Sequence
 
+from spikelint.escape import printable
+from spikelint.escape import shell_inert_path
 from spikelint.report import is_secret_rule
 from spikelint.report import ordered
 
@@ -45,7 +47,7 @@ def _paint(text: str, code: str, color: bool) -> str:
 
 
 def _header(finding: Finding, color: bool) -> str:
-    where = f"{_printable(finding.path)}:{finding.line}:{finding.column}:"
+    where = f"{shell_inert_path(finding.path)}:{finding.line}:{finding.column}:"
     severity_color = SEVERITY_COLOR.get(finding.severity, BOLD)
     return " ".join((
         _paint(where, BOLD, color),
@@ -57,9 +59,7 @@ def _header(finding: Finding, color: bool) -> str:
 
 def _printable(text: str) -> str:
     """Control characters escaped, so a crafted file cannot drive the terminal."""
-    if text.isprintable():
-        return text
-    return "".join(char if char.isprintable() or char == " " else ascii(char)[1:-1] for char in text)
+    return printable(text)
 
 
 def _cell_width(char: str) -> int:

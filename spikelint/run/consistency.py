@@ -69,6 +69,14 @@ class SparseLines(Sequence[str]):
             raise IndexError(index)
         return self._lines.get(index + 1, "")
 
+    def present(self) -> list[str]:
+        """The lines actually kept (the others are blank)."""
+        return list(self._lines.values())
+
+    def mapped(self, function: Callable[[str], str]) -> SparseLines:
+        """The same sparse lines with ``function`` applied to each kept line."""
+        return SparseLines({number: function(line) for number, line in self._lines.items()}, self._length)
+
 
 @dataclass
 class RunFiles:

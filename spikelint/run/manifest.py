@@ -111,22 +111,13 @@ def fsync_folder(folder: Path) -> None:
 
 
 def write_json_atomic(path: Path, data: Any) -> None:
-    """Write ``data`` as JSON so that readers see the old file or the whole new one, never a part."""
-    text = json.dumps(data, indent=2, ensure_ascii=False) + "\n"
-    temporary = path.with_name(f".{path.name}.{secrets.token_hex(8)}.tmp")
-    descriptor = os.open(temporary, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o666)
-    try:
-        with os.fdopen(descriptor, "w", encoding="utf-8") as handle:
-            handle.write(text)
-            handle.flush()
-            os.fsync(handle.fileno())
-        os.replace(temporary, path)
-    except BaseException:
-        try:
-            os.unlink(temporary)
-        except OSError:
-            pass
-        raise
+    """Write ``data`` as JSON so that readers see the old file or the whole new one, never a part.
+
+    Never through a link: a link under the manifest's name is refused (:class:`UnsafeTarget`).
+    """
+    from spikelint.safe_write import write_text_safely
+
+    write_text_safely(path, json.dumps(data, indent=2, ensure_ascii=False) + "\n", durable=True)
     fsync_folder(path.parent)
 
 

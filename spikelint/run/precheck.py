@@ -17,14 +17,20 @@ import sys
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
+from typing import Callable
 from typing import Sequence
 
+from spikelint.escape import printable
 from spikelint.model import Node
 from spikelint.run.config_schema import META_KEY
 from spikelint.run.config_schema import VERSION_KEY
 from spikelint.run.manifest import MANIFEST_NAME
 from spikelint.run.options import parse_options
 from spikelint.run.reading import ReadProblem
+from spikelint.run.secret_values import masked_data
+from spikelint.run.secret_values import masker
+from spikelint.run.secret_values import values_in_file
+from spikelint.run.secret_values import values_in_options
 
 EXIT_OK = 0
 EXIT_INVALID = 1
@@ -278,7 +284,7 @@ def _recorded_config_sha(manifest: Path, shown: str) -> str:
 
 
 def init_run(run_dir: Path, config: LoadedConfig, contract: Contract, input_path: Path | None,
-             options: argparse.Namespace) -> dict[str, Any]:
+             options: argparse.Namespace, hide: Callable[[str], str] = str) -> dict[str, Any]:
     from spikelint.run.manifest import build_manifest
     from spikelint.run.manifest import code_revision
     from spikelint.run.manifest import write_json_atomic
@@ -297,6 +303,7 @@ def init_run(run_dir: Path, config: LoadedConfig, contract: Contract, input_path
                                   seed=options.seed)
     except OSError as error:
         raise SetupError(f"cannot hash the input: {error.strerror or error}") from None
+    manifest = masked_data(manifest, hide)  # a secret in the config or an option never lands in the file
     created = False
     try:
         if not run_dir.parent.is_dir():
@@ -341,7 +348,7 @@ def build_parser() -> argparse.ArgumentParser:
     return parser
 
 
-def run(options: argparse.Namespace) -> dict[str, Any]:
+def run(options: argparse.Namespace, hide: Callable[[str], str] = str) -> dict[str, Any]:
     """Steps 1–6; returns the success object or raises :class:`Stop` / :class:`SetupError`."""
     config = read_config(Path(options.config), options.config)
     contract = choose_contract(config, options.schema)
@@ -360,20 +367,20 @@ def run(options: argparse.Namespace) -> dict[str, Any]:
         "schema_version": config.data.get(VERSION_KEY),
     }
     if options.init:
-        manifest = init_run(run_dir, config, contract, input_path, options)
+        manifest = init_run(run_dir, config, contract, input_path, options, hide)
         result["manifest"] = str(run_dir / MANIFEST_NAME)
         result["run_id"] = manifest["run_id"]
     return result
 
 
-def _report_failure(stop: Stop, fmt: str) -> None:
+def _report_failure(stop: Stop, fmt: str, hide: Callable[[str], str] = str) -> None:
     if fmt == "json":
         document = {"status": "configuration_invalid", "step": stop.step,
-                    "errors": [failure.as_dict() for failure in stop.failures]}
+                    "errors": [masked_data(failure.as_dict(), hide) for failure in stop.failures]}
         sys.stdout.write(json.dumps(document, indent=2, ensure_ascii=False) + "\n")
         return
     for failure in stop.failures:
-        print(f"{PROG}: {failure.as_text()}", file=sys.stderr)
+        print(f"{PROG}: {printable(hide(failure.as_text()))}", file=sys.stderr)
     count = len(stop.failures)
     print(f"{PROG}: invalid ({stop.step}): {count} problem{'s' if count != 1 else ''}; nothing was launched",
           file=sys.stderr)
@@ -387,13 +394,15 @@ def main(argv: Sequence[str] | None = None) -> int:
         print(f"{PROG}: error: --init creates a fresh run folder; it cannot be combined with --resume",
               file=sys.stderr)
         return EXIT_USAGE
+    hide = masker([*values_in_file(Path(options.config)),
+                   *values_in_options((options.model, options.image, options.run_dir, options.schema))])
     try:
-        result = run(options)
+        result = run(options, hide)
     except Stop as stop:
-        _report_failure(stop, options.format)
+        _report_failure(stop, options.format, hide)
         return EXIT_INVALID
     except SetupError as error:
-        print(f"{PROG}: error: {error}", file=sys.stderr)
+        print(f"{PROG}: error: {printable(hide(str(error)))}", file=sys.stderr)
         return EXIT_USAGE
-    sys.stdout.write(json.dumps(result, ensure_ascii=False) + "\n")
+    sys.stdout.write(json.dumps(masked_data(result, hide), ensure_ascii=False) + "\n")
     return EXIT_OK

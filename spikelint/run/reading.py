@@ -147,8 +147,19 @@ def plain(root: Node, limit: int = MAX_NESTING) -> object:
 
 
 def plain_mapping(root: Node, limit: int = MAX_NESTING) -> dict[str, Any]:
-    """A mapping node as a plain ``dict`` (callers check ``root.kind == "map"`` first)."""
+    """A mapping node as a plain ``dict`` (callers check ``root.kind == "map"`` first).
+
+    A number no program can hold (``.inf``, ``NaN``, ``1e400``) is a problem at the value.
+    """
+    from spikelint.documents.numbers import describe
+    from spikelint.documents.numbers import is_bad_number
+    from spikelint.model import walk
+
     data = plain(root, limit)
+    for _, node in walk(root):
+        if is_bad_number(node):
+            raise ReadProblem(f"has an invalid number: {describe(node)}; write a finite number within range",
+                              node.line, node.column)
     if not isinstance(data, dict):
         raise ReadProblem(f"must be a mapping, got {kind_of(root)}", root.line, root.column)
     return data

@@ -20,6 +20,8 @@ from pathlib import Path
 from typing import Any
 from typing import Sequence
 
+from spikelint.escape import printable
+from spikelint.masking import masker
 from spikelint.model import Finding
 from spikelint.run.consistency import Issue
 from spikelint.run.consistency import RunFiles
@@ -94,6 +96,28 @@ def secret_findings(files: RunFiles) -> list[Finding]:
     return [finding for finding in result.findings if finding.rule.startswith("SPK2")]
 
 
+def _masked(findings: list[Finding], sources: dict[str, Sequence[str]],
+            notes: list[str]) -> tuple[list[Finding], dict[str, Sequence[str]], list[str]]:
+    """Every secret found in the files read, masked in messages, notes and shown lines."""
+    from spikelint.masking import mask_findings
+    from spikelint.masking import reported_values
+    from spikelint.run.consistency import SparseLines
+    from spikelint.run.secret_values import values_in_text
+
+    found: list[str] = []
+    for path, lines in sources.items():
+        present = lines.present() if isinstance(lines, SparseLines) else list(lines)
+        found.extend(values_in_text("\n".join(present)))
+        found.extend(reported_values(findings, path, lines))
+    if not found:
+        return findings, sources, notes
+    hide, hide_in_source = masker(found), masker(found, same_width=True)
+    shown: dict[str, Sequence[str]] = {
+        path: lines.mapped(hide_in_source) if isinstance(lines, SparseLines) else [hide_in_source(line) for line in lines]
+        for path, lines in sources.items()}
+    return mask_findings(findings, found), shown, [hide(note) for note in notes]
+
+
 def verify(run_dir: Path, input_override: str | None, cwd: Path) -> tuple[Any, list[str]]:
     """The report for ``run_dir`` and notes for standard error."""
     from spikelint import __version__
@@ -103,9 +127,10 @@ def verify(run_dir: Path, input_override: str | None, cwd: Path) -> tuple[Any, l
     catalog = _catalog()
     findings = _findings(issues, catalog) + secret_findings(files)
     findings.sort(key=Finding.sort_key)
+    findings, sources, notes = _masked(findings, files.sources, notes)
     used = sorted({finding.rule for finding in findings} | {RULE})
     rules = [catalog[rule] for rule in used if rule in catalog]
-    return Report(findings=findings, files_checked=files.files_read, rules=rules, sources=files.sources,
+    return Report(findings=findings, files_checked=files.files_read, rules=rules, sources=sources,
                   tool_version=__version__), notes
 
 
@@ -131,10 +156,10 @@ def main(argv: Sequence[str] | None = None) -> int:
             raise UsageError(f"{options.run_dir}: not a folder (verify-run takes the run folder, not a file in it)")
         report, notes = verify(run_dir, options.input, Path.cwd())
         for note in notes:
-            print(f"{PROG}: note: {note}", file=sys.stderr)
+            print(f"{PROG}: note: {printable(note)}", file=sys.stderr)
         _emit(report, options.format, options.output)
     except UsageError as error:
-        print(f"{PROG}: error: {error}", file=sys.stderr)
+        print(f"{PROG}: error: {printable(str(error))}", file=sys.stderr)
         return EXIT_USAGE
     except BrokenPipeError:
         return EXIT_OK

@@ -130,3 +130,46 @@ def test_diff_with_an_unknown_revision_exits_2(run_cli, tmp_path: Path) -> None:
 def test_diff_outside_git_exits_2(run_cli, tmp_path: Path) -> None:
     write(tmp_path, {"values.yaml": VALUES_LATEST})
     assert run_cli(["check", "--diff", "HEAD"], cwd=tmp_path).code == 2
+
+
+@needs_git
+def test_diff_catches_a_deleted_protective_line(run_cli, tmp_path: Path) -> None:
+    repo = init_repo(tmp_path / "repo")
+    script = "#!/bin/bash\nset -euo pipefail\necho start\npython train.py | tee train.log\n"
+    write(repo, {"train.sh": script})
+    commit_all(repo, "base")
+    assert run_cli(["check", "--diff", "HEAD", "--format", "json", "."], cwd=repo).pairs() == set()
+    write(repo, {"train.sh": script.replace("set -euo pipefail\n", "")})
+    outcome = run_cli(["check", "--diff", "HEAD", "--format", "json", "."], cwd=repo)
+    assert ("train.sh", 3, "SPK501") in outcome.pairs(), "the finding sits on an unchanged line but is new"
+    assert outcome.code == 1
+
+
+@needs_git
+def test_diff_catches_a_removed_volume_and_ignores_old_findings(run_cli, tmp_path: Path) -> None:
+    repo = init_repo(tmp_path / "repo")
+    job = ("apiVersion: batch/v1\nkind: Job\nmetadata:\n  name: train\nspec:\n  template:\n    spec:\n"
+           "      restartPolicy: Never\n      containers:\n      - name: c\n        image: busybox:latest\n"
+           "        command: [python, train.py, --output_dir, /ckpt]\n"
+           "        volumeMounts:\n        - name: data\n          mountPath: /ckpt\n"
+           "      volumes:\n      - name: data\n        persistentVolumeClaim:\n          claimName: ckpt\n")
+    write(repo, {"job.yaml": job})
+    commit_all(repo, "base")
+    before = run_cli(["check", "--format", "json", "."], cwd=repo).pairs()
+    assert ("job.yaml", 11, "SPK101") in before
+    cut = job[:job.index("        volumeMounts:")]
+    write(repo, {"job.yaml": cut})
+    outcome = run_cli(["check", "--diff", "HEAD", "--format", "json", "."], cwd=repo)
+    rules = {rule for _, _, rule in outcome.pairs()}
+    assert "SPK101" not in rules, "the mutable tag was there before"
+    assert rules & {"SPK301", "SPK302"}, outcome.out
+
+
+@needs_git
+def test_diff_from_a_folder_that_is_new(run_cli, tmp_path: Path) -> None:
+    repo = init_repo(tmp_path / "repo")
+    write(repo, {"README.md": "x\n"})
+    commit_all(repo, "base")
+    write(repo, {"deploy/values.yaml": VALUES_LATEST})
+    outcome = run_cli(["check", "--diff", "HEAD", "--format", "json", "."], cwd=repo / "deploy")
+    assert outcome.pairs() == {("values.yaml", 2, "SPK101")}

@@ -140,16 +140,17 @@ def test_unix_socket_is_skipped(tmp_path: Path) -> None:
 # --------------------------------------------------------------------------- size limit and binaries
 
 
-def test_files_above_the_size_limit_are_skipped(tmp_path: Path) -> None:
+def test_files_above_the_size_limit_are_not_parsed(tmp_path: Path) -> None:
     write(tmp_path, {"big.yaml": "a: 1\n" * 20, "small.yaml": "a: 1\n"})
     assert found(tmp_path, max_file_size=50) == ["small.yaml"]
-    assert "above the 50-byte limit" in skipped(tmp_path, max_file_size=50)["big.yaml"]
+    result = discover(["."], cwd=tmp_path, max_file_size=50)
+    assert [(source.path, size) for source, size in result.oversized] == [("big.yaml", 100)]
 
 
-def test_binary_artefacts_are_not_read(tmp_path: Path) -> None:
+def test_media_and_archives_are_not_read_but_serialised_data_is_scanned(tmp_path: Path) -> None:
     write(tmp_path, {"model.pt": b"\x80\x02" + b"\0" * 10, "logo.png": b"\x89PNG\r\n", "job.yaml": "a: 1\n",
-                     "image.tar": b"\0" * 1024})
-    assert found(tmp_path) == ["image.tar", "job.yaml"]
+                     "image.tar": b"\0" * 1024, "wheel.whl": b"PK\0"})
+    assert found(tmp_path) == ["image.tar", "job.yaml", "model.pt"]
 
 
 # --------------------------------------------------------------------------- inside Git

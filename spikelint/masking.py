@@ -1,0 +1,91 @@
+"""One redaction pass: a value a secret rule reported is masked wherever else it would show.
+
+Secret rules redact their own messages, but the same value can reach the output another
+way: a parse error quoting it (``found undefined alias 'Zq8v…'``), a path whose last part is
+the token, an image reference whose tag is the token, or the source line shown under a
+finding of another rule.  After a file's findings are collected, the values its secret
+findings point at are read back from the file's lines (at the finding's own span, so the
+value never travels in a finding) and masked in every message and in the lines kept for
+code frames.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import replace
+from typing import Callable
+from typing import Iterable
+from typing import Sequence
+
+from spikelint.model import Finding
+
+SECRET_FAMILY = "SPK2"
+MIN_MASKED = 8  # shorter values are too likely to be ordinary words elsewhere in a message
+SHOWN = 4
+# Parsers and messages strip the punctuation around a value (a YAML alias loses its ``*``,
+# a quoted value its quotes), so the value without it is masked too.
+EDGES = """ \t'"`*&!|,;:()[]{}<>"""
+
+
+def masked(value: str) -> str:
+    """``Zq8v…``: the first few characters, never more than a quarter of the value."""
+    return value[: min(SHOWN, len(value) // 4)] + "…"
+
+
+def needles(values: Iterable[str]) -> list[str]:
+    """The values and their punctuation-free parts worth masking, longest first."""
+    found: set[str] = set()
+    for value in values:
+        if len(value) >= MIN_MASKED:
+            found.add(value)
+        core = value.strip(EDGES)
+        if len(core) >= MIN_MASKED:
+            found.add(core)
+    return sorted(found, key=lambda text: (-len(text), text))
+
+
+def padded(value: str) -> str:
+    """``Zq8v…*****``: masked, but as wide as the value, so carets under a source line stay aligned."""
+    shown = masked(value)
+    return shown + "*" * max(0, len(value) - len(shown))
+
+
+def masker(values: Iterable[str], same_width: bool = False) -> Callable[[str], str]:
+    """A function masking every occurrence of ``values`` (and their parts, see :func:`needles`)."""
+    parts = needles(values)
+    if not parts:
+        return lambda text: text
+    pattern = re.compile("|".join(re.escape(part) for part in parts))
+    form = padded if same_width else masked
+    return lambda text: pattern.sub(lambda match: form(match.group(0)), text) if text else text
+
+
+def reported_values(findings: Iterable[Finding], path: str, lines: Sequence[str]) -> list[str]:
+    """The secret values the file's secret findings point at (single-line spans of the file)."""
+    values: list[str] = []
+    for finding in findings:
+        if not finding.rule.startswith(SECRET_FAMILY) or finding.path != path:
+            continue
+        if finding.end_line != finding.line or finding.end_column is None or not 0 < finding.line <= len(lines):
+            continue
+        value = lines[finding.line - 1][finding.column - 1:finding.end_column - 1]
+        if len(value.strip()) >= MIN_MASKED:
+            values.append(value.strip())
+    return values
+
+
+def mask_file(findings: list[Finding], path: str, lines: list[str],
+              notes: list[str]) -> tuple[list[Finding], list[str], list[str]]:
+    """Findings, source lines and other messages of one file with its reported secrets masked."""
+    values = reported_values(findings, path, lines)
+    if not values:
+        return findings, lines, notes
+    hide, hide_in_source = masker(values), masker(values, same_width=True)
+    return ([replace(finding, message=hide(finding.message)) for finding in findings],
+            [hide_in_source(line) for line in lines], [hide(note) for note in notes])
+
+
+def mask_findings(findings: list[Finding], values: Iterable[str]) -> list[Finding]:
+    """Findings (of any files) with ``values`` masked in their messages."""
+    hide = masker(values)
+    return [replace(finding, message=hide(finding.message)) for finding in findings]
