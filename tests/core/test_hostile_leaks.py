@@ -31,7 +31,7 @@ def _files() -> dict[str, str]:
         "Dockerfile": f"FROM busybox:1.36.1\nBOGUS GITHUB_TOKEN={TOKEN}\n",
         "job.yaml": ("apiVersion: batch/v1\nkind: Job\nmetadata:\n  name: x\nspec:\n  template:\n    spec:\n"
                      "      restartPolicy: Never\n      containers:\n      - name: c\n"
-                     f"        image: registry.example.com/app:{TOKEN}\n"
+                     f"        image: registry.acme-corp.io/app:{TOKEN}\n"
                      f"        command: [\"python\", \"train.py\", \"--output_dir\", \"/tmp/{TOKEN}\"]\n"),
         "train.sh": f"#!/bin/bash\nexport HF_TOKEN={TOKEN}; python train.py | tee log\n",
     }
