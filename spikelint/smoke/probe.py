@@ -238,7 +238,7 @@ def describe_piece(piece_key: str) -> str:
         return f"{RNG} ({name} global)"
     where = "job." + name.replace("/", ".")
     if piece == GRADIENTS:
-        return f"{piece} ({where} .grad, accumulated between optimizer steps)"
+        return f"{piece} ({where} parameters' .grad, accumulated between optimizer steps)"
     if piece == WORKER_RNG:
         return f"{piece} ({where} DataLoader worker seed, drawn from the loader generator at iter())"
     return f"{piece} ({where})"
