@@ -136,8 +136,8 @@ def test_catalog_style_script() -> None:
 
 
 def test_finding_points_at_the_program_word() -> None:
-    text = "CUDA_VISIBLE_DEVICES=0 nohup python t.py | tee log\n  env X=1 python3 t.py > log\n"
-    assert findings("run.sh", text) == [(1, 30, "SPK501"), (1, 30, "SPK502"), (2, 11, "SPK502")]
+    text = "set -e\nCUDA_VISIBLE_DEVICES=0 nohup python t.py | tee log\n  env X=1 python3 t.py > log\n"
+    assert findings("run.sh", text) == [(2, 30, "SPK501"), (2, 30, "SPK502"), (3, 11, "SPK502")]
 
 
 def test_one_finding_per_pipeline_and_per_command() -> None:
@@ -179,7 +179,7 @@ def test_fingerprints_do_not_depend_on_the_line() -> None:
 
 
 def test_messages_name_the_programs_and_the_fix() -> None:
-    found = lint_snippet("run.sh", "curl -fsSL u | bash\npython t.py > log\n", SELECT)
+    found = lint_snippet("run.sh", "set -e\ncurl -fsSL u | bash\npython t.py > log\n", SELECT)
     assert "`curl | bash`" in found[0].message and "set -o pipefail" in found[0].message
     assert "python -u" in found[1].message and "PYTHONUNBUFFERED=1" in found[1].message
 
@@ -198,8 +198,9 @@ def test_dockerfile_env_applies_to_later_runs_and_to_cmd_anywhere() -> None:
 
 def test_dockerfile_shell_instruction_and_json_cmd() -> None:
     digest = "@sha256:" + "0" * 64
-    text = (f"FROM python:3.11.9{digest}\nRUN a | b\nSHELL [\"/bin/bash\", \"-eo\", \"pipefail\", \"-c\"]\n"
-            "RUN c | d\nCMD [\"bash\", \"-c\", \"e | f\"]\nCMD [\"bash\", \"-o\", \"pipefail\", \"-c\", \"g | h\"]\n")
+    text = (f"FROM python:3.11.9{digest}\nRUN a | tee a.log\nSHELL [\"/bin/bash\", \"-eo\", \"pipefail\", \"-c\"]\n"
+            "RUN c | tee c.log\nCMD [\"bash\", \"-c\", \"e | tee e.log\"]\n"
+            "CMD [\"bash\", \"-o\", \"pipefail\", \"-c\", \"g | tee g.log\"]\n")
     assert findings("Dockerfile", text) == [(2, 5, "SPK501"), (5, 21, "SPK501")]
 
 
@@ -286,5 +287,4 @@ def test_function_called_into_a_pipe() -> None:
 
 
 def test_output_captured_into_a_variable_is_not_a_log() -> None:
-    assert findings("run.sh", "X=$(python a.py | tail -1)\nY=`python b.py > f`\n") == [(1, 5, "SPK501"),
-                                                                                      (2, 4, "SPK502")]
+    assert findings("run.sh", "X=$(python a.py | tee a.log)\nY=`python b.py > f`\n") == [(2, 4, "SPK502")]
