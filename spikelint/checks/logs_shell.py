@@ -607,3 +607,21 @@ def workload_command_logs(workload: Workload, document: Document, ctx: CheckCont
         seen.add((where.line, where.column))
         script, context = _parse_located(str(where.value), where, document, call.pipefail, call.errexit)
         yield from check_script(script, Env(_container_unbuffered(container)), context)
+
+
+# --------------------------------------------------------------------------- CI steps
+
+
+GITHUB_CONTEXT = Context("set `shell: bash` on the step (GitHub then runs it with `bash -eo pipefail`) or start the "
+                         "script with `set -o pipefail`")
+GITLAB_CONTEXT = Context("start the script with `set -o pipefail` (the runner's shell lacks it)")
+
+
+@check("SPK501", "SPK502", kinds=(FileKind.YAML,))
+def ci_step_logs(document: Document, ctx: CheckContext) -> Iterator[Problem]:
+    """GitHub Actions ``run:`` steps and GitLab CI ``script:`` lines, read with their runner's shell options."""
+    from spikelint.documents.ci import ci_scripts
+
+    for step in ci_scripts(document):
+        context = GITHUB_CONTEXT if step.system == "github" else GITLAB_CONTEXT
+        yield from check_script(step.script, Env(bool(step.env.get(UNBUFFERED))), context)
