@@ -41,6 +41,7 @@ from spikelint.documents.shell import Script
 from spikelint.documents.shell import SimpleCommand
 from spikelint.documents.shell import Word
 from spikelint.documents.shell import SHELLS
+from spikelint.documents.shell import expand
 from spikelint.documents.shell import find_shell_call
 from spikelint.documents.shell import is_template
 from spikelint.documents.shell import parse_shell
@@ -95,7 +96,10 @@ QUIET_MODULES = frozenset({"pip", "venv", "ensurepip", "virtualenv", "torch.dist
                            "torch.distributed.launch", "deepspeed.launcher.runner", "deepspeed.launcher.launch"})
 CAPTURED = ("file", "pipe")
 DOWNLOADERS = frozenset({"curl", "wget", "aria2c", "fetch"})
-LOG_SINKS = frozenset({"tee", "logger", "ts"})  # ``cat`` and ``sed`` count when their stdout goes to a file
+LOG_SINKS = frozenset({"tee", "logger", "ts"})
+DATA_SUFFIXES = (".json", ".jsonl", ".csv", ".tsv", ".md", ".yaml", ".yml", ".toml", ".py", ".sh", ".html", ".xml",
+                 ".parquet", ".npy", ".bin", ".pt", ".whl", ".tar", ".gz", ".zip", ".env", ".ini", ".cfg")
+CI_FILES = re.compile(r"\$\{?GITHUB_(?:STEP_SUMMARY|OUTPUT|ENV|PATH|STATE)\b")  # ``cat`` and ``sed`` count when their stdout goes to a file
 
 
 class Env(NamedTuple):
@@ -323,6 +327,18 @@ def _buffered_problem(command: SimpleCommand, index: int, state: str, context: C
                    key=f"buffered:{' '.join(command.argv())}")
 
 
+def _writes_data(command: SimpleCommand, script: Script) -> bool:
+    """Stdout goes to a data or report file (by its name), which is read when the program is done."""
+    targets = [redirect.target for redirect in command.redirects if redirect.target is not None
+               and _fd(redirect.operator)[0] in ("", "1") and _fd(redirect.operator)[1] in (">", ">>", ">|")]
+    if not targets:
+        return False
+    text = targets[-1].text
+    expanded = expand(text, script.variables()) or text
+    name = _basename(expanded).lower()
+    return name.endswith(DATA_SUFFIXES) or bool(CI_FILES.search(text))
+
+
 def _inherited_states(script: Script) -> dict[int, str]:
     """Pipelines inside a redirected or piped compound command, or in a function whose call is
     redirected or piped (``main "$@" 2>&1 | tee log``): the stdout they inherit."""
@@ -481,6 +497,10 @@ def buffered_logs(script: Script, env: Env, context: Context) -> Iterator[Proble
                 state = exec_state
             if state not in CAPTURED:
                 continue
+            if state == "pipe" and position < last and not any(_sink(c) == "log" for c in commands[position + 1:]):
+                continue  # `python gen.py | sh`, `python list.py | jq …`: output read by a program, not a log
+            if state == "file" and _writes_data(command, script):
+                continue  # `python prepare.py > dataset.json`, `>> $GITHUB_STEP_SUMMARY`: a result, not a log
             unbuffered, what = python_mode([word.text for word in command.words[index + 1:]])
             if unbuffered or what in ("command", "info") or what.partition(":")[2] in QUIET_MODULES:
                 continue
