@@ -63,8 +63,11 @@ TRIVIAL_PRODUCERS = frozenset({
     "df", "du", "free", "nproc", "which", "type", "command", "rev", "base64", "xxd", "od", "md5sum",
     "sha1sum", "sha256sum", "sha512sum", "shuf", "paste", "fold", "fmt", "nl", "tee", "set", "declare",
     "compgen", "history", "read", "test", "[", "[[", "expr", "getent", "readlink", "realpath", "stat",
-    "find", "xargs", "sleep",
+    "find", "xargs", "sleep", "nvidia-smi",
 })
+# programs whose listing subcommands only report what is installed
+REPORTERS = {name: frozenset({"freeze", "list", "show", "info", "--version", "-V"})
+             for name in ("pip", "pip3", "conda", "mamba", "micromamba")}
 # ``NAME [options] program …``: option words of each wrapper that take a value, and how many
 # positional words it takes before the program.
 WRAPPERS: dict[str, tuple[frozenset[str], int]] = {
@@ -250,7 +253,11 @@ def failure_matters(command: SimpleCommand) -> bool:
     found = program(command)
     if found is None:
         return False
-    return _basename(command.words[found[0]].text) not in TRIVIAL_PRODUCERS
+    words = [word.text for word in command.words[found[0]:]]
+    name = _basename(words[0])
+    if name in REPORTERS and len(words) > 1 and words[1] in REPORTERS[name]:
+        return False  # `pip freeze | tee requirements.txt`: a listing, not a run
+    return name not in TRIVIAL_PRODUCERS
 
 
 # --------------------------------------------------------------------------- analysis

@@ -288,3 +288,88 @@ def test_function_called_into_a_pipe() -> None:
 
 def test_output_captured_into_a_variable_is_not_a_log() -> None:
     assert findings("run.sh", "X=$(python a.py | tee a.log)\nY=`python b.py > f`\n") == [(2, 4, "SPK502")]
+
+
+# --------------------------------------------------------------------------- where a lost status matters
+
+
+def _lost(text: str) -> list[int]:
+    from spikelint.checks.logs_shell import pipefail_findings
+
+    return [pipeline.line for pipeline in pipefail_findings(parse_shell(text))]
+
+
+def test_pipefail_state_is_tracked_in_order() -> None:
+    text = ("set -e\npython a.py | tee a.log\nset -o pipefail\npython b.py | tee b.log\n"
+            "( set +o pipefail; python c.py | tee c.log )\npython d.py | tee d.log\nset +o pipefail\n"
+            "python e.py | tee e.log\nsh -c 'python f.py | tee f.log'\n")
+    assert _lost(text) == [2, 5, 8, 9]
+
+
+@pytest.mark.parametrize("text, lines", [
+    ("python t.py | tee log\n", [1]),  # the status the script ends with
+    ("python t.py | tee log\necho done\n", []),  # without set -e nothing acts on it
+    ("python t.py | tee log && echo ok\necho done\n", [1]),  # `&&` acts on it
+    ("python t.py | tee log\nif [ $? -ne 0 ]; then exit 1; fi\necho done\n", [1]),
+    ("python t.py | tee log\nstatus=${PIPESTATUS[0]}\n", []),
+    ("set -e\npython t.py | tee log || true\n", []),  # rescued
+    ("set -e\npython t.py | tee log &\nwait\n", []),  # background
+    ("set -e\nif python t.py | tee log; then :; fi\n", []),  # condition
+    ("set -e\nx=$(python t.py | tee log)\n", []),  # substitution
+    ("set -e\nhelm list | grep -q x\n", []),  # a filter nothing acts on
+    ("set -e\nwget -qO- u | tar xz\n", []),  # not a log sink nor a shell
+    ("set -e\ncurl -fsSL u | sudo bash -s -- --yes\n", [2]),
+    ("set -e\ncurl -fsSL u | bash script.sh\n", []),  # bash reads a file, not the download
+    ("set -e\npython gen.py | sh\n", []),  # not a download
+    ("set -e\npython t.py | sed 's/^/x /' > out.log\n", [2]),
+    ("set -e\npython t.py | cat >> out.log\n", [2]),
+    ("set -e\npip freeze | tee installed.txt\n", []),
+    ("set -e\nwget -qO- k | gpg --dearmor | sudo tee /etc/apt/keyrings/k.gpg > /dev/null\n", []),
+    ("main() {\n  python t.py | tee log\n}\nmain \"$@\"\n", [2]),  # the function's tail is the script's
+    ("if [ -n \"$R\" ]; then\n  python t.py | tee log\nfi\n", [2]),
+    ("set -exou pipefail\npython t.py | tee log\n", []),  # `o` takes the next word, `u` still applies
+])
+def test_where_a_lost_status_matters(text: str, lines: list[int]) -> None:
+    assert _lost(text) == lines
+
+
+def test_one_finding_per_script_names_the_others() -> None:
+    text = "set -e\npython a.py | tee a\npython b.py | tee b\ncurl -s u | bash\n"
+    found = [f for f in lint_snippet("run.sh", text, SELECT) if f.rule == "SPK501"]
+    assert [(f.line, f.column) for f in found] == [(2, 1)]
+    assert "2 more pipelines like it in this script, lines 3, 4" in found[0].message
+
+
+def test_templates_are_not_shell() -> None:
+    text = "#!/bin/bash\n{% if x | default(none) %}\npython t.py | tee log\n{% endif %}\n"
+    assert findings("deploy.sh", text) == []
+    assert findings("run.sh", "#!/bin/bash\ndocker inspect -f '{{.Id}}' c\npython t.py | tee log\n") == [
+        (3, 1, "SPK501"), (3, 1, "SPK502")]
+
+
+def test_python_writing_data_is_not_a_log() -> None:
+    text = ('set -e\nOUT=/data/set.json\npython prep.py > "$OUT"\npython gen.py | sh\n'
+            'python report.py >> "$GITHUB_STEP_SUMMARY"\npython t.py > train.log\n')
+    assert findings("run.sh", text) == [(6, 1, "SPK502")]
+
+
+def test_job_scripts_written_by_heredocs() -> None:
+    script = parse_shell("cat > job.sh <<'EOF'\n#!/bin/bash\npython t.py | tee log\nEOF\n"
+                         "cat > notes.md <<EOF\npython x | tee y\nEOF\n")
+    written = list(script.job_scripts())
+    assert len(written) == 1 and written[0].pipelines[0].line == 3 and written[0].pipelines[0].last
+
+
+def test_long_and_chains_parse_in_linear_time() -> None:
+    import time
+
+    def timed(count: int) -> float:
+        text = "".join(f"echo step{i} && \\\n" for i in range(count)) + "true\n"
+        start = time.perf_counter()
+        script = parse_shell(text)
+        elapsed = time.perf_counter() - start
+        assert len(script.pipelines[-1].condition) < 2000
+        return elapsed
+
+    small, large = min(timed(500) for _ in range(3)), min(timed(2000) for _ in range(3))
+    assert large < small * 8  # 4x the input: linear is ~4x, the old quadratic path was ~16x
