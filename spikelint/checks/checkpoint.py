@@ -8,6 +8,8 @@ are reported in that file by the document checks, never twice.
 
 from __future__ import annotations
 
+import re
+
 from typing import Iterable
 from typing import Iterator
 
@@ -150,11 +152,37 @@ def implicit_resumes(settings: list[Setting], facts: RunFacts, names: Iterable[s
                          key=f"{setting.origin}={setting.value}")
 
 
+# Hydra/OmegaConf override keys that name the run's folder even where the key tables give them no
+# output role: trainer.default_local_dir, checkpoint.ckpt_namespace, run_dir, exp_dir … (not `*_path`:
+# those are mostly files to load)
+RUN_FOLDER_LEAF = re.compile(r"(?:^|_)(?:ckpt|checkpoint|checkpointing|save|output|out|run|exp|experiment|local|"
+                             r"work|root)_?(?:dir|dirpath|folder|root|namespace)$|^(?:ckpt_|checkpoint_)?namespace$")
+RUN_FOLDER_PARENTS = frozenset({"checkpoint", "checkpointing", "ckpt", "output", "run", "save", "saver"})
+
+
+def names_run_folder(key: tuple[str, ...]) -> bool:
+    """``trainer.default_local_dir``, ``actor.checkpoint.ckpt_namespace``, ``checkpoint.dir``: a key for the
+    folder (or namespace) a run keeps its checkpoints or outputs in."""
+    if not key:
+        return False
+    leaf = key[-1]
+    if RUN_FOLDER_LEAF.search(leaf):
+        return True
+    return leaf in ("dir", "folder", "root", "namespace") and bool(set(key[:-1]) & RUN_FOLDER_PARENTS)
+
+
+def _is_override(setting: Setting) -> bool:
+    """A Hydra-style ``a.b=value`` word (not ``--flag``, not an ``EXPORTED_NAME=value`` variable)."""
+    origin = setting.origin
+    return bool(origin) and not origin.startswith("-") and not origin.isupper() and isinstance(setting.value, str)
+
+
 def timestamped_dirs(settings: Iterable[Setting]) -> Iterator[Problem]:
     """Output/checkpoint folders built from the launch time, reported where the time is written."""
     seen: set[tuple[int, int]] = set()
     for setting in settings:
-        if OUTPUT not in setting.roles or (LOG in setting.roles and CKPT_LOCATION not in setting.roles):
+        folder = OUTPUT in setting.roles and not (LOG in setting.roles and CKPT_LOCATION not in setting.roles)
+        if not folder and not (_is_override(setting) and names_run_folder(setting.key)):
             continue
         if setting.key == ("redirect",):
             continue

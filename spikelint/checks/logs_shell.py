@@ -1,9 +1,15 @@
 """SPK501 and SPK502: shell pipelines that hide a failure or a Python log.
 
-SPK501 (pipe-without-pipefail) fires once per pipeline whose left side runs a program whose
-failure matters while ``pipefail`` is off; it points at the first command's program word.
-Trivial producers and text filters on the left (``echo``, ``printf``, ``cat``, ``grep``,
-``sort``…) do not count: their failure does not hide a failed run.
+SPK501 (pipe-without-pipefail) fires where a lost failure matters: a program piped into a log
+sink (``tee``, ``logger``, ``ts``, ``cat >> f``, ``sed … > f``) or a download piped into a
+shell (``curl … | bash``), while ``pipefail`` is off, and the pipeline's status is what the
+script ends with or acts on (``set -e``, a following ``&&`` or ``$?`` test, the last command).
+Pipelines in ``$(…)``, in ``if``/``while`` conditions, rescued by ``||``, run in the background
+or checked through ``PIPESTATUS`` are left alone, and so are filters whose output nothing acts
+on (``| grep -q``, ``| head``).  One finding per script or command string, at the first such
+pipeline, naming how many more there are.  Trivial producers on the left (``echo``, ``cat``,
+``grep``…) do not count: their failure does not hide a failed run.  Templates (Jinja,
+``%(name)s``) are not shell and get neither rule.
 
 SPK502 (buffered-python-log) fires once per ``python``/``python3``/``python3.x`` command
 whose stdout goes to a pipe or a file (``| tee``, ``> f``, ``>> f``, ``&> f``, a redirected
@@ -12,8 +18,10 @@ without ``PYTHONUNBUFFERED``.  ``torchrun``, ``deepspeed`` and ``python -m
 torch.distributed.run`` are not reported: they start their workers with ``python -u``.
 ``python -c`` one-liners, ``python -m pip``/``venv`` and ``--version`` print no run log.
 
-Both look at launch scripts, Dockerfile ``RUN``/``CMD``/``ENTRYPOINT`` (shell form, or exec
-form through ``sh -c``) and workload command/args run through ``sh -c``/``bash -c``.
+Both look at launch scripts (and the job scripts their here-documents write), Dockerfile
+``RUN``/``CMD``/``ENTRYPOINT`` (shell form, or exec form through ``sh -c``), workload
+command/args run through ``sh -c``/``bash -c`` and CI ``run:``/``script:`` steps
+(:mod:`spikelint.checks.logs_ci`).
 """
 
 from __future__ import annotations
@@ -22,6 +30,7 @@ import re
 from typing import Callable
 from typing import Iterator
 from typing import NamedTuple
+from typing import Sequence
 
 from spikelint.checks.registry import CheckContext
 from spikelint.checks.registry import check
@@ -31,7 +40,10 @@ from spikelint.documents.shell import Pipeline
 from spikelint.documents.shell import Script
 from spikelint.documents.shell import SimpleCommand
 from spikelint.documents.shell import Word
+from spikelint.documents.shell import SHELLS
+from spikelint.documents.shell import expand
 from spikelint.documents.shell import find_shell_call
+from spikelint.documents.shell import is_template
 from spikelint.documents.shell import parse_shell
 from spikelint.model import Container
 from spikelint.model import Document
@@ -51,8 +63,11 @@ TRIVIAL_PRODUCERS = frozenset({
     "df", "du", "free", "nproc", "which", "type", "command", "rev", "base64", "xxd", "od", "md5sum",
     "sha1sum", "sha256sum", "sha512sum", "shuf", "paste", "fold", "fmt", "nl", "tee", "set", "declare",
     "compgen", "history", "read", "test", "[", "[[", "expr", "getent", "readlink", "realpath", "stat",
-    "find", "xargs", "sleep",
+    "find", "xargs", "sleep", "nvidia-smi",
 })
+# programs whose listing subcommands only report what is installed
+REPORTERS = {name: frozenset({"freeze", "list", "show", "info", "--version", "-V"})
+             for name in ("pip", "pip3", "conda", "mamba", "micromamba")}
 # ``NAME [options] program …``: option words of each wrapper that take a value, and how many
 # positional words it takes before the program.
 WRAPPERS: dict[str, tuple[frozenset[str], int]] = {
@@ -83,6 +98,11 @@ LAUNCHERS = frozenset({"srun", "mpirun", "mpiexec", "horovodrun", "prun", "aprun
 QUIET_MODULES = frozenset({"pip", "venv", "ensurepip", "virtualenv", "torch.distributed.run",
                            "torch.distributed.launch", "deepspeed.launcher.runner", "deepspeed.launcher.launch"})
 CAPTURED = ("file", "pipe")
+DOWNLOADERS = frozenset({"curl", "wget", "aria2c", "fetch"})
+LOG_SINKS = frozenset({"tee", "logger", "ts"})
+DATA_SUFFIXES = (".json", ".jsonl", ".csv", ".tsv", ".md", ".yaml", ".yml", ".toml", ".py", ".sh", ".html", ".xml",
+                 ".parquet", ".npy", ".bin", ".pt", ".whl", ".tar", ".gz", ".zip", ".env", ".ini", ".cfg")
+CI_FILES = re.compile(r"\$\{?GITHUB_(?:STEP_SUMMARY|OUTPUT|ENV|PATH|STATE)\b")  # ``cat`` and ``sed`` count when their stdout goes to a file
 
 
 class Env(NamedTuple):
@@ -233,7 +253,11 @@ def failure_matters(command: SimpleCommand) -> bool:
     found = program(command)
     if found is None:
         return False
-    return _basename(command.words[found[0]].text) not in TRIVIAL_PRODUCERS
+    words = [word.text for word in command.words[found[0]:]]
+    name = _basename(words[0])
+    if name in REPORTERS and len(words) > 1 and words[1] in REPORTERS[name]:
+        return False  # `pip freeze | tee requirements.txt`: a listing, not a run
+    return name not in TRIVIAL_PRODUCERS
 
 
 # --------------------------------------------------------------------------- analysis
@@ -266,7 +290,7 @@ def _pipeline_text(pipeline: Pipeline) -> str:
     return " | ".join(" ".join(command.argv()) for command in pipeline.commands)
 
 
-def _pipefail_problem(pipeline: Pipeline, context: Context) -> Problem:
+def _pipefail_problem(pipeline: Pipeline, context: Context, others: Sequence[Pipeline] = ()) -> Problem:
     first = pipeline.commands[0]
     found = program(first) if not first.compound else None
     word = first.words[found[0]] if found is not None else (first.words[0] if first.words else None)
@@ -275,9 +299,15 @@ def _pipefail_problem(pipeline: Pipeline, context: Context) -> Problem:
     end_line, end_column = context.place(pipeline.end_line, pipeline.end_column) if pipeline.end_line else (None, None)
     left = ", ".join(dict.fromkeys(_display_name(command) for command in pipeline.commands[:-1]))
     right = _display_name(pipeline.commands[-1])
+    more = ""
+    if others:
+        lines = sorted({context.place(other.line, other.column)[0] for other in others})
+        shown = ", ".join(str(number) for number in lines[:5]) + (", …" if len(lines) > 5 else "")
+        more = (f" ({len(others)} more pipeline{'s' if len(others) > 1 else ''} like it in this script, "
+                f"line{'s' if len(lines) > 1 else ''} {shown})")
     return Problem("SPK501", line, column,
                    f"`{left} | {right}` without pipefail: the pipeline's exit status is {right}'s, so when {left} "
-                   f"fails (a crashed or killed run, a failed download) the failure is reported as success — "
+                   f"fails (a crashed or killed run, a failed download) the failure is reported as success{more} — "
                    f"{context.fix_pipefail}",
                    end_line=end_line, end_column=end_column, key=f"pipefail:{_pipeline_text(pipeline)}")
 
@@ -302,6 +332,18 @@ def _buffered_problem(command: SimpleCommand, index: int, state: str, context: C
                    f"PYTHONUNBUFFERED=1",
                    end_line=end_line, end_column=end_column,
                    key=f"buffered:{' '.join(command.argv())}")
+
+
+def _writes_data(command: SimpleCommand, script: Script) -> bool:
+    """Stdout goes to a data or report file (by its name), which is read when the program is done."""
+    targets = [redirect.target for redirect in command.redirects if redirect.target is not None
+               and _fd(redirect.operator)[0] in ("", "1") and _fd(redirect.operator)[1] in (">", ">>", ">|")]
+    if not targets:
+        return False
+    text = targets[-1].text
+    expanded = expand(text, script.variables()) or text
+    name = _basename(expanded).lower()
+    return name.endswith(DATA_SUFFIXES) or bool(CI_FILES.search(text))
 
 
 def _inherited_states(script: Script) -> dict[int, str]:
@@ -330,21 +372,121 @@ def _inherited_states(script: Script) -> dict[int, str]:
     return inherited
 
 
-def check_script(script: Script, env: Env, context: Context) -> Iterator[Problem]:
-    """SPK501 and SPK502 for a script and the ``bash -c`` scripts inside it."""
+def _sink(command: SimpleCommand) -> str:
+    """``log`` when the command writes what it reads to a log, ``shell`` when it runs it, else ``""``."""
+    if command.compound:
+        return ""
+    found = program(command)
+    if found is None:
+        return ""
+    index = found[0]
+    name = _basename(command.words[index].text)
+    arguments = [word.text for word in command.words[index + 1:]]
+    if name in SHELLS:
+        call = find_shell_call([name] + arguments)
+        reads_file = call is not None and call.script_index is None and any(
+            not argument.startswith(("-", "+")) for argument in arguments)
+        return "" if call is None or call.script_index is not None or (reads_file and "-s" not in arguments) \
+            else "shell"
+    state = stdout_state(command, False)
+    if name == "tee":
+        files = [argument for argument in arguments if not argument.startswith("-")]
+        if state == "null" or not files or all(path.startswith("/dev/") for path in files):
+            return ""  # `… | sudo tee /etc/apt/keyrings/x.gpg > /dev/null` writes a file, not a log
+        return "log"
+    if name in LOG_SINKS:
+        return "log"
+    if name == "cat" and state == "file" and all(argument == "-" for argument in arguments):
+        return "log"
+    if name == "sed" and state == "file" and not any(argument.startswith(("-i", "--in-place")) for argument in arguments):
+        return "log"
+    return ""
+
+
+def _is_download(command: SimpleCommand) -> bool:
+    found = program(command) if not command.compound else None
+    return found is not None and _basename(command.words[found[0]].text) in DOWNLOADERS
+
+
+def loses_failure(pipeline: Pipeline) -> bool:
+    """A program piped into a log sink, or a download piped into a shell, without pipefail."""
+    commands = pipeline.commands
+    if len(commands) < 2 or pipeline.pipefail:
+        return False
+    for position in range(1, len(commands)):
+        kind = _sink(commands[position])
+        if kind == "log" and any(failure_matters(command) for command in commands[:position]):
+            return True
+        if kind == "shell" and any(_is_download(command) for command in commands[:position]):
+            return True
+    return False
+
+
+def _status_read(pipeline: Pipeline, following: Pipeline | None) -> str:
+    """``PIPESTATUS`` or ``$?`` when the next command reads the pipeline's status, else ``""``."""
+    if following is None:
+        return ""
+    raw = " ".join(word.raw for command in following.commands for word in command.assignments + command.words)
+    if "PIPESTATUS" in raw:
+        return "PIPESTATUS"
+    return "$?" if "$?" in raw or "${?}" in raw else ""
+
+
+def status_matters(pipeline: Pipeline, following: Pipeline | None, exits_with: bool) -> bool:
+    """Whether the pipeline's status is acted on or is what the script ends with.
+
+    ``exits_with`` tells whether the script's own exit status matters (it does for a launch
+    script, a container command, a ``RUN`` or a CI step; for a ``bash -c`` inside a script
+    only when that command's status matters in turn).
+    """
+    if pipeline.nested or pipeline.tested or pipeline.rescued or pipeline.background:
+        return False
+    read = _status_read(pipeline, following)
+    if read == "PIPESTATUS":
+        return False
+    return pipeline.errexit or pipeline.next_op == "&&" or read == "$?" or (pipeline.last and exits_with)
+
+
+def pipefail_findings(script: Script, exits_with: bool = True) -> list[Pipeline]:
+    """The pipelines of a script (and of the ``bash -c`` scripts inside it) that lose a failure that matters."""
+    found: list[Pipeline] = []
+    pipelines = script.pipelines
+    for index, pipeline in enumerate(pipelines):
+        following = next((p for p in pipelines[index + 1:index + 8] if not p.nested), None)
+        matters = status_matters(pipeline, following, exits_with)
+        if matters and loses_failure(pipeline):
+            found.append(pipeline)
+        for command in pipeline.commands:
+            if command.inner is not None and not command.compound:
+                found.extend(pipefail_findings(command.inner, matters and len(pipeline.commands) == 1))
+    return found
+
+
+def check_script(script: Script, env: Env, context: Context, exits_with: bool = True) -> Iterator[Problem]:
+    """SPK501 (once per script) and SPK502 for a script, its ``bash -c`` scripts and the job scripts it writes."""
+    lost = pipefail_findings(script, exits_with)
+    if lost:
+        yield _pipefail_problem(lost[0], context, lost[1:])
+    yield from buffered_logs(script, env, context)
+    for command in script.commands():
+        if command.written is not None:
+            yield from check_script(command.written, Env(env.unbuffered or _script_unbuffered(script, command)),
+                                    context)
+
+
+def buffered_logs(script: Script, env: Env, context: Context) -> Iterator[Problem]:
+    """SPK502 for a script and the ``bash -c`` scripts inside it."""
     inherited = _inherited_states(script)
     exec_state: str | None = None
     for pipeline in script.pipelines:
         commands = pipeline.commands
-        if len(commands) > 1 and not pipeline.pipefail and any(failure_matters(c) for c in commands[:-1]):
-            yield _pipefail_problem(pipeline, context)
         last = len(commands) - 1
         for position, command in enumerate(commands):
             if command.compound:
                 continue
             if command.inner is not None:
                 inner_env = Env(env.unbuffered or _script_unbuffered(script, command) or _passes_unbuffered(command))
-                yield from check_script(command.inner, inner_env, context)
+                yield from buffered_logs(command.inner, inner_env, context)
             if command.name == "exec" and len(command.words) == 1:  # `exec > log 2>&1`: the rest of the script
                 if not pipeline.nested:
                     exec_state = stdout_state(command, False) or exec_state
@@ -362,6 +504,10 @@ def check_script(script: Script, env: Env, context: Context) -> Iterator[Problem
                 state = exec_state
             if state not in CAPTURED:
                 continue
+            if state == "pipe" and position < last and not any(_sink(c) == "log" for c in commands[position + 1:]):
+                continue  # `python gen.py | sh`, `python list.py | jq …`: output read by a program, not a log
+            if state == "file" and _writes_data(command, script):
+                continue  # `python prepare.py > dataset.json`, `>> $GITHUB_STEP_SUMMARY`: a result, not a log
             unbuffered, what = python_mode([word.text for word in command.words[index + 1:]])
             if unbuffered or what in ("command", "info") or what.partition(":")[2] in QUIET_MODULES:
                 continue
@@ -377,7 +523,7 @@ def check_script(script: Script, env: Env, context: Context) -> Iterator[Problem
 def shell_script_logs(document: Document, ctx: CheckContext) -> Iterator[Problem]:
     """Pipes without pipefail and buffered Python logs in a launch script."""
     script = document.parsed
-    if not isinstance(script, Script):
+    if not isinstance(script, Script) or is_template(document.text):
         return
     yield from check_script(script, Env(), SCRIPT_CONTEXT)
 
@@ -488,3 +634,21 @@ def workload_command_logs(workload: Workload, document: Document, ctx: CheckCont
         seen.add((where.line, where.column))
         script, context = _parse_located(str(where.value), where, document, call.pipefail, call.errexit)
         yield from check_script(script, Env(_container_unbuffered(container)), context)
+
+
+# --------------------------------------------------------------------------- CI steps
+
+
+GITHUB_CONTEXT = Context("set `shell: bash` on the step (GitHub then runs it with `bash -eo pipefail`) or start the "
+                         "script with `set -o pipefail`")
+GITLAB_CONTEXT = Context("start the script with `set -o pipefail` (the runner's shell lacks it)")
+
+
+@check("SPK501", "SPK502", kinds=(FileKind.YAML,))
+def ci_step_logs(document: Document, ctx: CheckContext) -> Iterator[Problem]:
+    """GitHub Actions ``run:`` steps and GitLab CI ``script:`` lines, read with their runner's shell options."""
+    from spikelint.documents.ci import ci_scripts
+
+    for step in ci_scripts(document):
+        context = GITHUB_CONTEXT if step.system == "github" else GITLAB_CONTEXT
+        yield from check_script(step.script, Env(bool(step.env.get(UNBUFFERED))), context)

@@ -452,7 +452,7 @@ def _exec_script(arguments: list[tuple[str, int, int]]) -> Script:
         command.inner = parse_shell(word.text, word.line, word.column + 1, pipefail=call.pipefail,
                                     errexit=call.errexit)
     pipeline = Pipeline([command], command.line, command.column, False, False, end_line=command.end_line,
-                        end_column=command.end_column)
+                        end_column=command.end_column, last=True)
     return Script([pipeline])
 
 

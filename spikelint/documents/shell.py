@@ -29,6 +29,8 @@ from typing import Sequence
 MAX_DEPTH = 12  # nested $(…) / bash -c / heredoc scripts that are parsed in turn
 MAX_NESTING = 100  # compound commands and substitutions nested in one another
 MAX_SCAN_STACK = 400  # open quotes/substitutions while scanning one word
+CONDITION_LIMIT = 300  # characters of one and-or element kept in the condition text of the next
+CHAIN_HEAD = 3  # first elements of an and-or chain kept in the condition text of later ones
 
 SHELLS = frozenset({"sh", "bash", "dash", "ash", "zsh", "ksh", "mksh", "yash"})
 RESERVED_TERMINATORS = frozenset({"then", "elif", "else", "fi", "do", "done", "esac", "}"})
@@ -102,6 +104,8 @@ class SimpleCommand:
     column: int = 1
     # the text of an embedded script (``bash -c '…'`` / ``sh -c`` / ``bash <<EOF``), parsed, with positions in this file
     inner: Script | None = None
+    # the job script a here-document writes (``cat > job.sbatch <<EOF … EOF``), parsed as its own script
+    written: Script | None = None
     compound: str = ""
     body: list[Pipeline] = field(default_factory=list)
     end_line: int = 0
@@ -129,6 +133,12 @@ class Pipeline:
     nested: str = ""  # "$(", "`", "<(" or ">(" when the pipeline runs inside that substitution
     end_line: int = 0
     end_column: int = 0
+    # what is done with its exit status (SPK501 asks whether a lost failure matters):
+    tested: bool = False  # it runs in an if/while/until condition (set -e ignores it; the test consumes it)
+    next_op: str = ""  # "&&" or "||" when it is followed by that operator in its and-or list
+    rescued: bool = False  # a `||` follows it in its and-or list: its failure is handled there
+    background: bool = False  # its and-or list ends with `&`: nobody waits for its status here
+    last: bool = False  # its status can be the exit status of the whole script (or -c string)
 
 
 @dataclass
@@ -158,6 +168,15 @@ class Script:
             yield script
             stack.extend(reversed([command.inner for command in script.commands() if command.inner is not None]))
 
+    def job_scripts(self) -> Iterator[Script]:
+        """The job scripts this script and its embedded scripts write with here-documents
+        (``cat > job.sbatch <<EOF … EOF``), each parsed as a script of its own, depth first."""
+        for script in self.scripts():
+            for command in script.commands():
+                if command.written is not None:
+                    yield command.written
+                    yield from command.written.job_scripts()
+
     def variables(self) -> dict[str, str]:
         """The last value assigned to each name (for :func:`expand`)."""
         return {name: words[-1].text for name, words in self.assignments.items() if words}
@@ -170,6 +189,23 @@ class ShellCall(NamedTuple):
     script_index: int | None  # the -c string; None when the shell reads a file or stdin
     pipefail: bool
     errexit: bool
+
+
+_JINJA_STATEMENT = re.compile(r"\{%-?\s*(?:if|for|set|else|elif|end\w*|macro|include|import|block|raw|extends|call|filter|with)\b")
+_PYTHON_FORMAT = re.compile(r"%\([A-Za-z_][A-Za-z0-9_]*\)[sdrfi]")
+_BARE_EXPRESSION = re.compile(r"(?:^|[\s=])\{\{-?\s*[A-Za-z_][\w.]*\s*(?:\|[^}]*)?-?\}\}", re.M)
+
+
+def is_template(text: str) -> bool:
+    """A Jinja/Ansible or ``%(name)s`` template with a shell shebang: text to be rendered, not shell.
+
+    ``{{ … }}`` inside quotes is common in real shell (``docker inspect -f '{{.Id}}'``,
+    ``"{{ model }}"``); only Jinja statements, ``%(name)s`` fields and a ``{{ name }}`` written as
+    a bare word make a template.
+    """
+    if not isinstance(text, str):
+        return False
+    return bool(_JINJA_STATEMENT.search(text) or _PYTHON_FORMAT.search(text) or _BARE_EXPRESSION.search(text))
 
 
 def nothing_parsed(script: Script) -> bool:
@@ -229,6 +265,9 @@ class Locator:
 
 
 _NEWLINES = re.compile(r"\n")
+_JOB_SCRIPT_NAME = re.compile(r"\.(?:sh|bash|sbatch|slurm|job|pbs|lsf|qsub)$")
+# a shell shebang, or a batch scheduler's directives (Slurm, PBS, LSF, Grid Engine, Flux)
+_JOB_SCRIPT_START = re.compile(r"\s*(?:#!\s*\S*(?:/|env\s+(?:-S\s*)?)(?:ba|z|k|da|)sh\b|#SBATCH|#PBS|#BSUB|#\$ |#flux:)")
 
 
 # --------------------------------------------------------------------------- lexer
@@ -583,16 +622,11 @@ def _apply_set(args: Sequence[str], options: dict[str, bool]) -> None:
         if arg in ("--", "-") or len(arg) < 2 or arg[0] not in "-+":
             break
         on = arg[0] == "-"
-        letters = arg[1:]
-        for position, letter in enumerate(letters):
+        for letter in arg[1:]:  # bash: each `o` of a cluster takes the next word (`set -exou pipefail`)
             if letter == "o":
-                name = letters[position + 1:]
-                if not name:
-                    k += 1
-                    name = args[k] if k < len(args) else ""
-                _set_named_option(options, name, on)
-                break
-            if letter == "e":
+                k += 1
+                _set_named_option(options, args[k] if k < len(args) else "", on)
+            elif letter == "e":
                 options["errexit"] = on
         k += 1
 
@@ -635,17 +669,13 @@ def find_shell_call(argv: Sequence[str]) -> ShellCall | None:
                 k += 2 if arg in ("--rcfile", "--init-file") else 1
                 continue
             on = arg[0] == "-"
-            for position, letter in enumerate(arg[1:]):
+            for letter in arg[1:]:  # each `o`/`O` of a cluster takes the next word (`bash -eo pipefail -c`)
                 if letter == "c":
                     has_c = True
                 elif letter in "oO":
-                    name = arg[position + 2:]
-                    if not name:
-                        k += 1
-                        name = argv[k] if k < len(argv) else ""
+                    k += 1
                     if letter == "o":
-                        _set_named_option(options, name, on)
-                    break
+                        _set_named_option(options, argv[k] if k < len(argv) else "", on)
                 elif letter == "e":
                     options["errexit"] = on
             k += 1
@@ -672,6 +702,10 @@ class _Parser:
         self.nested = nested
         self.nesting = nesting  # shared with the parsers of enclosing substitutions: bounds the stack
         self.heredoc_starts: dict[int, int] = {}  # id(Redirect) -> offset of its body
+        # the pipelines whose status is the status of what was just parsed (a list, a compound command)
+        self.tails: list[Pipeline] = []
+        self.function_tails: dict[str, list[Pipeline]] = {}  # function name -> the tails of its body
+        self.tested = False  # parsing an if/while/until condition
         lexer = _Lexer(s, lo, hi, self._lex_error)
         self.tokens = lexer.run()
         self.heredocs = lexer.heredocs
@@ -708,12 +742,16 @@ class _Parser:
         line, column, end_line, end_column = self.locator.span(token.start, token.end)
         return Word(token.text, self.s[token.start:token.end], line, column, end_line, end_column, token.quoted)
 
-    def _source_text(self, first: int, last: int) -> str:
-        """Whitespace-normalised source of tokens ``first``..``last`` (inclusive)."""
+    def _source_text(self, first: int, last: int, limit: int = 0) -> str:
+        """Whitespace-normalised source of tokens ``first``..``last`` (inclusive), cut to ``limit`` characters."""
         if first > last or first >= len(self.tokens):
             return ""
-        text = self.s[self.tokens[first].start:self.tokens[min(last, len(self.tokens) - 1)].end]
-        return " ".join(text.replace("\\\n", " ").split())
+        start = self.tokens[first].start
+        end = self.tokens[min(last, len(self.tokens) - 1)].end
+        if limit:
+            end = min(end, start + 2 * limit)  # whitespace shrinks when normalised: read a little more
+        text = " ".join(self.s[start:end].replace("\\\n", " ").split())
+        return text[:limit] + "…" if limit and len(text) > limit else text
 
     def _with_condition(self, extra: str) -> str:
         if not extra:
@@ -724,50 +762,98 @@ class _Parser:
 
     def parse(self) -> None:
         self._list(frozenset(), frozenset())
+        tails = self.tails
         while self.i < len(self.tokens):  # stray closers at top level: report and go on
             token = self.tokens[self.i]
             self._error(token.start, f"unexpected {token.text!r}")
             self.i += 1
             self._list(frozenset(), frozenset())
+            tails = self.tails or tails
+        if not self.nested:
+            self._mark_last(tails)
+
+    def _mark_last(self, tails: list[Pipeline]) -> None:
+        """Mark the pipelines whose status the script exits with, through calls of its own functions."""
+        stack = list(tails)
+        seen: set[int] = set()
+        while stack:
+            pipeline = stack.pop()
+            if id(pipeline) in seen:
+                continue
+            seen.add(id(pipeline))
+            pipeline.last = True
+            if len(pipeline.commands) == 1 and not pipeline.commands[0].compound:
+                stack.extend(self.function_tails.get(pipeline.commands[0].name, ()))
 
     def _list(self, end_words: frozenset[str], end_ops: frozenset[str]) -> None:
+        """A list of and-or lists; leaves in ``self.tails`` the pipelines whose status it ends with."""
+        tails: list[Pipeline] = []
         while True:
             while self._is_op("\n", ";", "&"):
                 self.i += 1
             token = self._peek()
             if token is None:
-                return
+                break
             if token.kind == "o" and token.text in end_ops:
-                return
+                break
             if token.bare and (token.text in end_words or token.text in RESERVED_TERMINATORS):
-                return
+                break
             if token.kind == "o" and token.text not in ("(",):
                 if token.text in end_ops or token.text == ")" or token.text in CASE_ENDS:
-                    return
+                    break
                 self._error(token.start, f"unexpected {token.text!r}")
                 self.i += 1
                 continue
             before = self.i
+            start = len(self.script.pipelines)
             self._and_or()
+            tails = self.tails
+            if self._is_op("&"):  # run in the background: its status is nobody's
+                for pipeline in self.script.pipelines[start:]:
+                    pipeline.background = True
+                tails = []
             if self.i == before:  # nothing consumed: avoid looping forever
                 self._error(token.start, f"unexpected {token.text!r}")
                 self.i += 1
+        self.tails = tails
 
     def _and_or(self) -> None:
-        """``a && b || c``: b runs when ``a`` succeeded, c when ``! (a && b)``; that is their condition."""
-        first = self.i
+        """``a && b || c``: b runs when ``a`` succeeded, c when ``! (a && b)``; that is their condition.
+
+        The condition text keeps the first elements of a long chain and the one just before
+        (each cut to a bounded length), so a chain of N elements costs O(N), not O(N²).
+        """
         prefix = ""
+        head: list[str] = []  # "text op" of the first elements of the chain
+        elements: list[list[Pipeline]] = []  # the tails of each element
+        unrescued = 0  # elements before this index are already followed by a `||`
         while True:
             saved = self.condition
             self.condition = self._with_condition(prefix)
+            element_start = self.i
             self._pipeline()
             self.condition = saved
+            elements.append(self.tails)
             if not self._is_op("&&", "||"):
-                return
-            chain = self._source_text(first, self.i - 1)
-            prefix = chain if self.tokens[self.i].text == "&&" else f"! ({chain})"
+                break
+            operator = self.tokens[self.i].text
+            for pipeline in self.tails:
+                pipeline.next_op = operator
+            if operator == "||":
+                for tails in elements[unrescued:]:
+                    for pipeline in tails:
+                        pipeline.rescued = True
+                unrescued = len(elements)
+            text = self._source_text(element_start, self.i - 1, CONDITION_LIMIT)
+            if len(head) < CHAIN_HEAD:
+                head.append(f"{text} {operator}")
+                chain = " ".join(head)[:-len(operator) - 1]
+            else:
+                chain = f"{' '.join(head)} … {text}"
+            prefix = chain if operator == "&&" else f"! ({chain})"
             self.i += 1
             self._skip_newlines()
+        self.tails = elements[-1]
 
     def _pipeline(self) -> None:
         negated = False
@@ -793,15 +879,17 @@ class _Parser:
             self.i += 1
             self._skip_newlines()
         if not commands or start_token is None:
+            self.tails = []
             return
         if len(commands) == 1 and commands[0].compound and not commands[0].redirects:
-            return  # a plain compound command: its body is already in the flat list
+            return  # a plain compound command: its body is already in the flat list, its tails in self.tails
         first = commands[0]
         last = commands[-1]
         pipeline = Pipeline(commands, first.line, first.column, options_at_start["pipefail"],
                             options_at_start["errexit"], negated, self.condition, self.nested,
-                            last.end_line, last.end_column)
+                            last.end_line, last.end_column, tested=self.tested or negated)
         self.script.pipelines.insert(index, pipeline)
+        self.tails = [pipeline]
 
     def _command(self) -> SimpleCommand | None:
         token = self._peek()
@@ -817,6 +905,7 @@ class _Parser:
                 return self._compound(body)
             if token.text.startswith("((") and token.text.endswith("))"):
                 self.i += 1
+                self.tails = []
                 return self._finish_compound("((", token, len(self.script.pipelines))
             if token.text == "[[":
                 return self._double_bracket()
@@ -882,7 +971,10 @@ class _Parser:
 
     def _condition_list(self, end_word: str) -> str:
         first = self.i
+        saved = self.tested
+        self.tested = True
         self._list(frozenset({end_word}), frozenset())
+        self.tested = saved
         text = self._source_text(first, self.i - 1)
         return text.rstrip(";& ").strip()
 
@@ -891,6 +983,7 @@ class _Parser:
         condition = self._condition_list("then")
         self._expect("then")
         self._body(frozenset({"elif", "else", "fi"}), condition)
+        tails = self.tails
         conditions.append(condition)
         while self._is_reserved("elif"):
             self.i += 1
@@ -901,11 +994,14 @@ class _Parser:
             self.condition = saved
             self._expect("then")
             self._body(frozenset({"elif", "else", "fi"}), f"{previous} && {condition}")
+            tails = tails + self.tails
             conditions.append(condition)
         if self._is_reserved("else"):
             self.i += 1
             self._body(frozenset({"fi"}), " && ".join(f"! ({text})" for text in conditions))
+            tails = tails + self.tails
         self._expect("fi")
+        self.tails = tails
         return "if"
 
     def _loop_body(self, token: _Token) -> str:
@@ -952,6 +1048,7 @@ class _Parser:
             self.i += 1
         self._skip_newlines()
         self._expect("in")
+        tails: list[Pipeline] = []
         while True:
             self._skip_newlines()
             current = self._peek()
@@ -970,9 +1067,11 @@ class _Parser:
                 break
             self.i += 1
             self._body(frozenset({"esac"}), f"case {subject} in {patterns}")
+            tails = tails + self.tails
             if self._is_op(*CASE_ENDS):
                 self.i += 1
         self._expect("esac")
+        self.tails = tails
         return "case"
 
     def _group_body(self, token: _Token) -> str:
@@ -1044,6 +1143,8 @@ class _Parser:
         self.condition = saved
         if name:
             self.script.functions[name] = self.script.pipelines[start:]
+            self.function_tails[name] = self.tails
+        self.tails = []
         if command is not None and command.compound and not command.redirects:
             return None
         return command
@@ -1142,6 +1243,28 @@ class _Parser:
         call = find_shell_call(argv)
         if call is not None:
             command.inner = self._embedded(command, call, offsets)
+        elif command.redirects and self.depth + 1 <= MAX_DEPTH:
+            command.written = self._written_script(command)
+
+    def _written_script(self, command: SimpleCommand) -> Script | None:
+        """``cat > job.sbatch <<EOF``, ``cat <<'EOF' > run.sh``, ``tee job.sh <<EOF``: the job script it writes."""
+        heredoc = next((redirect for redirect in command.redirects if id(redirect) in self.heredoc_starts), None)
+        if heredoc is None or heredoc.body is None or command.name not in ("cat", "tee"):
+            return None
+        if command.name == "cat":
+            targets = [redirect.target.text for redirect in command.redirects if redirect.target is not None
+                       and redirect.operator.lstrip("1") in (">", ">>", ">|")]
+        else:
+            targets = [word.text for word in command.words[1:] if not word.text.startswith("-")]
+        if not targets or targets[-1].startswith("/dev/"):
+            return None
+        body = heredoc.body
+        if not (_JOB_SCRIPT_NAME.search(targets[-1]) or _JOB_SCRIPT_START.match(body)):
+            return None
+        start = self.heredoc_starts[id(heredoc)]
+        inner = Script()
+        _Parser(self.s, start, start + len(body), self.locator, inner, _shebang_options(body), self.depth + 1).parse()
+        return inner
 
     def _assign(self, word: Word) -> None:
         match = _ASSIGNMENT.match(word.raw)

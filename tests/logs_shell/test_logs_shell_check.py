@@ -136,8 +136,8 @@ def test_catalog_style_script() -> None:
 
 
 def test_finding_points_at_the_program_word() -> None:
-    text = "CUDA_VISIBLE_DEVICES=0 nohup python t.py | tee log\n  env X=1 python3 t.py > log\n"
-    assert findings("run.sh", text) == [(1, 30, "SPK501"), (1, 30, "SPK502"), (2, 11, "SPK502")]
+    text = "set -e\nCUDA_VISIBLE_DEVICES=0 nohup python t.py | tee log\n  env X=1 python3 t.py > log\n"
+    assert findings("run.sh", text) == [(2, 30, "SPK501"), (2, 30, "SPK502"), (3, 11, "SPK502")]
 
 
 def test_one_finding_per_pipeline_and_per_command() -> None:
@@ -179,7 +179,7 @@ def test_fingerprints_do_not_depend_on_the_line() -> None:
 
 
 def test_messages_name_the_programs_and_the_fix() -> None:
-    found = lint_snippet("run.sh", "curl -fsSL u | bash\npython t.py > log\n", SELECT)
+    found = lint_snippet("run.sh", "set -e\ncurl -fsSL u | bash\npython t.py > log\n", SELECT)
     assert "`curl | bash`" in found[0].message and "set -o pipefail" in found[0].message
     assert "python -u" in found[1].message and "PYTHONUNBUFFERED=1" in found[1].message
 
@@ -198,8 +198,9 @@ def test_dockerfile_env_applies_to_later_runs_and_to_cmd_anywhere() -> None:
 
 def test_dockerfile_shell_instruction_and_json_cmd() -> None:
     digest = "@sha256:" + "0" * 64
-    text = (f"FROM python:3.11.9{digest}\nRUN a | b\nSHELL [\"/bin/bash\", \"-eo\", \"pipefail\", \"-c\"]\n"
-            "RUN c | d\nCMD [\"bash\", \"-c\", \"e | f\"]\nCMD [\"bash\", \"-o\", \"pipefail\", \"-c\", \"g | h\"]\n")
+    text = (f"FROM python:3.11.9{digest}\nRUN a | tee a.log\nSHELL [\"/bin/bash\", \"-eo\", \"pipefail\", \"-c\"]\n"
+            "RUN c | tee c.log\nCMD [\"bash\", \"-c\", \"e | tee e.log\"]\n"
+            "CMD [\"bash\", \"-o\", \"pipefail\", \"-c\", \"g | tee g.log\"]\n")
     assert findings("Dockerfile", text) == [(2, 5, "SPK501"), (5, 21, "SPK501")]
 
 
@@ -286,5 +287,89 @@ def test_function_called_into_a_pipe() -> None:
 
 
 def test_output_captured_into_a_variable_is_not_a_log() -> None:
-    assert findings("run.sh", "X=$(python a.py | tail -1)\nY=`python b.py > f`\n") == [(1, 5, "SPK501"),
-                                                                                      (2, 4, "SPK502")]
+    assert findings("run.sh", "X=$(python a.py | tee a.log)\nY=`python b.py > f`\n") == [(2, 4, "SPK502")]
+
+
+# --------------------------------------------------------------------------- where a lost status matters
+
+
+def _lost(text: str) -> list[int]:
+    from spikelint.checks.logs_shell import pipefail_findings
+
+    return [pipeline.line for pipeline in pipefail_findings(parse_shell(text))]
+
+
+def test_pipefail_state_is_tracked_in_order() -> None:
+    text = ("set -e\npython a.py | tee a.log\nset -o pipefail\npython b.py | tee b.log\n"
+            "( set +o pipefail; python c.py | tee c.log )\npython d.py | tee d.log\nset +o pipefail\n"
+            "python e.py | tee e.log\nsh -c 'python f.py | tee f.log'\n")
+    assert _lost(text) == [2, 5, 8, 9]
+
+
+@pytest.mark.parametrize("text, lines", [
+    ("python t.py | tee log\n", [1]),  # the status the script ends with
+    ("python t.py | tee log\necho done\n", []),  # without set -e nothing acts on it
+    ("python t.py | tee log && echo ok\necho done\n", [1]),  # `&&` acts on it
+    ("python t.py | tee log\nif [ $? -ne 0 ]; then exit 1; fi\necho done\n", [1]),
+    ("python t.py | tee log\nstatus=${PIPESTATUS[0]}\n", []),
+    ("set -e\npython t.py | tee log || true\n", []),  # rescued
+    ("set -e\npython t.py | tee log &\nwait\n", []),  # background
+    ("set -e\nif python t.py | tee log; then :; fi\n", []),  # condition
+    ("set -e\nx=$(python t.py | tee log)\n", []),  # substitution
+    ("set -e\nhelm list | grep -q x\n", []),  # a filter nothing acts on
+    ("set -e\nwget -qO- u | tar xz\n", []),  # not a log sink nor a shell
+    ("set -e\ncurl -fsSL u | sudo bash -s -- --yes\n", [2]),
+    ("set -e\ncurl -fsSL u | bash script.sh\n", []),  # bash reads a file, not the download
+    ("set -e\npython gen.py | sh\n", []),  # not a download
+    ("set -e\npython t.py | sed 's/^/x /' > out.log\n", [2]),
+    ("set -e\npython t.py | cat >> out.log\n", [2]),
+    ("set -e\npip freeze | tee installed.txt\n", []),
+    ("set -e\nwget -qO- k | gpg --dearmor | sudo tee /etc/apt/keyrings/k.gpg > /dev/null\n", []),
+    ("main() {\n  python t.py | tee log\n}\nmain \"$@\"\n", [2]),  # the function's tail is the script's
+    ("if [ -n \"$R\" ]; then\n  python t.py | tee log\nfi\n", [2]),
+    ("set -exou pipefail\npython t.py | tee log\n", []),  # `o` takes the next word, `u` still applies
+])
+def test_where_a_lost_status_matters(text: str, lines: list[int]) -> None:
+    assert _lost(text) == lines
+
+
+def test_one_finding_per_script_names_the_others() -> None:
+    text = "set -e\npython a.py | tee a\npython b.py | tee b\ncurl -s u | bash\n"
+    found = [f for f in lint_snippet("run.sh", text, SELECT) if f.rule == "SPK501"]
+    assert [(f.line, f.column) for f in found] == [(2, 1)]
+    assert "2 more pipelines like it in this script, lines 3, 4" in found[0].message
+
+
+def test_templates_are_not_shell() -> None:
+    text = "#!/bin/bash\n{% if x | default(none) %}\npython t.py | tee log\n{% endif %}\n"
+    assert findings("deploy.sh", text) == []
+    assert findings("run.sh", "#!/bin/bash\ndocker inspect -f '{{.Id}}' c\npython t.py | tee log\n") == [
+        (3, 1, "SPK501"), (3, 1, "SPK502")]
+
+
+def test_python_writing_data_is_not_a_log() -> None:
+    text = ('set -e\nOUT=/data/set.json\npython prep.py > "$OUT"\npython gen.py | sh\n'
+            'python report.py >> "$GITHUB_STEP_SUMMARY"\npython t.py > train.log\n')
+    assert findings("run.sh", text) == [(6, 1, "SPK502")]
+
+
+def test_job_scripts_written_by_heredocs() -> None:
+    script = parse_shell("cat > job.sh <<'EOF'\n#!/bin/bash\npython t.py | tee log\nEOF\n"
+                         "cat > notes.md <<EOF\npython x | tee y\nEOF\n")
+    written = list(script.job_scripts())
+    assert len(written) == 1 and written[0].pipelines[0].line == 3 and written[0].pipelines[0].last
+
+
+def test_long_and_chains_parse_in_linear_time() -> None:
+    import time
+
+    def timed(count: int) -> float:
+        text = "".join(f"echo step{i} && \\\n" for i in range(count)) + "true\n"
+        start = time.perf_counter()
+        script = parse_shell(text)
+        elapsed = time.perf_counter() - start
+        assert len(script.pipelines[-1].condition) < 2000
+        return elapsed
+
+    small, large = min(timed(500) for _ in range(3)), min(timed(2000) for _ in range(3))
+    assert large < small * 8  # 4x the input: linear is ~4x, the old quadratic path was ~16x
