@@ -140,7 +140,13 @@ def command_check(args: argparse.Namespace) -> int:
     if args.stdin_filename:
         stdin_text = sys.stdin.buffer.read()  # decoded like a file: invalid UTF-8 is SPK001, not mojibake
     paths = args.paths or ["."]
-    result = check_paths(paths, config, jobs=args.jobs, stdin_text=stdin_text, stdin_filename=args.stdin_filename)
+    overrides = {key: value for key, value in (("select", select), ("ignore", ignore), ("fail_on", args.fail_on))
+                 if value is not None}
+    try:
+        result = check_paths(paths, config, jobs=args.jobs, stdin_text=stdin_text,
+                             stdin_filename=args.stdin_filename, overrides=overrides)
+    except ConfigError as error:
+        raise UsageError(f"configuration error: {error}") from None
     if result.discovery.missing:
         raise UsageError("no such file or folder: " + ", ".join(result.discovery.missing))
     report = result.report

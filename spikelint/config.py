@@ -94,11 +94,16 @@ def config_from_mapping(data: dict[str, Any], *, source: str, root: str) -> Conf
 
 def load_config_file(path: Path) -> Config:
     """Read a ``.spikelint.yaml`` or a ``pyproject.toml`` ``[tool.spikelint]`` table."""
+    data, source = read_config_mapping(path)
+    return config_from_mapping(data, source=source, root=str(path.parent))
+
+
+def read_config_mapping(path: Path) -> tuple[dict[str, Any], str]:
+    """The raw keys of a configuration file (not yet validated) and how to name it in messages."""
     try:
         text = path.read_text(encoding="utf-8")
     except (OSError, UnicodeDecodeError) as error:
         raise ConfigError(f"{path}: cannot read configuration: {error}") from None
-    root = str(path.parent)
     if path.name == "pyproject.toml":
         from spikelint.documents.tomldoc import load_toml
 
@@ -108,7 +113,7 @@ def load_config_file(path: Path) -> Config:
             raise ConfigError(f"{path}: {error}") from None
         tool = data.get("tool", {})
         table = tool.get("spikelint", {}) if isinstance(tool, dict) else {}
-        return config_from_mapping(table, source=f"{path} [tool.spikelint]", root=root)
+        return table, f"{path} [tool.spikelint]"
     import yaml
 
     try:
@@ -121,7 +126,7 @@ def load_config_file(path: Path) -> Config:
         data = {}
     if not isinstance(data, dict):
         raise ConfigError(f"{path}: the configuration must be a mapping of keys, not {type(data).__name__}")
-    return config_from_mapping(data, source=str(path), root=root)
+    return data, str(path)
 
 
 def find_config_file(start: Path) -> Path | None:

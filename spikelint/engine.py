@@ -27,6 +27,7 @@ from spikelint.files import Discovery
 from spikelint.files import detect_kind
 from spikelint.files import discover
 from spikelint.files import matches_any
+from spikelint.hierarchy import Layers
 from spikelint.fingerprint import fingerprint
 from spikelint.fingerprint import identity_path
 from spikelint.fingerprint import identity_root
@@ -79,13 +80,27 @@ class Engine:
     today: date
     cwd: Path = Path(".")  # what document paths are relative to (per_path_ignores may be relative to config.root)
     root_prefix: str = ""  # cwd relative to the repository root: fingerprints key on root-relative paths
+    layers: Layers | None = None  # sub-folder configurations, when a run has them
+    _engines: dict[int, Engine] = field(default_factory=dict, compare=False, repr=False)
 
     @classmethod
     def create(cls, config: Config, today: date | None = None, cwd: Path | None = None,
-               root_prefix: str = "") -> Engine:
+               root_prefix: str = "", layers: Layers | None = None) -> Engine:
         catalog = load_catalog()
         checks = tuple(spec for spec in all_checks() if any(selected(rule, config) for rule in spec.rules))
-        return cls(config, catalog, checks, today or date.today(), cwd or Path.cwd(), root_prefix)
+        return cls(config, catalog, checks, today or date.today(), cwd or Path.cwd(), root_prefix, layers)
+
+    def for_path(self, path: str) -> Engine:
+        """The engine of the configuration that applies to ``path`` (a sub-folder's may refine the top one)."""
+        if self.layers is None:
+            return self
+        config = self.layers.for_path(path)
+        if config is self.config:
+            return self
+        if id(config) not in self._engines:
+            checks = tuple(spec for spec in all_checks() if any(selected(rule, config) for rule in spec.rules))
+            self._engines[id(config)] = replace(self, config=config, checks=checks, layers=None, _engines={})
+        return self._engines[id(config)]
 
     def check_document(self, document: Document, project: Project) -> FileResult:
         context = CheckContext(self.config, project, self.today)
@@ -303,7 +318,8 @@ def _check_chunk(engine: Engine, plan: _Plan, chunk: list[int]) -> list[FileResu
     results = []
     for index in chunk:
         project.resolved.clear()
-        result = _check_source(engine, plan.sources[index], project)
+        source = plan.sources[index]
+        result = _check_source(engine.for_path(source.path), source, project)
         if index >= plan.first_dependent:
             if not project.resolved & plan.given:
                 continue
@@ -337,11 +353,19 @@ def skipped_results(discovery: Discovery, engine: Engine) -> list[FileResult]:
 
 
 def check_paths(paths: list[str], config: Config, *, cwd: Path | None = None, jobs: int | None = None,
-                stdin_text: str | bytes | None = None, stdin_filename: str | None = None) -> RunResult:
-    """Check ``paths`` (or ``stdin_text`` as if it were ``stdin_filename``); bytes are decoded like a file."""
+                stdin_text: str | bytes | None = None, stdin_filename: str | None = None,
+                overrides: dict[str, Any] | None = None) -> RunResult:
+    """Check ``paths`` (or ``stdin_text`` as if it were ``stdin_filename``); bytes are decoded like a file.
+
+    ``overrides``: the command-line settings already in ``config``, re-applied over sub-folder
+    configurations.  Raises ConfigError for an invalid sub-folder configuration.
+    """
     cwd = cwd or Path.cwd()
     config_root = cwd / config.root if config.path is not None else None
-    engine = Engine.create(config, cwd=cwd, root_prefix=root_prefix(cwd, identity_root(cwd, config_root)))
+    layers = Layers(config, (config_root or cwd).resolve(), cwd.resolve(), dict(overrides or {}),
+                    tuple(load_catalog()))
+    engine = Engine.create(config, cwd=cwd, root_prefix=root_prefix(cwd, identity_root(cwd, config_root)),
+                           layers=layers)
     if stdin_text is not None and stdin_filename is not None:
         discovery = Discovery()
         head = stdin_text[:128] if isinstance(stdin_text, str) else stdin_text[:128].decode("utf-8", "replace")
@@ -358,7 +382,10 @@ def check_paths(paths: list[str], config: Config, *, cwd: Path | None = None, jo
     else:
         base = Path(config.root) if config.path is not None else None
         discovery = discover(paths, cwd=cwd, exclude=config.exclude, max_file_size=config.max_file_size, base=base)
+        _sub_folder_excludes(discovery, layers, cwd, base)
         space = workspace(paths, discovery.files, config, cwd)
+        space.dependents = [source for source in space.dependents
+                            if not matches_any(source.path, layers.for_path(source.path).exclude, cwd, base)]
         plan = _Plan([*discovery.files, *space.dependents], [*discovery.files, *space.context], len(discovery.files),
                      frozenset(source.path for source in discovery.files))
         results = _check_sources(engine, plan, jobs)
@@ -368,6 +395,18 @@ def check_paths(paths: list[str], config: Config, *, cwd: Path | None = None, jo
     return RunResult(build_report(engine, results, checked), discovery,
                      [message for result in results for message in result.internal_errors], engine.root_prefix,
                      dependents)
+
+
+def _sub_folder_excludes(discovery: Discovery, layers: Layers, cwd: Path, base: Path | None) -> None:
+    """Leave out what a sub-folder's configuration excludes (the top one's was applied by discovery)."""
+    kept = []
+    for source in discovery.files:
+        config = layers.for_path(source.path)
+        if config is not layers.top and matches_any(source.path, config.exclude, cwd, base or layers.top_folder):
+            discovery.excluded.append((source.path, "matches an exclude pattern of a sub-folder configuration"))
+        else:
+            kept.append(source)
+    discovery.files = kept
 
 
 def _check_sources(engine: Engine, plan: _Plan, jobs: int | None) -> list[FileResult]:
