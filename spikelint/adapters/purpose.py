@@ -415,7 +415,7 @@ def _unwritten(container: Container) -> Purpose | None:
     ``None`` when nothing says what the image does."""
     flags = [str(word.value) for word in container.args]
     if any(TRAIN_FLAGS.match(flag) for flag in flags):
-        return Purpose(TRAINING, "its image's entrypoint gets trainer flags")
+        return Purpose(TRAINING, "passes trainer flags to its image's entrypoint")
     image = str(container.image.value) if container.image is not None else ""
     if any(SERVER_FLAGS.match(flag) for flag in flags) or SERVER_IMAGE.search(image):
         return Purpose(SERVER, f"runs {image or 'a server'}")
@@ -459,13 +459,14 @@ def classify(workload: Workload) -> Purpose:
         written.extend(container_purposes([*container.command, *container.args]))
     trains = next((purpose for purpose in written if purpose.training), None)
     if trains is not None:
-        return trains
+        return trains if trains.reason.startswith(("runs ", "passes ")) else trains._replace(
+            reason=f"runs {trains.reason}")
     readable = [purpose for purpose in written if purpose.what != SCRIPT]
     scripts = len(readable) < len(written)
     if operator:
         if readable and not scripts:
             return _best(readable)  # MPIJob launching a benchmark, a PyTorchJob that sleeps
-        return Purpose(TRAINING, f"a {_kind_words(workload)}")
+        return Purpose(TRAINING, f"is a {_kind_words(workload)}")
     batch = kind in BATCH_KINDS or workload.source.startswith("runai")
     if batch and unread_gpus:
         return Purpose(TRAINING, "requests GPUs and runs its image's entrypoint")

@@ -165,7 +165,7 @@ def output_storage(workload: Workload, document: Document, ctx: CheckContext) ->
     how = ("mount a PVC (Run:ai: --existing-pvc claimname=…,path=/ckpt, or a data source)" if workload.on_runai()
            else "mount a persistentVolumeClaim (e.g. at /ckpt)")
     yield Problem.at("SPK302", workload.anchor,
-                     f"this training workload ({workload.extra.get('purpose_reason') or workload.kind}) mounts no "
+                     f"this training workload {workload.extra.get('purpose_reason') or 'trains'} but mounts no "
                      f"persistent volume: every checkpoint, log and result it writes is lost when the pod stops, is "
                      f"preempted or retried — {how} and write there, or declare the storage a template attaches in "
                      f"persistent_paths",
