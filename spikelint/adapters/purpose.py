@@ -45,6 +45,7 @@ class Purpose(NamedTuple):
 
     what: str
     reason: str
+    named: bool = False  # the training is stated (a launcher, a script named for training, trainer flags)
 
     @property
     def training(self) -> bool:
@@ -112,7 +113,7 @@ def target_purpose(target: str, how: str) -> Purpose:
     folder = next((part for part in parts if part in TEST_FOLDERS), None)
     if folder is not None:
         return Purpose(EVALUATION, f"{how} {path} (under {folder}/)")
-    return Purpose(TRAINING, f"{how} {path}")
+    return Purpose(TRAINING, f"{how} {path}", names_training(base))
 
 
 # --------------------------------------------------------------------------- one command
@@ -234,9 +235,9 @@ def _launched(how: str, rest: list[str]) -> Purpose:
     """``torchrun … script.py``: training unless the script's name says otherwise."""
     for index, word in enumerate(rest):
         if word in ("-m", "--module") and index + 1 < len(rest):
-            return target_purpose(rest[index + 1], how)
+            return target_purpose(rest[index + 1], how)._replace(named=True)
         if word.endswith(".py"):
-            return target_purpose(word, how)
+            return target_purpose(word, how)._replace(named=True)
         if word in ("--no_python", "--no-python") and index + 1 < len(rest):
             following = _first_program(rest[index + 1:])
             inner = command_purpose(rest[index + 1 + following:]) if following is not None else None
@@ -247,7 +248,7 @@ def _launched(how: str, rest: list[str]) -> Purpose:
         said = name_says(rest[start].rsplit("/", 1)[-1])
         if said is not None:
             return Purpose(said, f"{how} {rest[start]}")
-    return Purpose(TRAINING, how)
+    return Purpose(TRAINING, how, True)
 
 
 def _python(program: str, rest: list[str]) -> Purpose | None:
@@ -261,7 +262,10 @@ def _python(program: str, rest: list[str]) -> Purpose | None:
             index += 1
             continue
         if not word.startswith("-") or len(word) == 1:
-            return target_purpose(word, program)
+            purpose = target_purpose(word, program)
+            if purpose.training and any(TRAIN_FLAGS.match(flag) for flag in rest[index + 1:]):
+                return purpose._replace(named=True)
+            return purpose
         letters = word[1:]
         for position, letter in enumerate(letters):
             attached = letters[position + 1:]
@@ -298,7 +302,7 @@ def _script(program: str, words: list[str]) -> Purpose:
     """A shell script run by path: its name may say what it does; its content is not here."""
     said = name_says(posixpath.basename(program).rsplit(".", 1)[0])
     if names_training(posixpath.basename(program)):
-        return Purpose(TRAINING, f"runs {posixpath.basename(program)}")
+        return Purpose(TRAINING, f"runs {posixpath.basename(program)}", True)
     if said is not None:
         return Purpose(said, f"runs {posixpath.basename(program)}")
     return Purpose(SCRIPT, f"runs {posixpath.basename(program)}")
@@ -324,7 +328,7 @@ def command_purpose(words: Sequence[str]) -> Purpose | None:
                 return _launched(f"{program} {sub}", after)
             target = next((word for word in after if not word.startswith("-")), "")
             said = name_says(target.rsplit("/", 1)[-1]) if program == "tune" else None
-            return Purpose(said or TRAINING, f"{program} {sub}" + (f" {target}" if program == "tune" else ""))
+            return Purpose(said or TRAINING, f"{program} {sub}" + (f" {target}" if program == "tune" else ""), True)
         return Purpose(purpose or UTILITY, f"{program} {sub}".strip())
     if program in MPI_LAUNCHERS and program != "horovodrun" and not (program == "ray" and "start" in rest[:2]):
         start = _first_program(rest)
@@ -360,6 +364,8 @@ RUNAI_TRAINING_CLASSES = frozenset(("training", "distributed"))
 RUNAI_OTHER_CLASSES = {"workspace": INTERACTIVE, "interactive": INTERACTIVE, "inference": SERVER}
 SERVING_KIND = re.compile(r"Inference|Serving|Service$|Server|Notebook|Workspace|Interactive|Gateway|Route$|"
                           r"Ingress|LeaderWorkerSet|RayCluster|RayService")
+# long-running controllers: a plain ``python main.py`` there is a service; training must be stated
+SERVICE_KINDS = frozenset(("Deployment", "StatefulSet", "DaemonSet", "ReplicaSet", "ReplicationController"))
 # kinds that run to completion: a GPU request with the image's own entrypoint is a training run
 BATCH_KINDS = frozenset(("Pod", "Job", "CronJob", "JobSet", "RunaiJob", "RayJob", "PodGroup"))
 SERVER_IMAGE = re.compile(
@@ -415,7 +421,7 @@ def _unwritten(container: Container) -> Purpose | None:
     ``None`` when nothing says what the image does."""
     flags = [str(word.value) for word in container.args]
     if any(TRAIN_FLAGS.match(flag) for flag in flags):
-        return Purpose(TRAINING, "passes trainer flags to its image's entrypoint")
+        return Purpose(TRAINING, "passes trainer flags to its image's entrypoint", True)
     image = str(container.image.value) if container.image is not None else ""
     if any(SERVER_FLAGS.match(flag) for flag in flags) or SERVER_IMAGE.search(image):
         return Purpose(SERVER, f"runs {image or 'a server'}")
@@ -457,6 +463,9 @@ def classify(workload: Workload) -> Purpose:
             unread_gpus = unread_gpus or gpus or (len(mains) == 1 and _requests_gpus(workload))
             continue
         written.extend(container_purposes([*container.command, *container.args]))
+    if kind in SERVICE_KINDS:  # ``python main.py`` in a Deployment serves; ``torchrun``/``train.py`` still trains
+        written = [purpose if not purpose.training or purpose.named else Purpose(SERVER, f"serves with {purpose.reason}")
+                   for purpose in written]
     trains = next((purpose for purpose in written if purpose.training), None)
     if trains is not None:
         return trains if trains.reason.startswith(("runs ", "passes ")) else trains._replace(

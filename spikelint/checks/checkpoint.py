@@ -11,11 +11,9 @@ from __future__ import annotations
 from typing import Iterable
 from typing import Iterator
 
-import posixpath
-
 from spikelint.adapters.common import UNBOUNDED_RETRIES
 from spikelint.adapters.purpose import invocation_trains
-from spikelint.adapters.purpose import name_says
+from spikelint.adapters.purpose import target_purpose
 from spikelint.checks.registry import CheckContext
 from spikelint.checks.registry import check
 from spikelint.model import Document
@@ -229,9 +227,9 @@ def _in_any(where: Located, words: list[Located]) -> bool:
 
 
 def trains_by_name(path: str) -> bool:
-    """A config whose file name says it evaluates, serves or converts configures no training run."""
-    stem = posixpath.basename(path).rsplit(".", 1)[0]
-    return name_says(stem) is None
+    """A config or launch script whose name says it evaluates, serves or converts, or that sits in a
+    test folder (a CI run that exercises resume on purpose), configures no training run."""
+    return target_purpose(path, "").training
 
 
 # --------------------------------------------------------------------------- standalone run configs
@@ -271,6 +269,7 @@ def script_resume_hygiene(document: Document, ctx: CheckContext) -> Iterator[Pro
         return
     lookup = script_lookup(script)
     every: list[Setting] = []
+    trains_here = trains_by_name(document.path)
     for invocation in script_invocations(script, None, lookup):
         settings = []
         for setting in flag_settings(invocation.words):
@@ -282,7 +281,7 @@ def script_resume_hygiene(document: Document, ctx: CheckContext) -> Iterator[Pro
             continue
         every.extend(settings)
         facts = summarise(settings)
-        if invocation_trains([str(word.value) for word in invocation.words]):
+        if trains_here and invocation_trains([str(word.value) for word in invocation.words]):
             yield from implicit_resumes(settings, facts)  # not ``dcgmi profile --resume``, ``rsync --resume``
         runs_on_runai = bool(invocation.words) and str(invocation.words[0].value).endswith("runai")
         yield from model_only_checkpoints(facts, facts.resumes or runs_on_runai)

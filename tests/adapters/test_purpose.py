@@ -185,3 +185,35 @@ def test_objects() -> None:
     assert found["ptj-sleep"].purpose == "utility"
     assert found["vllm"].purpose == "server" and found["server-gpu"].purpose == "idle"
     assert found["ray-train"].extra["purpose_reason"] == "runs python /home/ray/train_resnet.py"
+
+
+CONTROLLERS = """\
+apiVersion: apps/v1
+kind: Deployment
+metadata: {name: web}
+spec:
+  template:
+    spec:
+      containers: [{name: w, image: "registry.example.org/web:1.0.0", command: [python, main.py]}]
+---
+apiVersion: apps/v1
+kind: StatefulSet
+metadata: {name: ddp}
+spec:
+  template:
+    spec:
+      containers: [{name: t, image: "registry.example.org/t:1.0.0", command: [torchrun, --nnodes, "2", main.py]}]
+---
+apiVersion: apps/v1
+kind: Deployment
+metadata: {name: trainer}
+spec:
+  template:
+    spec:
+      containers: [{name: t, image: "registry.example.org/t:1.0.0", command: [python, train.py]}]
+"""
+
+
+def test_controllers_train_only_when_it_is_stated() -> None:
+    found = {w.name.value: w.is_training for w in load("controllers.yaml", CONTROLLERS) if w.name is not None}
+    assert found == {"web": False, "ddp": True, "trainer": True}
