@@ -363,9 +363,10 @@ TRAINING_OPERATOR_KINDS = frozenset((
 RUNAI_TRAINING_CLASSES = frozenset(("training", "distributed"))
 RUNAI_OTHER_CLASSES = {"workspace": INTERACTIVE, "interactive": INTERACTIVE, "inference": SERVER}
 SERVING_KIND = re.compile(r"Inference|Serving|Service$|Server|Notebook|Workspace|Interactive|Gateway|Route$|"
-                          r"Ingress|LeaderWorkerSet|RayCluster|RayService")
+                          r"Ingress|RayService")
 # long-running controllers: a plain ``python main.py`` there is a service; training must be stated
-SERVICE_KINDS = frozenset(("Deployment", "StatefulSet", "DaemonSet", "ReplicaSet", "ReplicationController"))
+SERVICE_KINDS = frozenset(("Deployment", "StatefulSet", "DaemonSet", "ReplicaSet", "ReplicationController",
+                           "LeaderWorkerSet", "DisaggregatedSet", "RayCluster"))
 # kinds that run to completion: a GPU request with the image's own entrypoint is a training run
 BATCH_KINDS = frozenset(("Pod", "Job", "CronJob", "JobSet", "RunaiJob", "RayJob", "PodGroup"))
 SERVER_IMAGE = re.compile(
@@ -422,6 +423,14 @@ def _unwritten(container: Container) -> Purpose | None:
     flags = [str(word.value) for word in container.args]
     if any(TRAIN_FLAGS.match(flag) for flag in flags):
         return Purpose(TRAINING, "passes trainer flags to its image's entrypoint", True)
+    from spikelint.runconfig import CKPT_INTERVAL
+    from spikelint.runconfig import CKPT_LOCATION
+    from spikelint.runconfig import RESUME
+    from spikelint.runconfig import env_roles
+
+    for variable in container.env:
+        if env_roles(str(variable.name.value)) & {CKPT_LOCATION, CKPT_INTERVAL, RESUME}:
+            return Purpose(TRAINING, f"passes {variable.name.value} to its image's entrypoint", True)
     image = str(container.image.value) if container.image is not None else ""
     if any(SERVER_FLAGS.match(flag) for flag in flags) or SERVER_IMAGE.search(image):
         return Purpose(SERVER, f"runs {image or 'a server'}")
