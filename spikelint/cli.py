@@ -292,6 +292,20 @@ def command_explain(args: argparse.Namespace) -> int:
     return EXIT_OK
 
 
+def command_init(args: argparse.Namespace) -> int:
+    from spikelint.init import write_starter
+
+    folder = Path(args.folder)
+    if not folder.is_dir():
+        raise UsageError(f"no such folder: {args.folder}")
+    result = write_starter(folder)
+    if not result.written:
+        raise UsageError(result.reason)
+    excluded = f", excluding {', '.join(result.excludes)}" if result.excludes else ""
+    print(f"spikelint: wrote {result.path} (max_gpus: 1, required_run_identity{excluded})", file=sys.stderr)
+    return EXIT_OK
+
+
 def _delegate(module: str) -> Callable[[list[str]], int]:
     def run(argv: list[str]) -> int:
         import importlib
@@ -310,6 +324,7 @@ COMMANDS: dict[str, Callable[[argparse.Namespace], int]] = {
     "check": command_check,
     "rules": command_rules,
     "explain": command_explain,
+    "init": command_init,
 }
 
 
@@ -322,6 +337,8 @@ def build_parser() -> argparse.ArgumentParser:
     rules.add_argument("--format", choices=("text", "json", "markdown"), default="text")
     explain = subparsers.add_parser("explain", help="explain one rule")
     explain.add_argument("rule", metavar="ID")
+    init = subparsers.add_parser("init", help="write a starter .spikelint.yaml")
+    init.add_argument("folder", nargs="?", default=".", help="where to write it (default: .)")
     for name, text in (("precheck", "validate a run configuration and run folder before launch"),
                        ("verify-run", "check that a finished run folder is complete and consistent"),
                        ("smoke", "prove kill/resume reproduces a run bit for bit on this machine")):

@@ -39,9 +39,9 @@ class Config:
     allowed_registries: tuple[str, ...] = ()
     mutable_tags: tuple[str, ...] = DEFAULT_MUTABLE_TAGS
     immutable_tag_pattern: str = DEFAULT_IMMUTABLE_TAG_PATTERN
-    max_gpus: float = 1
+    max_gpus: float | None = None  # SPK701 runs only when a team sets it (`spikelint init` writes 1)
     min_grace_period_seconds: int = 30
-    required_run_identity: tuple[str, ...] = DEFAULT_RUN_IDENTITY
+    required_run_identity: tuple[str, ...] = ()  # SPK604 runs only when set (`spikelint init`: DEFAULT_RUN_IDENTITY)
     schemas: dict[str, str] = field(default_factory=dict)
     exclude: tuple[str, ...] = ()
     max_file_size: int = DEFAULT_MAX_FILE_SIZE

@@ -245,7 +245,8 @@ class Workload:
     persistent_mount_paths: list[Located] = field(default_factory=list)
     gpus_total: Located | None = None  # total GPU request (value: float), located at the request
     pods: int = 1  # total pods (replicas summed)
-    is_training: bool = False
+    is_training: bool = False  # set once by adapters.purpose.classify; every training rule asks it
+    purpose: str = ""  # what the object does: "training", "server", "evaluation", "data", "utility" …
     preemptible: bool = False
     retries: Located | None = None  # explicit retry count/restart setting, as written
     default_retries: int = 0  # retries the platform applies when ``retries`` is not written
@@ -262,6 +263,13 @@ class Workload:
 
     def main_containers(self) -> list[Container]:
         return [c for c in self.containers if c.role in ("main", "sidecar")]
+
+    def on_runai(self) -> bool:
+        """A Run:ai form (CRD, REST body, ``runai`` command) or an object labelled for Run:ai's
+        scheduler: only these get Run:ai advice in messages."""
+        if self.source.startswith("runai") or "run.ai" in str(self.extra.get("api_version", "")):
+            return True
+        return any(key.startswith(("runai/", "run.ai/")) for key in self.labels)
 
 
 # --------------------------------------------------------------------------- results

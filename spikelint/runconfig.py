@@ -140,10 +140,19 @@ def is_remote(value: str) -> bool:
     return bool(REMOTE.match(value.strip()))
 
 
+# keys that qualify a resume setting instead of being one: NeMo's ``resume_ignore_no_checkpoint``
+# (only says what happens when ``resume_if_exists`` finds nothing), ``resume_strict``
+RESUME_MODIFIER = re.compile(r"ignore|strict|(^|_)no_|_if_missing|missing_ok|_optional$")
+# trackers resume their own run records (``wandb_logger_kwargs.resume``), not training state
+TRACKER_SECTION = re.compile(r"logger|wandb|mlflow|comet|neptune|tensorboard|clearml|aim_|tracker")
+
+
 def _leaf_roles(leaf: str) -> frozenset[str]:
     roles = LEAF_ROLES.get(leaf)
     if roles is not None:
         return roles
+    if "resume" in leaf and RESUME_MODIFIER.search(leaf):
+        return frozenset()
     if SAVE_INTERVAL.match(leaf):
         return frozenset((CKPT_INTERVAL,))
     if ("checkpoint" in leaf or "ckpt" in leaf) and not NOT_CHECKPOINT.search(leaf):
@@ -174,6 +183,8 @@ def roles_of(key: Sequence[str], value: Any = None, section: str = "") -> frozen
     if section == "logger" or parents & LOGGER_SECTIONS:
         if leaf in LOGGER_LEAVES:
             return _LOG_DIR
+    if "resume" in leaf and any(TRACKER_SECTION.search(parent) for parent in parents):
+        return frozenset()
     if section == "checkpoint" or (parents & CHECKPOINT_SECTIONS):
         if leaf in NOT_CHECKPOINT_SECTION_KEYS or NOT_CHECKPOINT.search(leaf):
             return frozenset()
@@ -202,6 +213,7 @@ class Setting(NamedTuple):
     bare: bool = False  # a flag given without a value
     config: str | None = None  # the config file it was read from
     scope: tuple[str | int, ...] = ()  # the checkpoint callback / section it belongs to
+    names_checkpoint: bool = False  # a resume switch whose sibling key names the checkpoint it loads
 
 
 def setting_text(setting: Setting) -> str:
@@ -225,7 +237,7 @@ def disables_checkpointing(setting: Setting) -> bool:
 
 def is_implicit_resume(setting: Setting) -> bool:
     """A resume that loads whatever exists: ``true``, ``auto``, ``last``, ``latest``, a bare ``--resume``."""
-    if RESUME not in setting.roles:
+    if RESUME not in setting.roles or setting.names_checkpoint:
         return False
     if setting.bare or setting.value is True:
         return True
@@ -294,8 +306,15 @@ def _takes_value(following: str) -> bool:
     return not following.startswith("-") or bool(_NEGATIVE_NUMBER.match(following)) or following == "-"
 
 
+# on a command line these name the file the run writes its checkpoint to (PyTorch's ImageNet and
+# DDP examples: ``--checkpoint-file /workspace/checkpoint.pth.tar``), not only one it reads
+WRITTEN_CHECKPOINT_FLAGS = frozenset(("checkpoint_file", "checkpoint_path"))
+
+
 def _flag(key: tuple[str, ...], value: str, where: Located, origin: str, prefix: str) -> Setting:
     roles = roles_of(key, value)
+    if len(key) == 1 and key[0] in WRITTEN_CHECKPOINT_FLAGS and is_path_like(value):
+        roles = roles | {OUTPUT}
     if "ModelCheckpoint" in value:
         roles = roles | {CKPT_INTERVAL}
     return Setting(key, value, where, roles, value, prefix + origin)
@@ -510,9 +529,28 @@ def config_settings(root: Node, config: str | None = None, env: dict[str, str] |
         if not roles:
             continue
         origin = "".join(f"[{part}]" if isinstance(part, int) else f".{part}" for part in package + path).lstrip(".")
+        named = RESUME in roles and _checkpoint_beside(root.get(*path[:-1]), str(path[-1]))
         found.append(Setting(key, value, node.located(), roles, node.value, origin, sources, config=config,
-                             scope=scope))
+                             scope=scope, names_checkpoint=named))
     return _torchtitan_folders(found)
+
+
+# keys that name one checkpoint to load (not the folder the run saves to and may resume from)
+_NAMES_CHECKPOINT = re.compile(r"^(init|load|restore|start)_?from|pretrained|^(ckpt|checkpoint)_(path|file)$|"
+                               r"_(ckpt|checkpoint)_(path|file)$", re.IGNORECASE)
+
+
+def _checkpoint_beside(parent: Node | None, own: str) -> bool:
+    """``load_from_checkpoint: true`` next to ``init_from_ptl_ckpt: ${ckpt_path}``: the switch loads
+    the checkpoint its sibling names, not whatever happens to be in the output folder."""
+    if parent is None or parent.kind != "map":
+        return False
+    for key, child in parent.value.items():
+        if key == own or child.kind != "scalar" or not isinstance(child.value, str):
+            continue
+        if _NAMES_CHECKPOINT.search(key) and "resume" not in key.lower() and is_path_like(child.value):
+            return True
+    return False
 
 
 def _torchtitan_folders(settings: list[Setting]) -> list[Setting]:

@@ -118,6 +118,9 @@ DOCUMENT_ADAPTERS: dict[str, Callable[[Document, Config], list[Workload]]] = {
 
 
 def workloads_in(document: Document, config: Config) -> list[Workload]:
-    """Every workload a document defines (none for documents that define none)."""
+    """Every workload a document defines (none for documents that define none), each classified
+    once as training or not (:mod:`spikelint.adapters.purpose`)."""
+    from spikelint.adapters.purpose import apply
+
     adapter = DOCUMENT_ADAPTERS.get(document.kind)
-    return adapter(document, config) if adapter is not None else []
+    return [apply(workload) for workload in adapter(document, config)] if adapter is not None else []

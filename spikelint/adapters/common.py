@@ -1,5 +1,5 @@
 """Helpers the workload adapters share: safe tree access, numbers and durations, command
-tokens with positions, training-command detection and annotation suppressions.
+tokens with positions and annotation suppressions.
 
 Every helper tolerates documents of the wrong shape (a list where a map belongs, a number
 where a list belongs, nulls): it returns ``None`` or an empty list instead of raising.
@@ -337,60 +337,7 @@ def words_of(node: Node | None, lines: SourceLines) -> list[Located]:
     return lines.locate_words(node, text)
 
 
-# --------------------------------------------------------------------------- training detection
-
-_BOUNDARY = r"(?:^|[\s;&|(`'\"/=])"
-LAUNCHER = re.compile(
-    _BOUNDARY + r"(?:torchrun|deepspeed|accelerate\s+launch|horovodrun|tune\s+run|composer|"
-    r"llamafactory-cli\s+train|axolotl\s+train|python[\d.]*\s+(?:-\w+\s+)*-m\s+"
-    r"(?:torch\.distributed\.(?:run|launch)|accelerate\.commands\.launch|deepspeed\.launcher\.runner))(?=\s|$|['\"])")
-PYTHON_SCRIPT = re.compile(
-    _BOUNDARY + r"python[\d.]*((?:\s+-[A-Za-z]+)*)\s+(-m\s+)?([\w./${}@:+-]+)")
-TRAIN_NAME = re.compile(r"train|fine[_-]?tun|pretrain|sft|dpo|rlhf|ppo|grpo|distill|(?:^|[/_.-])fit(?:$|[_.-])",
-                        re.IGNORECASE)
-SERVER_NAME = re.compile(
-    r"serve|server|serving|uvicorn|gunicorn|vllm|sglang|jupyter|notebook|http\.server|streamlit|gradio|"
-    r"flask|fastapi|infer|predict|(?:^|[/_.-])(?:app|api|web|ui)(?:$|[/_.-])|tensorboard|mlflow|healthcheck",
-    re.IGNORECASE)
-TRAIN_FLAG = re.compile(
-    r"--(?:output[-_]dir|save[-_]steps|save[-_]strategy|num[-_]train[-_]epochs|max[-_]steps|epochs|"
-    r"learning[-_]rate|lr|resume[-_]from[-_]checkpoint|checkpoint[-_]dir|ckpt[-_]dir)\b")
-
-
-def python_targets(text: str) -> list[str]:
-    """Scripts or modules that ``python`` runs in a command text (``python -c`` runs none)."""
-    targets = []
-    for match in PYTHON_SCRIPT.finditer(text):
-        flags = match.group(1) or ""
-        target = match.group(3)
-        if "c" in flags.replace("-", "") and not match.group(2):
-            continue
-        if target.startswith("-"):
-            continue
-        targets.append(target)
-    return targets
-
-
-def training_evidence(words: list[str]) -> tuple[bool, bool]:
-    """``(weak, strong)`` evidence that a command trains.
-
-    Weak: ``python`` runs a script or module that is not a server.  Strong: a distributed
-    launcher (``torchrun``, ``deepspeed``, ``accelerate launch`` …), a script named like
-    training, or trainer flags (``--output_dir``, ``--save_steps`` …).
-    """
-    text = " ".join(words)
-    if LAUNCHER.search(text):
-        return True, True
-    targets = python_targets(text)
-    if any(TRAIN_NAME.search(target) for target in targets):
-        return True, True
-    strong = bool(targets) and bool(TRAIN_FLAG.search(text))
-    weak = any(not SERVER_NAME.search(target) for target in targets)
-    if not targets:
-        scripts = [word for word in words if word.endswith((".sh", ".py")) and TRAIN_NAME.search(word)]
-        if scripts:
-            return True, True
-    return weak or strong, strong
+# --------------------------------------------------------------------------- trees
 
 
 def iter_nodes(root: Node | None) -> Iterator[Node]:

@@ -7,8 +7,8 @@ deadline, clean-up) live; the pod specs themselves are read once, by :func:`read
 
 from __future__ import annotations
 
+import posixpath
 from dataclasses import dataclass
-from dataclasses import field
 from typing import Callable
 
 from spikelint.adapters.common import RESTARTING_POLICIES
@@ -29,7 +29,6 @@ from spikelint.adapters.common import preemptible_priority
 from spikelint.adapters.common import scalar_text
 from spikelint.adapters.common import string_map
 from spikelint.adapters.common import to_number
-from spikelint.adapters.common import training_evidence
 from spikelint.adapters.common import truthy
 from spikelint.adapters.common import words_of
 from spikelint.config import Config
@@ -67,8 +66,6 @@ ENV_REFERENCES = ("secretKeyRef", "configMapKeyRef", "fieldRef", "resourceFieldR
 CONTAINER_ROLES = (("initContainers", "init"), ("containers", "main"), ("ephemeralContainers", "ephemeral"))
 KUBEFLOW_KINDS = frozenset(("PyTorchJob", "TFJob", "MPIJob", "XGBoostJob", "PaddleJob", "JAXJob", "MXJob"))
 CONTROLLER_KINDS = frozenset(("Deployment", "StatefulSet", "ReplicaSet", "DaemonSet", "ReplicationController"))
-NOT_TRAINING_KINDS = frozenset(("InferenceService", "ServingRuntime", "ClusterServingRuntime", "RayService",
-                                "Notebook", "InferenceGraph", "Service"))
 WORKFLOW_KINDS = frozenset(("Workflow", "WorkflowTemplate", "ClusterWorkflowTemplate", "CronWorkflow"))
 
 
@@ -93,9 +90,6 @@ class Lifecycle:
     deadline: Located | None = None
     supports_ttl: bool = False
     supports_deadline: bool = False
-    training: bool | None = None  # None: decide from the command
-    strong_evidence: bool = False  # the command must clearly train (controllers, unknown kinds)
-    extra_words: list[str] = field(default_factory=list)
 
 
 # --------------------------------------------------------------------------- pod specs
@@ -340,11 +334,10 @@ def generic_templates(root: Node) -> list[Template]:
 # --------------------------------------------------------------------------- lifecycle per kind
 
 
-def job_lifecycle(job_spec: Node | None, training: bool = True) -> Lifecycle:
+def job_lifecycle(job_spec: Node | None) -> Lifecycle:
     return Lifecycle(retries=located_number(child(job_spec, "backoffLimit")), default_retries=6,
                      ttl=located_number(child(job_spec, "ttlSecondsAfterFinished")),
-                     deadline=located_number(child(job_spec, "activeDeadlineSeconds")),
-                     training=training)
+                     deadline=located_number(child(job_spec, "activeDeadlineSeconds")))
 
 
 def kubeflow_lifecycle(root: Node, templates: list[Template]) -> Lifecycle:
@@ -358,8 +351,7 @@ def kubeflow_lifecycle(root: Node, templates: list[Template]) -> Lifecycle:
     if retries is None:
         retries = restart_retries([template.restart_policy for template in templates])
     return Lifecycle(retries=retries, ttl=either("ttlSecondsAfterFinished"),
-                     deadline=either("activeDeadlineSeconds"), supports_ttl=True, supports_deadline=True,
-                     training=True)
+                     deadline=either("activeDeadlineSeconds"), supports_ttl=True, supports_deadline=True)
 
 
 def restart_retries(policies: list[Node | None]) -> Located | None:
@@ -377,7 +369,7 @@ def jobset_lifecycle(root: Node) -> Lifecycle:
     jobs = [child(job, "template", "spec") for job in as_seq(child(spec, "replicatedJobs"))]
     limits = [located_number(child(job, "backoffLimit")) for job in jobs]
     lifecycle = Lifecycle(ttl=located_number(child(spec, "ttlSecondsAfterFinished")), supports_ttl=True,
-                          supports_deadline=True, training=True)
+                          supports_deadline=True)
     written = [limit for limit in limits if limit is not None]
     if max_restarts is not None and max_restarts.value > 0:
         lifecycle.retries = max_restarts
@@ -400,7 +392,7 @@ def jobset_lifecycle(root: Node) -> Lifecycle:
 def volcano_lifecycle(root: Node) -> Lifecycle:
     spec = child(root, "spec")
     return Lifecycle(retries=located_number(child(spec, "maxRetry")), default_retries=3,
-                     ttl=located_number(child(spec, "ttlSecondsAfterFinished")), supports_ttl=True, training=True)
+                     ttl=located_number(child(spec, "ttlSecondsAfterFinished")), supports_ttl=True)
 
 
 def is_volcano(root: Node) -> bool:
@@ -440,16 +432,11 @@ def _pod_lifecycle(root: Node, templates: list[Template]) -> Lifecycle:
 
 
 def _controller_lifecycle(root: Node, templates: list[Template]) -> Lifecycle:
-    return Lifecycle(retries=pod_restarts(templates), strong_evidence=True)
+    return Lifecycle(retries=pod_restarts(templates))
 
 
 def _generic_lifecycle(root: Node, templates: list[Template]) -> Lifecycle:
-    kind = scalar_text(root.get("kind")) or ""
-    if kind in NOT_TRAINING_KINDS:
-        return Lifecycle(retries=pod_restarts(templates), training=False)
-    entrypoint = scalar_text(child(root, "spec", "entrypoint"))
-    return Lifecycle(retries=pod_restarts(templates), strong_evidence=True,
-                     extra_words=[entrypoint] if entrypoint else [])
+    return Lifecycle(retries=pod_restarts(templates))
 
 
 def workflow_templates(root: Node) -> list[Template]:
@@ -487,12 +474,11 @@ def trainjob_templates(root: Node) -> list[Template]:
 
 
 def _trainjob_lifecycle(root: Node, templates: list[Template]) -> Lifecycle:
-    return Lifecycle(training=True)
+    return Lifecycle()
 
 
 def _workflow_lifecycle(root: Node, templates: list[Template]) -> Lifecycle:
-    """Argo steps mostly prepare data, evaluate or publish: training only on strong evidence."""
-    return Lifecycle(retries=pod_restarts(templates), strong_evidence=True)
+    return Lifecycle(retries=pod_restarts(templates))
 
 
 HANDLERS: dict[str, KindHandler] = {
@@ -560,7 +546,34 @@ def kubernetes_workload(root: Node, path: str, config: Config, lines: SourceLine
     finish_lifecycle(workload, lifecycle, pods, config)
     workload.extra["line_range"] = document_range(root)
     workload.extra["api_version"] = scalar_text(root.get("apiVersion")) or ""
+    if workload.extra["api_version"].startswith("ray.io/"):
+        workload.extra["entrypoint"] = scalar_text(child(root, "spec", "entrypoint")) or ""
+    managed = katib_metrics_folders(root)
+    if managed:
+        workload.extra["platform_paths"] = managed
     return workload
+
+
+KATIB_DEFAULT_FILE = "/var/log/katib/metrics.log"
+
+
+def katib_metrics_folders(root: Node) -> list[str]:
+    """Folders Katib's controller mounts (a shared volume with its metrics-collector sidecar) for the
+    trial to write metrics to: ``metricsCollectorSpec.source.fileSystemPath`` (a file's folder, or
+    a directory), or the ``File`` collector's default ``/var/log/katib/metrics.log``."""
+    if scalar_text(root.get("kind")) != "Experiment" or \
+            not (scalar_text(root.get("apiVersion")) or "").startswith("kubeflow.org/"):
+        return []
+    spec = child(root, "spec", "metricsCollectorSpec")
+    path = scalar_text(child(spec, "source", "fileSystemPath", "path"))
+    kind = (scalar_text(child(spec, "source", "fileSystemPath", "kind")) or "").lower()
+    collector = (scalar_text(child(spec, "collector", "kind")) or "").lower()
+    if path is None and collector == "file":
+        path = KATIB_DEFAULT_FILE
+    if not path or not path.startswith("/"):
+        return []
+    folder = path.rstrip("/") if kind == "directory" or collector == "tensorflowevent" else posixpath.dirname(path)
+    return [folder or "/"]
 
 
 def add_pods(workload: Workload, pods: list[tuple[Template, Pod]], object_metadata: Node | None) -> None:
@@ -622,13 +635,6 @@ def finish_lifecycle(workload: Workload, lifecycle: Lifecycle, pods: list[tuple[
     workload.priority_class = next((pod.priority_class for _, pod in pods if pod.priority_class is not None), None)
     workload.preemptible = preemptible_priority(
         str(workload.priority_class.value) if workload.priority_class else None, config.preemptible_priority_classes)
-    words = lifecycle.extra_words + [str(word.value) for container in workload.main_containers()
-                                     for word in container.command + container.args]
-    if lifecycle.training is not None:
-        workload.is_training = lifecycle.training
-    else:
-        weak, strong = training_evidence(words)
-        workload.is_training = strong if lifecycle.strong_evidence else weak
 
 
 def kubernetes_workloads(root: Node, path: str, config: Config, lines: SourceLines) -> list[Workload]:

@@ -625,7 +625,7 @@ def per_pod_gpus(submit: Submit) -> Located | None:
 
 
 def build_workload(submit: Submit, path: str, config: Config, line_range: tuple[int, int]) -> Workload:
-    training, preemptible_default, default_retries = CLASSES[submit.klass]
+    _, preemptible_default, default_retries = CLASSES[submit.klass]
     workers, masters = pods_of(submit)
     gpus = per_pod_gpus(submit)
     command = submit.words if submit.replace_command else submit.legacy_command
@@ -645,7 +645,6 @@ def build_workload(submit: Submit, path: str, config: Config, line_range: tuple[
     at = gpus if gpus is not None and gpus.value > 0 and workers > 0 else submit.master_gpus or gpus
     if at is not None and total > 0:
         workload.gpus_total = at._replace(value=as_int(total))
-    workload.is_training = training
     workload.priority_class = submit.priority
     if submit.preemptible is not None:
         workload.preemptible = submit.preemptible

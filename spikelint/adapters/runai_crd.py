@@ -160,7 +160,7 @@ def crd_workloads(root: Node, path: str, config: Config, lines: SourceLines) -> 
     if root.kind != "map":
         return []
     kind = scalar_text(root.get("kind")) or ""
-    workload_class, training, preemptible_default, default_retries = CRD_KINDS.get(kind, ("training", True, True, 6))
+    workload_class, _, preemptible_default, default_retries = CRD_KINDS.get(kind, ("training", True, True, 6))
     spec = as_map(root.get("spec"))
     metadata = as_map(root.get("metadata"))
     name = located_text(wrapped(spec, "name", "namePrefix")) or located_text(child(metadata, "name"))
@@ -187,7 +187,6 @@ def crd_workloads(root: Node, path: str, config: Config, lines: SourceLines) -> 
     if gpus is not None and gpus.value > 0:
         total = gpus.value * pods
         workload.gpus_total = gpus._replace(value=int(total) if float(total).is_integer() else total)
-    workload.is_training = training
     workload.preemptible = is_preemptible(spec, preemptible_default, config)
     workload.retries = located_number(wrapped(spec, "backoffLimit"))
     workload.default_retries = default_retries

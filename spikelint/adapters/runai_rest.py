@@ -25,7 +25,6 @@ from spikelint.adapters.common import located_text
 from spikelint.adapters.common import map_entries
 from spikelint.adapters.common import preemptible_priority
 from spikelint.adapters.common import scalar_text
-from spikelint.adapters.common import training_evidence
 from spikelint.adapters.common import truthy
 from spikelint.adapters.common import words_of
 from spikelint.config import Config
@@ -103,7 +102,10 @@ def workload_class(root: Node, spec: Node | None, path: str) -> str:
     if match:
         return WORD_CLASSES[match.group(1).lower()]
     words = [scalar_text(child(spec, "command")) or "", scalar_text(child(spec, "args")) or ""]
-    return "training" if training_evidence(words)[0] else "workspace"
+    from spikelint.adapters.purpose import text_purposes
+
+    trains = any(purpose.training for purpose in text_purposes(" ".join(word for word in words if word)))
+    return "training" if trains else "workspace"
 
 
 def read_env(spec: Node | None) -> list[EnvVar]:
@@ -203,7 +205,7 @@ def rest_workloads(root: Node, path: str, config: Config, lines: SourceLines) ->
         return []
     spec = spec_of(root)
     klass = workload_class(root, spec, path)
-    training, preemptible_default, default_retries = CLASSES[klass]
+    _, preemptible_default, default_retries = CLASSES[klass]
     name = located_text(root.get("name"))
     anchor = root.key_at("name") or Located("", root.line, root.column)
     workload = Workload(path=path, source="runai-rest", kind=klass, anchor=anchor, name=name)
@@ -221,7 +223,6 @@ def rest_workloads(root: Node, path: str, config: Config, lines: SourceLines) ->
     workload.labels = pairs(spec, "labels")
     workload.annotations = pairs(spec, "annotations")
     workload.disabled_rules = disable_suppressions(workload.annotations, {})
-    workload.is_training = training
     workload.priority_class = located_text(child(spec, "priorityClass"))
     preemptibility = (scalar_text(child(spec, "preemptibility")) or "").lower()
     if preemptibility in ("preemptible", "non-preemptible"):

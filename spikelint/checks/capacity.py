@@ -47,14 +47,15 @@ def gpu_breakdown(workload: Workload) -> str:
 @check("SPK701", scope="workload")
 def large_gpu_request(workload: Workload, document: Document, ctx: CheckContext) -> Iterator[Problem]:
     """More GPUs than ``max_gpus`` without naming the one-GPU baseline run."""
+    limit = ctx.config.max_gpus
     total = workload.gpus_total
-    if total is None or not isinstance(total.value, (int, float)) or total.value <= ctx.config.max_gpus:
+    if limit is None or total is None or not isinstance(total.value, (int, float)) or total.value <= limit:
         return
     if has_baseline(workload):
         return
     yield Problem.at("SPK701", total,
                      f"{workload_label(workload)} requests {total.value:g} GPUs in total{gpu_breakdown(workload)}, "
-                     f"more than max_gpus ({ctx.config.max_gpus:g}), and names no one-GPU baseline run — run it on "
+                     f"more than max_gpus ({limit:g}), and names no one-GPU baseline run — run it on "
                      f"one GPU first and add the annotation {BASELINE_ANNOTATION}: <run-id>",
                      key=f"gpus:{workload_label(workload)}:{total.value:g}")
 
@@ -62,7 +63,7 @@ def large_gpu_request(workload: Workload, document: Document, ctx: CheckContext)
 @check("SPK702", scope="workload")
 def no_cleanup_ttl(workload: Workload, document: Document, ctx: CheckContext) -> Iterator[Problem]:
     """A finished Job/JobSet/PyTorchJob lingers without ``ttlSecondsAfterFinished``."""
-    if not workload.supports_ttl or workload.ttl is not None:
+    if not workload.supports_ttl or not workload.is_training or workload.ttl is not None:
         return
     where = job_field(workload, "ttlSecondsAfterFinished", "spec.ttlSecondsAfterFinished")
     yield Problem.at("SPK702", workload.anchor,
@@ -95,6 +96,9 @@ def no_active_deadline(workload: Workload, document: Document, ctx: CheckContext
     if not workload.supports_deadline or not workload.is_training or workload.deadline is not None:
         return
     where = job_field(workload, "activeDeadlineSeconds", "activeDeadlineSeconds")
+    total = workload.gpus_total
+    held = f"its {total.value:g} GPU{'' if total.value == 1 else 's'}" if total is not None and \
+        isinstance(total.value, (int, float)) and total.value > 0 else "its pods and their quota"
     yield Problem.at("SPK704", workload.anchor,
-                     f"{workload_label(workload)} has no {where}, so a hung run holds its GPUs indefinitely — set "
+                     f"{workload_label(workload)} has no {where}, so a hung run holds {held} indefinitely — set "
                      f"a deadline a margin above the expected run time", key=f"deadline:{workload_label(workload)}")

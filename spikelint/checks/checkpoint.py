@@ -14,13 +14,17 @@ from typing import Iterable
 from typing import Iterator
 
 from spikelint.adapters.common import UNBOUNDED_RETRIES
+from spikelint.adapters.purpose import invocation_trains
+from spikelint.adapters.purpose import target_purpose
 from spikelint.checks.registry import CheckContext
 from spikelint.checks.registry import check
 from spikelint.model import Document
 from spikelint.model import FileKind
+from spikelint.model import Located
 from spikelint.model import Node
 from spikelint.model import Problem
 from spikelint.model import Workload
+from spikelint.paths import container_invocations
 from spikelint.paths import describe
 from spikelint.paths import expand
 from spikelint.paths import names_run
@@ -223,10 +227,37 @@ def workload_resume_hygiene(workload: Workload, document: Document, ctx: CheckCo
     view = run_view(workload, document, ctx.project)
     own = [setting for setting in view.settings if setting.config is None]
     facts = summarise(own)
-    yield from implicit_resumes(own, facts, _identity_names(workload))
+    if workload.is_training:
+        trained = [setting for setting in own if not _in_any(setting.where, _other_programs(workload, document))]
+        yield from implicit_resumes(trained, summarise(trained), _identity_names(workload))
     yield from timestamped_dirs(own)
     must_resume = bool(view.facts and view.facts.resumes) or workload.preemptible or retry_count(workload) > 0
     yield from model_only_checkpoints(facts, must_resume)
+
+
+def _other_programs(workload: Workload, document: Document) -> list[Located]:
+    """Words of the commands in a workload that run no training program (``dcgmi profile --resume``,
+    ``rsync --resume``): their flags are not the run's resume settings."""
+    words: list[Located] = []
+    for container in workload.main_containers():
+        for invocation in container_invocations(container, document):
+            if not invocation_trains([str(word.value) for word in invocation.words]):
+                words.extend(invocation.words)
+    return words
+
+
+def _in_any(where: Located, words: list[Located]) -> bool:
+    for word in words:
+        end = word.end_column if word.end_line == word.line and word.end_column is not None else word.column + 1
+        if word.line == where.line and word.column <= where.column < max(end, word.column + 1):
+            return True
+    return False
+
+
+def trains_by_name(path: str) -> bool:
+    """A config or launch script whose name says it evaluates, serves or converts, or that sits in a
+    test folder (a CI run that exercises resume on purpose), configures no training run."""
+    return target_purpose(path, "").training
 
 
 # --------------------------------------------------------------------------- standalone run configs
@@ -249,7 +280,8 @@ def config_resume_hygiene(document: Document, ctx: CheckContext) -> Iterator[Pro
             continue
         settings = config_settings(root, None, package=config_package(document.path))
         facts = summarise(settings)
-        yield from implicit_resumes(settings, facts)
+        if trains_by_name(document.path):
+            yield from implicit_resumes(settings, facts)
         yield from timestamped_dirs(settings)
         yield from model_only_checkpoints(facts, facts.resumes)
 
@@ -265,6 +297,7 @@ def script_resume_hygiene(document: Document, ctx: CheckContext) -> Iterator[Pro
         return
     lookup = script_lookup(script)
     every: list[Setting] = []
+    trains_here = trains_by_name(document.path)
     for invocation in script_invocations(script, None, lookup):
         settings = []
         for setting in flag_settings(invocation.words):
@@ -276,7 +309,8 @@ def script_resume_hygiene(document: Document, ctx: CheckContext) -> Iterator[Pro
             continue
         every.extend(settings)
         facts = summarise(settings)
-        yield from implicit_resumes(settings, facts)
+        if trains_here and invocation_trains([str(word.value) for word in invocation.words]):
+            yield from implicit_resumes(settings, facts)  # not ``dcgmi profile --resume``, ``rsync --resume``
         runs_on_runai = bool(invocation.words) and str(invocation.words[0].value).endswith("runai")
         yield from model_only_checkpoints(facts, facts.resumes or runs_on_runai)
     yield from timestamped_dirs(every)

@@ -23,7 +23,9 @@ ALIASES: dict[str, tuple[str, ...]] = {
 }
 FLAG = re.compile(r"(?:^|[\s;&|(])-{1,2}([A-Za-z][\w.\-]*)")
 OVERRIDE = re.compile(r"(?:^|[\s;&|(])(?:export\s+)?\+{0,2}([A-Za-z_][\w.\-]*)=")
-CONFIG_FILE = re.compile(r"[\w./~${}@+-]*[\w}]\.(?:ya?ml|json|toml)\b")
+# starts only where a path word starts (the look-behind), so a long argument is scanned once, not
+# once per character (a 100 KB word took minutes with an unanchored start)
+CONFIG_FILE = re.compile(r"(?<![\w./~${}@+-])[\w./~${}@+-]*[\w}]\.(?:ya?ml|json|toml)\b")
 CONFIG_NAME_FLAGS = ("--config-name", "--config_name", "-cn")
 CONFIG_PATH_FLAGS = ("--config-path", "--config_path", "-cp")
 

@@ -62,6 +62,8 @@ def _log_file_uses(workload: Workload, document: Document, ctx: CheckContext) ->
 @check("SPK503", scope="workload")
 def shared_log_across_ranks(workload: Workload, document: Document, ctx: CheckContext) -> Iterator[Problem]:
     """Two or more pods of a distributed run append to the same fixed file on shared storage."""
+    if not workload.is_training:
+        return
     view = run_view(workload, document, ctx.project)
     if max(workload.pods, view.nnodes) <= 1:
         return

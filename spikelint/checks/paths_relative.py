@@ -34,6 +34,6 @@ def relative_output_path(workload: Workload, document: Document, ctx: CheckConte
         yield Problem.at("SPK603", use.report_at,
                          f"{what_it_is(use)} go to the relative path {shown(use.text)!r}{via}, but the container sets "
                          f"no working directory: whether they land on a volume or in the container's filesystem "
-                         f"depends on the image's WORKDIR — use an absolute path on the PVC or set workingDir "
-                         f"(Run:ai: --working-dir)",
+                         f"depends on the image's WORKDIR — use an absolute path on the PVC or set "
+                         f"{'--working-dir' if workload.source == 'runai-cli' else 'workingDir'}",
                          key=shown(use.text))

@@ -62,7 +62,7 @@ def ephemeral_outputs(workload: Workload, document: Document, ctx: CheckContext)
         if is_relative(use.text) and use.cwd is None:
             continue  # SPK603: where it lands depends on the image's WORKDIR
         absolute = resolve(use.text, use.cwd)
-        if absolute is None:
+        if absolute is None or platform_managed(absolute, workload):
             continue
         placement = place(absolute, use.container, workload, ctx.config)
         identity = (use.report_at.line, use.report_at.column, absolute)
@@ -72,7 +72,13 @@ def ephemeral_outputs(workload: Workload, document: Document, ctx: CheckContext)
     return found
 
 
-def ephemeral_problem(item: Ephemeral) -> Problem:
+def platform_managed(absolute: str, workload: Workload) -> bool:
+    """A path the platform mounts at run time and reads itself (Katib's metrics collector)."""
+    folders = workload.extra.get("platform_paths") or []
+    return any(under(absolute, folder) for folder in folders)
+
+
+def ephemeral_problem(item: Ephemeral, workload: Workload) -> Problem:
     use, placement = item.use, item.placement
     kind = what_it_is(use)
     source = describe(use.setting)
@@ -82,8 +88,8 @@ def ephemeral_problem(item: Ephemeral) -> Problem:
         fix = "use an existing (non-ephemeral) PVC there" if placement.mount.volume.source == "ephemeral-pvc" \
             else "back that mount with a persistentVolumeClaim"
     message = (f"{kind} written to {shown(use.text)!r}{via} land {placement.reason}: a preemption, eviction or "
-               f"retry loses them — {fix} (or a Run:ai data source), or list the path in persistent_paths if "
-               f"it is persistent")
+               f"retry loses them — {fix}{' (or a Run:ai data source)' if workload.on_runai() else ''}, or list "
+               f"the path in persistent_paths if it is persistent")
     return Problem.at("SPK301", use.report_at, message, key=f"{shown(use.text)}")
 
 
@@ -97,6 +103,11 @@ def _persistent_anywhere(workload: Workload, document: Document, ctx: CheckConte
         for mount in container.mounts:
             if mount.volume is None or mount.volume.persistent:
                 return True  # undeclared volume: cannot tell, stay quiet
+    if workload.extra.get("platform_paths"):
+        view = run_view(workload, document, ctx.project)
+        if any((absolute := resolve(use.text, use.cwd)) is not None and platform_managed(absolute, workload)
+               for use in view.uses):
+            return True  # it writes where the platform collects (Katib's metrics folder)
     if ctx.config.persistent_paths:
         view = run_view(workload, document, ctx.project)
         for use in view.uses:
@@ -133,7 +144,7 @@ def output_storage(workload: Workload, document: Document, ctx: CheckContext) ->
         return
     ephemeral = ephemeral_outputs(workload, document, ctx)
     for item in ephemeral:
-        yield ephemeral_problem(item)
+        yield ephemeral_problem(item, workload)
     covered = {posixpath.normpath(str(item.placement.mount.path.value)) for item in ephemeral
                if item.placement.mount is not None}
     for mount in durable_mounts(workload):
@@ -143,16 +154,19 @@ def output_storage(workload: Workload, document: Document, ctx: CheckContext) ->
         assert volume is not None
         lost = "deleted with the pod" if volume.source == "emptyDir" else \
             "left on one node, where a rescheduled pod will not find it"
+        runai = f" (Run:ai: --existing-pvc …,path={mount.path.value})" if workload.on_runai() else ""
         yield Problem.at("SPK303", mount.path,
                          f"{volume.source} volume {volume.name!r} is mounted at {mount.path.value!r}, a path named "
                          f"for data that must last, but its content is {lost} — back it with a "
-                         f"persistentVolumeClaim (Run:ai: --existing-pvc …,path={mount.path.value})",
+                         f"persistentVolumeClaim{runai}",
                          key=f"{volume.source}:{mount.path.value}")
     if ephemeral or _persistent_anywhere(workload, document, ctx):
         return
+    how = ("mount a PVC (Run:ai: --existing-pvc claimname=…,path=/ckpt, or a data source)" if workload.on_runai()
+           else "mount a persistentVolumeClaim (e.g. at /ckpt)")
     yield Problem.at("SPK302", workload.anchor,
-                     "this training workload mounts no persistent volume: every checkpoint, log and result it "
-                     "writes is lost when the pod stops, is preempted or retried — mount a PVC (Run:ai: "
-                     "--existing-pvc claimname=…,path=/ckpt, or a data source) and write there, or declare the "
-                     "storage a template attaches in persistent_paths",
+                     f"this training workload {workload.extra.get('purpose_reason') or 'trains'} but mounts no "
+                     f"persistent volume: every checkpoint, log and result it writes is lost when the pod stops, is "
+                     f"preempted or retried — {how} and write there, or declare the storage a template attaches in "
+                     f"persistent_paths",
                      key="no-persistent-volume")

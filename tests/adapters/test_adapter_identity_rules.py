@@ -69,18 +69,27 @@ spec:
 
 
 def test_capacity_rules_end_to_end() -> None:
-    findings = lint_snippet("job.yaml", JOB.format(grace=5, gpus=2), {"select": ["SPK7"]})
+    findings = lint_snippet("job.yaml", JOB.format(grace=5, gpus=2), {"select": ["SPK7"], "max_gpus": 1})
     assert [(f.rule, f.line, f.column, f.severity) for f in findings] == [
         ("SPK702", 2, 1, "info"), ("SPK704", 2, 1, "info"), ("SPK703", 8, 38, "warning"),
         ("SPK701", 14, 48, "warning")]
-    assert lint_snippet("job.yaml", JOB.format(grace=30, gpus=1), {"select": ["SPK701", "SPK703"]}) == []
+    assert lint_snippet("job.yaml", JOB.format(grace=30, gpus=1), {"select": ["SPK701", "SPK703"],
+                                                                  "max_gpus": 1}) == []
+
+
+def test_policy_rules_are_opt_in() -> None:
+    """SPK701 and SPK604 are a team's policy: silent until max_gpus / required_run_identity are set."""
+    text = JOB.format(grace=30, gpus=8)
+    assert lint_snippet("job.yaml", text, {"select": ["SPK701", "SPK604"]}) == []
+    found = lint_snippet("job.yaml", text, {"select": ["SPK701", "SPK604"], "max_gpus": 1,
+                                            "required_run_identity": ["seed"]})
+    assert sorted(f.rule for f in found) == ["SPK604", "SPK701"]
 
 
 def test_identity_found_in_the_referenced_config_only() -> None:
     text = JOB.format(grace=30, gpus=1)
     config = "seed: 1\ngit_commit: abc\ndata:\n  version: v3\n"
-    assert lint_snippet("k8s/job.yaml", text, {"select": ["SPK604"]},
-                        extra_files={"configs/run.yaml": config}) == []
-    [finding] = lint_snippet("k8s/job.yaml", text, {"select": ["SPK604"]},
-                             extra_files={"configs/run.yaml": "seed: 1\n"})
+    policy = {"select": ["SPK604"], "required_run_identity": ["seed", "code_revision", "dataset_version"]}
+    assert lint_snippet("k8s/job.yaml", text, policy, extra_files={"configs/run.yaml": config}) == []
+    [finding] = lint_snippet("k8s/job.yaml", text, policy, extra_files={"configs/run.yaml": "seed: 1\n"})
     assert finding.line == 2 and "code_revision, dataset_version" in finding.message

@@ -161,13 +161,15 @@ spec:
 
 def test_job_defaults_and_cronjob() -> None:
     job, cron = load("jobs.yaml", JOB_DEFAULTS)
-    assert job.kind == "Job" and job.is_training and job.supports_ttl and job.supports_deadline
+    assert job.kind == "Job" and job.supports_ttl and job.supports_deadline
+    assert not job.is_training and job.purpose == "utility"  # `sh -c "echo hi"` trains nothing
     assert job.retries is None and job.default_retries == 6
     assert job.pods == 2 and job.gpus_total is not None and job.gpus_total.value == 2
     assert job.deadline is not None and job.deadline.value == 3600  # pod-level deadline bounds the pods
     assert job.labels["runai/queue"].value == "team" and "spikelint.io/baseline" in job.annotations
     assert job.anchor.line == 3 and job.extra["line_range"] == (2, 20)
-    assert cron.kind == "CronJob" and cron.is_training and cron.supports_deadline and not cron.supports_ttl
+    assert cron.kind == "CronJob" and cron.supports_deadline and not cron.supports_ttl
+    assert not cron.is_training  # a busybox image's entrypoint, even on a GPU
     assert cron.ttl is not None and cron.ttl.value == 60
     assert cron.deadline is None and cron.default_retries == 6
     assert cron.gpus_total is not None and cron.gpus_total.value == 1

@@ -10,6 +10,7 @@ from typing import Iterator
 import pytest
 import yaml
 
+from spikelint.engine import lint_snippet
 from tests.workload_rules.conftest import lint
 from tests.workload_rules.test_four_forms import CRD_BAD
 from tests.workload_rules.test_four_forms import K8S_BAD
@@ -96,3 +97,18 @@ def test_odd_scripts_never_crash(text: str) -> None:
 ])
 def test_odd_python_never_crashes(text: str) -> None:
     lint("train.py", text)
+
+
+def test_a_long_argument_is_read_in_linear_time() -> None:
+    """One 200 KB word in a command (a JSON blob, a base64 payload) once took minutes in the
+    config-file pattern of SPK604; it must take about as long as reading it."""
+    import time
+
+    word = "a" * 200_000
+    text = ("apiVersion: batch/v1\nkind: Job\nmetadata: {name: j}\nspec:\n  template:\n    spec:\n"
+            "      containers:\n        - name: c\n          image: c:1.0.0\n"
+            f"          command: [python, train.py, --blob, {word}, --config, {word}.yaml]\n")
+    started = time.perf_counter()
+    findings = lint_snippet("job.yaml", text, {"select": ["SPK604"], "required_run_identity": ["seed"]})
+    assert time.perf_counter() - started < 10  # quadratic: ~minutes; linear: well under a second
+    assert [finding.rule for finding in findings] == ["SPK604"]

@@ -3,8 +3,8 @@
 set -euo pipefail
 
 # expect+5: SPK102
-# expect+5: SPK701
-# expect+1: SPK405,SPK604
+# (-g 8 is SPK701's only when max_gpus is configured)
+# expect+1: SPK405
 runai training pytorch submit llm-dpo \
   -p llm \
   -i nvcr.io/nvidia/pytorch:24.05-py3 \

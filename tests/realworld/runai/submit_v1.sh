@@ -7,7 +7,7 @@ JOB=bert-ft-$(date +%Y%m%d)  # expect: SPK406
 IMAGE=harbor.example.org/nlp/bert-ft:1.4.2
 
 # expect+8: SPK202
-# expect+1: SPK405,SPK604
+# expect+1: SPK405
 runai submit "$JOB" \
   -p "$PROJECT" \
   -i "$IMAGE" \
