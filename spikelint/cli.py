@@ -84,8 +84,9 @@ def _check_parser(subparsers: argparse._SubParsersAction) -> None:
                         "(not reported when its tree is linted the same way)")
     parser.add_argument("--jobs", type=_positive, metavar="N", help="most worker processes (default: as many as "
                         "the work is worth and CPUs are free; 1 = in-process)")
-    parser.add_argument("--no-cache", action="store_true", help="check every file again instead of reusing the "
-                        "results of unchanged files from .spikelint_cache/")
+    parser.add_argument("--cache", action="store_true", help="reuse the results of unchanged files from "
+                        ".spikelint_cache/ and update it")
+    parser.add_argument("--no-cache", action="store_true", help="do not use .spikelint_cache/ (the default)")
     parser.add_argument("--stdin-filename", metavar="NAME", help="read the file from standard input as NAME")
     parser.add_argument("--exclude", metavar="GLOB", action="append", default=[],
                         help="leave out paths matching GLOB (repeatable; added to the configuration's exclude)")
@@ -144,7 +145,7 @@ def command_check(args: argparse.Namespace) -> int:
         stdin_text = sys.stdin.buffer.read()  # decoded like a file: invalid UTF-8 is SPK001, not mojibake
     paths = args.paths or ["."]
     result = check_paths(paths, config, jobs=args.jobs, stdin_text=stdin_text, stdin_filename=args.stdin_filename,
-                         cache=not args.no_cache)
+                         cache=args.cache and not args.no_cache)
     if result.discovery.missing:
         raise UsageError("no such file or folder: " + ", ".join(result.discovery.missing))
     report = result.report
