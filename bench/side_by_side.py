@@ -185,7 +185,7 @@ def scenario(label: str, target: Path, cwd: Path, checkov: str | None, detect_se
     results = alternate(tools, runs, env, timeout)
     results.update(alternate(secret_tools, runs, env, timeout) if secret_tools else {})
     if not single:  # a second run over unchanged files, with the result cache (its warm-up run fills it)
-        cached = Tool("spikelint, cached", spikelint(name)[:-1], cwd)
+        cached = Tool("spikelint, cached", [*spikelint(name)[:-1], "--cache"], cwd)
         results.update(alternate([cached], runs, env, timeout))
         shutil.rmtree(cwd / ".spikelint_cache", ignore_errors=True)
         tools.append(cached)
