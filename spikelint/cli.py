@@ -82,7 +82,11 @@ def _check_parser(subparsers: argparse._SubParsersAction) -> None:
     parser.add_argument("--write-baseline", metavar="FILE", help="write the current findings as a baseline, exit 0")
     parser.add_argument("--diff", metavar="REV", help="report only findings that are new since Git revision REV "
                         "(not reported when its tree is linted the same way)")
-    parser.add_argument("--jobs", type=_positive, metavar="N", help="worker processes (default: CPUs; 1 = in-process)")
+    parser.add_argument("--jobs", type=_positive, metavar="N", help="most worker processes (default: as many as "
+                        "the work is worth and CPUs are free; 1 = in-process)")
+    parser.add_argument("--cache", action="store_true", help="reuse the results of unchanged files from "
+                        ".spikelint_cache/ and update it")
+    parser.add_argument("--no-cache", action="store_true", help="do not use .spikelint_cache/ (the default)")
     parser.add_argument("--stdin-filename", metavar="NAME", help="read the file from standard input as NAME")
     parser.add_argument("--exclude", metavar="GLOB", action="append", default=[],
                         help="leave out paths matching GLOB (repeatable; added to the configuration's exclude)")
@@ -144,7 +148,8 @@ def command_check(args: argparse.Namespace) -> int:
                  if value is not None}
     try:
         result = check_paths(paths, config, jobs=args.jobs, stdin_text=stdin_text,
-                             stdin_filename=args.stdin_filename, overrides=overrides)
+                             stdin_filename=args.stdin_filename, overrides=overrides,
+                             cache=args.cache and not args.no_cache)
     except ConfigError as error:
         raise UsageError(f"configuration error: {error}") from None
     if result.discovery.missing:

@@ -6,15 +6,16 @@ from __future__ import annotations
 import os
 import sys
 import traceback
-from concurrent.futures import ProcessPoolExecutor
 from dataclasses import dataclass
 from dataclasses import field
 from dataclasses import replace
 from datetime import date
 from pathlib import Path
+from pathlib import PurePosixPath
 from typing import Any
 from typing import Iterable
 from typing import Iterator
+from typing import Sequence
 
 from spikelint import __version__
 from spikelint.catalog import load_catalog
@@ -27,6 +28,7 @@ from spikelint.files import Discovery
 from spikelint.files import detect_kind
 from spikelint.files import discover
 from spikelint.files import matches_any
+from spikelint.hierarchy import SUB_CONFIG_NAMES
 from spikelint.hierarchy import Layers
 from spikelint.fingerprint import fingerprint
 from spikelint.fingerprint import identity_path
@@ -48,7 +50,11 @@ from spikelint.project import Project
 from spikelint.suppressions import covers
 from spikelint.workspace import workspace
 
-PARALLEL_MIN_FILES = 48  # below this, worker start-up costs more than it saves
+# What one file and one byte cost to check, and what a worker costs to start (fork, its own
+# Project, results pickled back), in CPU seconds (bench/side_by_side.py measures them).
+SECONDS_PER_FILE = 0.0012
+SECONDS_PER_BYTE = 1 / 2_500_000
+SECONDS_PER_WORKER = 0.08
 
 
 def selected(rule: str, config: Config) -> bool:
@@ -67,8 +73,10 @@ class FileResult:
     path: str
     findings: list[Finding] = field(default_factory=list)
     suppressed: int = 0
-    lines: list[str] = field(default_factory=list)
+    sources: dict[str, list[str]] = field(default_factory=dict)  # lines of the files its findings are in
     internal_errors: list[str] = field(default_factory=list)
+    touched: list[str] = field(default_factory=list)  # other files its checks read
+    looked_up: list[str] = field(default_factory=list)  # file names its checks searched the project for
     dependent: bool = False  # not given, checked because it references a given file
 
 
@@ -117,10 +125,19 @@ class Engine:
                 elif spec.scope == "workload":
                     for workload in workloads:
                         problems.extend(self._run(spec, (workload, document, context), document, internal))
-        result = FileResult(document.path, lines=document.text.splitlines(), internal_errors=internal)
+        result = FileResult(document.path, internal_errors=internal)
         self._finish(document, workloads, problems, result)
-        result.findings, result.lines, result.internal_errors = mask_file(
-            result.findings, document.path, result.lines, result.internal_errors)
+        masked: list[Finding] = []
+        for path in sorted({finding.path for finding in result.findings}):  # snippets need only these lines
+            shown = document if path == document.path else project.parsed.get(path)
+            own = [finding for finding in result.findings if finding.path == path]
+            notes = result.internal_errors if path == document.path else []
+            own, lines, notes = mask_file(own, path, shown.text.splitlines() if shown is not None else [], notes)
+            if path == document.path:
+                result.internal_errors = notes
+            result.sources[path] = lines
+            masked.extend(own)
+        result.findings = masked
         return result
 
     def _workloads(self, document: Document, internal: list[str]) -> list[Workload]:
@@ -155,6 +172,7 @@ class Engine:
         occurrences: dict[tuple[str, str, str], int] = {}
         matched: dict[int, set[str]] = {}  # id(suppression) -> the rule ids/prefixes it named that matched
         kept: list[Finding] = []
+        lines: list[str] | None = None
         for problem in sorted(problems, key=lambda p: (p.line, p.column, p.rule)):
             if not selected(problem.rule, self.config) or problem.rule not in self.catalog:
                 continue
@@ -170,7 +188,9 @@ class Engine:
             if foreign is None and self._suppressed(problem, suppressions, object_suppressions, matched):
                 result.suppressed += 1
                 continue
-            kept.append(self._finding(problem, document, occurrences))
+            if lines is None and problem.key == "":
+                lines = document.text.splitlines()
+            kept.append(self._finding(problem, document, occurrences, lines or ()))
         kept.extend(self._suppression_findings(document, suppressions, [s for s, _ in object_suppressions], matched))
         kept.extend(self._disallowed_findings(document, disallowed))
         result.findings = kept
@@ -250,12 +270,13 @@ class Engine:
         covered = [rule_id for rule_id in self.catalog if rule_id.startswith(rule)]
         return bool(covered) and all(selected(rule_id, self.config) for rule_id in covered)
 
-    def _finding(self, problem: Problem, document: Document, occurrences: dict[tuple[str, str, str], int]) -> Finding:
+    def _finding(self, problem: Problem, document: Document, occurrences: dict[tuple[str, str, str], int],
+                 lines: Sequence[str] = ()) -> Finding:
+        """``lines``: the document's lines, split once by the caller (a split per finding is quadratic)."""
         rule = self.catalog[problem.rule]
         stated = problem.severity if problem.severity in SEVERITIES else None
         severity = self.config.severity.get(problem.rule) or stated or rule.severity
         path = problem.path or document.path
-        lines = document.text.splitlines() if problem.key == "" else []
         key = problem.key or (lines[problem.line - 1].strip() if 0 < problem.line <= len(lines) else problem.message)
         counted = (problem.rule, path, normalise_key(key))
         index = occurrences.get(counted, 0)
@@ -318,12 +339,17 @@ def _check_chunk(engine: Engine, plan: _Plan, chunk: list[int]) -> list[FileResu
     results = []
     for index in chunk:
         project.resolved.clear()
+        project.touched.clear()
+        project.looked_up.clear()
         source = plan.sources[index]
         result = _check_source(engine.for_path(source.path), source, project)
+        project.release(source.path)
         if index >= plan.first_dependent:
             if not project.resolved & plan.given:
                 continue
             result.dependent = True
+        result.touched = sorted(project.touched - {result.path})
+        result.looked_up = sorted(project.looked_up)
         results.append(result)
     return results
 
@@ -354,11 +380,12 @@ def skipped_results(discovery: Discovery, engine: Engine) -> list[FileResult]:
 
 def check_paths(paths: list[str], config: Config, *, cwd: Path | None = None, jobs: int | None = None,
                 stdin_text: str | bytes | None = None, stdin_filename: str | None = None,
-                overrides: dict[str, Any] | None = None) -> RunResult:
+                overrides: dict[str, Any] | None = None, cache: bool = False) -> RunResult:
     """Check ``paths`` (or ``stdin_text`` as if it were ``stdin_filename``); bytes are decoded like a file.
 
     ``overrides``: the command-line settings already in ``config``, re-applied over sub-folder
     configurations.  Raises ConfigError for an invalid sub-folder configuration.
+    ``cache``: reuse the results of unchanged files from ``.spikelint_cache/`` and update it.
     """
     cwd = cwd or Path.cwd()
     config_root = cwd / config.root if config.path is not None else None
@@ -388,13 +415,22 @@ def check_paths(paths: list[str], config: Config, *, cwd: Path | None = None, jo
                             if not matches_any(source.path, layers.for_path(source.path).exclude, cwd, base)]
         plan = _Plan([*discovery.files, *space.dependents], [*discovery.files, *space.context], len(discovery.files),
                      frozenset(source.path for source in discovery.files))
-        results = _check_sources(engine, plan, jobs)
+        results = _cached_check(engine, plan, jobs, base or cwd) \
+            if cache and not config.schemas and not _has_sub_folder_configs(discovery, cwd, config) \
+            else _check_sources(engine, plan, jobs)
         results.extend(skipped_results(discovery, engine))
     dependents = sorted(result.path for result in results if result.dependent)
     checked = len(discovery.files) + len(dependents) + len(discovery.skipped) + len(discovery.oversized)
     return RunResult(build_report(engine, results, checked), discovery,
                      [message for result in results for message in result.internal_errors], engine.root_prefix,
                      dependents)
+
+
+def _has_sub_folder_configs(discovery: Discovery, cwd: Path, config: Config) -> bool:
+    """Whether a sub-folder refines the configuration: the cache is keyed on one configuration only."""
+    top = (cwd / config.path).resolve() if config.path is not None else None
+    return any(PurePosixPath(source.path).name in SUB_CONFIG_NAMES and (cwd / source.path).resolve() != top
+               for source in discovery.files)
 
 
 def _sub_folder_excludes(discovery: Discovery, layers: Layers, cwd: Path, base: Path | None) -> None:
@@ -409,11 +445,102 @@ def _sub_folder_excludes(discovery: Discovery, layers: Layers, cwd: Path, base: 
     discovery.files = kept
 
 
+def _cached_check(engine: Engine, plan: _Plan, jobs: int | None, folder: Path) -> list[FileResult]:
+    """Check only the given files whose cached results are stale (and the dependents, always)."""
+    from spikelint.cache import FOLDER
+    from spikelint.cache import Dependencies
+    from spikelint.cache import ResultCache
+    from spikelint.cache import file_digest
+    from spikelint.cache import run_key
+
+    store = ResultCache(folder / FOLDER, run_key(engine.config, engine.cwd, engine.today))
+    by_path = {source.path: source for source in plan.context}
+    digests: dict[str, str | None] = {}
+
+    def digest(path: str) -> str | None:
+        if path not in digests:
+            digests[path] = file_digest(by_path[path].abspath) if path in by_path else None
+        return digests[path]
+
+    named: dict[str, list[str]] = {}
+    for source in plan.context:
+        named.setdefault(PurePosixPath(source.path).name, []).append(source.path)
+    given = plan.sources[:plan.first_dependent]
+    reused: dict[str, FileResult] = {}
+    stale: list[SourceFile] = []
+    for source in given:
+        own = digest(source.path)
+        data = store.lookup(source.path, own, digest, named) if own is not None else None
+        if data is None:
+            stale.append(source)
+        else:
+            reused[source.path] = _result_from_data(source.path, data)
+    todo = _Plan([*stale, *plan.sources[plan.first_dependent:]], plan.context, len(stale), plan.given)
+    results = _check_sources(engine, todo, jobs)
+    for result in results:
+        own = digest(result.path)
+        if not result.dependent and own is not None and not result.internal_errors:
+            dependencies = Dependencies({path: digest(path) or "" for path in result.touched},
+                                        {name: sorted(named.get(name, [])) for name in result.looked_up})
+            store.store(result.path, own, dependencies, _result_to_data(result))
+    store.save()
+    checked = {result.path: result for result in results if not result.dependent}
+    return [reused.get(source.path) or checked[source.path] for source in given
+            if source.path in reused or source.path in checked] + [result for result in results if result.dependent]
+
+
+def _result_to_data(result: FileResult) -> dict[str, Any]:
+    from spikelint.cache import findings_to_data
+
+    return {"findings": findings_to_data(result.findings), "suppressed": result.suppressed, "sources": result.sources}
+
+
+def _result_from_data(path: str, data: dict[str, Any]) -> FileResult:
+    from spikelint.cache import findings_from_data
+
+    return FileResult(path, findings_from_data(data["findings"]), data["suppressed"], dict(data["sources"]))
+
+
+def free_cpus() -> int:
+    """CPUs this process may use, less what other processes keep busy (the 1-minute load average):
+    on a shared CI runner a second worker on a taken CPU only adds its start-up cost."""
+    try:
+        usable = len(os.sched_getaffinity(0))
+    except (AttributeError, OSError):
+        usable = os.cpu_count() or 1
+    try:
+        busy = os.getloadavg()[0]
+    except (AttributeError, OSError):
+        busy = 0.0
+    return max(1, min(usable, round(usable - busy + 0.5)))
+
+
+def worker_count(jobs: int | None, files: int, size: int, cpus: int) -> int:
+    """Worker processes for ``files`` files of ``size`` bytes: 1 (in-process) unless splitting the
+    estimated work saves more than the workers cost to start; ``jobs`` is an upper bound, so
+    ``--jobs N`` is never slower than ``--jobs 1`` by more than noise."""
+    work = files * SECONDS_PER_FILE + size * SECONDS_PER_BYTE
+    most = min(jobs if jobs is not None else cpus, cpus, files)
+    best = 1
+    for workers in range(2, most + 1):
+        if work / workers + workers * SECONDS_PER_WORKER < work / best + best * SECONDS_PER_WORKER:
+            best = workers
+    return best
+
+
 def _check_sources(engine: Engine, plan: _Plan, jobs: int | None) -> list[FileResult]:
-    workers = jobs if jobs is not None else (os.cpu_count() or 1)
+    size = sum(source.size for source in plan.sources)
+    cpus = free_cpus() if jobs is None or jobs > 1 else 1
+    return check_sources(engine, plan, worker_count(jobs, len(plan.sources), size, cpus))
+
+
+def check_sources(engine: Engine, plan: _Plan, workers: int) -> list[FileResult]:
+    """Check ``plan`` in-process (``workers`` <= 1) or split round-robin over worker processes."""
     everything = list(range(len(plan.sources)))
-    if workers <= 1 or len(plan.sources) < PARALLEL_MIN_FILES:
+    if workers <= 1:
         return _check_chunk(engine, plan, everything)
+    from concurrent.futures import ProcessPoolExecutor  # multiprocessing costs ~15 ms to import
+
     chunks = [everything[start::workers] for start in range(workers)]
     try:
         with ProcessPoolExecutor(max_workers=workers) as pool:
@@ -431,7 +558,17 @@ def build_report(engine: Engine, results: list[FileResult], files_checked: int) 
     rules = [rule for rule_id, rule in sorted(engine.catalog.items()) if selected(rule_id, engine.config)]
     return Report(findings=findings, files_checked=files_checked,
                   suppressed=sum(result.suppressed for result in results), rules=rules,
-                  sources={result.path: result.lines for result in results}, tool_version=__version__)
+                  sources=_sources(results), tool_version=__version__)
+
+
+def _sources(results: list[FileResult]) -> dict[str, list[str]]:
+    """Every checked path (JUnit lists them), with lines only where a finding needs a snippet."""
+    sources: dict[str, list[str]] = {result.path: [] for result in results}
+    for result in results:
+        for path, lines in result.sources.items():
+            if lines or path not in sources:
+                sources[path] = lines
+    return sources
 
 
 def lint_snippet(filename: str, text: str, config: dict[str, Any] | None = None,

@@ -50,7 +50,7 @@ BINARY_SUFFIXES = frozenset((
 # into false secrets).
 DEFAULT_EXCLUDED_FOLDERS = frozenset((
     ".git", ".hg", ".svn", ".venv", "venv", ".tox", ".nox", "site-packages", "dist-packages", "node_modules",
-    "__pycache__", ".mypy_cache", ".pytest_cache", ".ruff_cache", ".eggs", "build", "dist",
+    "__pycache__", ".mypy_cache", ".pytest_cache", ".ruff_cache", ".spikelint_cache", ".eggs", "build", "dist",
 ))
 
 
@@ -293,4 +293,4 @@ def _consider(path: Path, root: Path, cwd: Path, exclude: tuple[tuple[str, ...],
     if info.st_size > max_file_size and kind != FileKind.IMAGE:
         result.oversized.append((SourceFile(shown, str(path), kind), info.st_size))
         return
-    result.files.append(SourceFile(shown, str(path), kind))
+    result.files.append(SourceFile(shown, str(path), kind, info.st_size))

@@ -143,6 +143,7 @@ class SourceFile:
     path: str  # displayed path: relative to the current folder, '/'-separated
     abspath: str
     kind: str  # a FileKind value
+    size: int = 0  # bytes, as discovery saw them (the engine sizes its worker pool from them)
 
 
 @dataclass

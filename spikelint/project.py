@@ -32,8 +32,13 @@ class Project:
     _by_name: dict[str, list[tuple[tuple[str, ...], SourceFile]]] = field(default_factory=dict, init=False,
                                                                          repr=False, compare=False)
     _indexed: int = field(default=-1, init=False, repr=False, compare=False)
+    _referenced: set[str] = field(default_factory=set, init=False, repr=False, compare=False)
+    # what the checks asked for (the result cache records a file's dependencies from these)
+    touched: set[str] = field(default_factory=set, init=False, repr=False, compare=False)
+    looked_up: set[str] = field(default_factory=set, init=False, repr=False, compare=False)
 
     def document(self, source: SourceFile) -> Document:
+        self.touched.add(source.path)
         if source.path not in self.parsed:
             from spikelint.documents import read_document
 
@@ -69,11 +74,18 @@ class Project:
         if best[0] == 1 and len(wanted) > 1 and not self._distinctive(wanted[-1]):
             return None  # only a common file name matches: /etc/trainer/config.yaml is not any config.yaml
         self.resolved.add(best[2].path)
+        self._referenced.add(best[2].path)
         return self.document(best[2])
 
     def named(self, name: str) -> list[SourceFile]:
         """The scanned files called ``name`` (any folder)."""
         return [source for _, source in self._named(name)]
+
+    def release(self, path: str) -> None:
+        """Forget a checked file's document, unless a workload referenced it (it may be asked for again):
+        memory then stays flat in the number of files."""
+        if path not in self._referenced:
+            self.parsed.pop(path, None)
 
     def _distinctive(self, name: str) -> bool:
         """A file name that identifies one file here: unique, and not a name every project uses."""
@@ -81,6 +93,7 @@ class Project:
 
     def _named(self, name: str) -> list[tuple[tuple[str, ...], SourceFile]]:
         """The sources called ``name`` (an index built once, so lookups do not rescan every path)."""
+        self.looked_up.add(name)
         if self._indexed != len(self.sources):
             self._by_name = {}
             for source in self.sources:

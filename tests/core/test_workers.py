@@ -1,0 +1,71 @@
+"""Worker processes: how many the work is worth, and the same findings whichever way it is split."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from core_support import VALUES_LATEST
+from core_support import VALUES_PINNED
+from core_support import write
+
+from spikelint.config import Config
+from spikelint.engine import Engine
+from spikelint.engine import _Plan
+from spikelint.engine import build_report
+from spikelint.engine import check_paths
+from spikelint.engine import check_sources
+from spikelint.engine import worker_count
+from spikelint.files import discover
+from spikelint.model import FileKind
+from spikelint.model import SourceFile
+from spikelint.project import Project
+
+
+def test_a_hook_sized_run_stays_in_process() -> None:
+    assert worker_count(None, 1, 2_000, cpus=8) == 1
+    assert worker_count(None, 72, 72 * 40, cpus=2) == 1  # start-up would cost more than it saves
+    assert worker_count(8, 3, 9_000, cpus=8) == 1
+
+
+def test_a_large_repository_uses_the_free_cpus() -> None:
+    assert worker_count(None, 5_000, 3_000_000, cpus=2) == 2
+    assert worker_count(None, 50_000, 30_000_000, cpus=8) == 8
+    assert worker_count(None, 1, 4_000_000, cpus=8) == 1  # one file cannot be split
+
+
+def test_jobs_is_an_upper_bound() -> None:
+    assert worker_count(1, 50_000, 30_000_000, cpus=8) == 1
+    assert worker_count(3, 50_000, 30_000_000, cpus=8) == 3
+    assert worker_count(16, 50_000, 30_000_000, cpus=2) == 2  # never more workers than free CPUs
+
+
+def test_two_workers_find_what_one_finds(tmp_path: Path) -> None:
+    files = {f"svc{index:02d}/values.yaml": (VALUES_LATEST, VALUES_PINNED)[index % 2] for index in range(12)}
+    write(tmp_path, files)
+    engine = Engine.create(Config(), cwd=tmp_path)
+    sources = discover(["."], cwd=tmp_path, max_file_size=1 << 20).files
+    plan = _Plan(sources, sources, len(sources), frozenset(source.path for source in sources))
+    serial = build_report(engine, check_sources(engine, plan, 1), len(sources))
+    parallel = build_report(engine, check_sources(engine, plan, 2), len(sources))
+    assert serial.findings == parallel.findings and len(serial.findings) == 6
+    assert serial.sources == parallel.sources
+
+
+def test_the_report_keeps_lines_only_where_a_finding_is_shown(tmp_path: Path) -> None:
+    write(tmp_path, {"bad/values.yaml": VALUES_LATEST, "good/values.yaml": VALUES_PINNED})
+    report = check_paths(["."], Config(), cwd=tmp_path, jobs=1).report
+    assert set(report.sources) == {"bad/values.yaml", "good/values.yaml"}  # JUnit lists every checked file
+    assert report.sources["bad/values.yaml"] == VALUES_LATEST.splitlines()
+    assert report.sources["good/values.yaml"] == []
+
+
+def test_a_checked_document_is_forgotten_unless_referenced(tmp_path: Path) -> None:
+    write(tmp_path, {"a.yaml": "a: 1\n", "configs/exp-1.yaml": "lr: 0.1\n"})
+    sources = [SourceFile("a.yaml", str(tmp_path / "a.yaml"), FileKind.YAML),
+               SourceFile("configs/exp-1.yaml", str(tmp_path / "configs/exp-1.yaml"), FileKind.YAML)]
+    project = Project(sources)
+    project.document(sources[0])
+    assert project.find_config("/workspace/configs/exp-1.yaml") is not None
+    project.release("a.yaml")
+    project.release("configs/exp-1.yaml")
+    assert list(project.parsed) == ["configs/exp-1.yaml"]
