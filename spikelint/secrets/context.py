@@ -326,6 +326,7 @@ def looks_random(value: str, minimum_length: int = 16) -> bool:
 
 
 _IDENTIFIER = re.compile(r"^[A-Za-z]+(?:[_.:-][A-Za-z]+)*(?:[_.-]\d{1,6})?$")
+_CAMEL_PARTS = re.compile(r"[A-Z]?[a-z]+|[A-Z]+(?![a-z])|\d+")
 _CONSTANT_NAME = re.compile(r"^[A-Z][A-Z0-9]*(?:_[A-Z0-9]+)+$")
 _ALL_DIGITS = re.compile(r"^\d{6,64}$")
 _LEET = str.maketrans("0134578@$", "oleastbas")
@@ -338,7 +339,15 @@ def looks_like_word_or_identifier(value: str) -> bool:
         return True
     if _CONSTANT_NAME.match(value):  # ``R2_SECRET_ACCESS_KEY``: the name of a variable
         return sum(1 for part in value.split("_") if len(part) >= 3 and part.isalpha()) >= 2
-    return False
+    return _camel_case_name(value)
+
+
+def _camel_case_name(value: str) -> bool:
+    """``s3AccessKeyIDName``: three or more words of three letters or more make up most of it."""
+    if not value.isalnum() or sum(character.isdigit() for character in value) > 2:
+        return False
+    words = [part for part in _CAMEL_PARTS.findall(value) if len(part) >= 3 and part.isalpha()]
+    return len(words) >= 3 and sum(map(len, words)) >= 0.75 * len(value)
 
 
 def is_leet_placeholder(value: str) -> bool:
@@ -351,7 +360,9 @@ def is_leet_placeholder(value: str) -> bool:
 
 def is_digit_password(value: str) -> bool:
     """An all-digit password (``DB_PASSWORD=83920147``): six digits or more, not ``123456…``/``000000``."""
-    return bool(_ALL_DIGITS.match(value)) and len(set(value)) > 2 and not _SEQUENTIAL_DIGITS.search(value)
+    if not _ALL_DIGITS.match(value) or len(set(value)) <= 2 or _SEQUENTIAL_DIGITS.search(value):
+        return False
+    return not any(value[size:] == value[:-size] for size in range(1, len(value) // 2 + 1))  # ``12341234``
 
 
 _BASE64 = re.compile(r"^(?:[A-Za-z0-9+/]{4})*(?:[A-Za-z0-9+/]{2}==|[A-Za-z0-9+/]{3}=)?$")

@@ -145,7 +145,7 @@ def test_yaml_tags_and_templates_under_secret_named_keys_stay_quiet() -> None:
 
 
 def test_all_digit_password_under_a_password_env_name_fires() -> None:
-    assert found(".env", "DB_PASSWORD=83920147\nDB_PORT=5432\nPASSWORD=123456\n") == [(1, "SPK201")]
+    assert found(".env", "DB_PASSWORD=83920147\nDB_PORT=5432\nPASSWORD=123456\nPASSWORD=12341234\n") == [(1, "SPK201")]
 
 
 # --------------------------------------------------------------------------- command lines (SPK203)
@@ -198,3 +198,8 @@ def test_base64_of_a_placeholder_is_a_placeholder() -> None:
     real = base64.b64encode(F.password().encode()).decode()
     assert found("creds.json", '{"clientSecret": "' + placeholder + '"}\n') == []
     assert found("creds.json", '{"clientSecret": "' + real + '"}\n') == [(1, "SPK201")]
+
+
+def test_camel_case_names_compared_with_a_secret_named_variable_stay_quiet() -> None:
+    text = 'def f(creds):\n    if creds == "s3AccessKeyIDName":\n        return 1\n'
+    assert found("creds.py", text) == []
