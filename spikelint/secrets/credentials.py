@@ -282,9 +282,15 @@ def kubernetes_secret_secrets(root: Node) -> Iterator[NodeSecret]:
             if text is None:
                 continue
             plain = _decoded(text) if encoded else text
-            if plain is None or not _real(plain):
+            if plain is None or not _real(plain) or _only_certificates(plain):
                 continue
             yield _whole(node, "Kubernetes Secret value", f"{section}.{key} of Secret '{name}'")
+
+
+def _only_certificates(text: str) -> bool:
+    """``tls.crt``/``ca.crt``: PEM certificates are public; only the key beside them is a secret."""
+    stripped = text.strip()
+    return stripped.startswith("-----BEGIN CERTIFICATE-----") and "PRIVATE KEY" not in stripped
 
 
 def _decoded(text: str) -> str | None:

@@ -203,3 +203,13 @@ def test_base64_of_a_placeholder_is_a_placeholder() -> None:
 def test_camel_case_names_compared_with_a_secret_named_variable_stay_quiet() -> None:
     text = 'def f(creds):\n    if creds == "s3AccessKeyIDName":\n        return 1\n'
     assert found("creds.py", text) == []
+
+
+def test_certificates_in_a_tls_secret_are_public_and_the_key_is_not() -> None:
+    body = base64.b64encode(bytes(F.random.getrandbits(8) for _ in range(300))).decode()
+    certificate = f"-----BEGIN CERTIFICATE-----\n{body}\n-----END CERTIFICATE-----\n"
+    key = "-----BEGIN " + f"PRIVATE KEY-----\n{body}\n-----END " + "PRIVATE KEY-----\n"
+    text = ("apiVersion: v1\nkind: Secret\nmetadata: {name: tls}\ntype: kubernetes.io/tls\ndata:\n"
+            f"  tls.crt: {base64.b64encode(certificate.encode()).decode()}\n"
+            f"  tls.key: {base64.b64encode(key.encode()).decode()}\n")
+    assert found("tls.yaml", text) == [(7, "SPK206")]
