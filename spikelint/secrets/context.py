@@ -173,6 +173,9 @@ _NAME_LIKE = re.compile(r"^[a-z][a-z0-9]*(?:[-_.][a-z0-9]+)+$")
 _SECRETISH_IN_NAME = re.compile(r"secret|token|cred|passw|key|auth|pwd")
 
 
+_GLUED_DEFAULT = re.compile(r"^([a-z][a-z0-9]{3,23}?)\d{0,4}$")
+
+
 def is_placeholder(value: str) -> bool:
     """``<token>``, ``${TOKEN}``, ``changeme``, ``xxxx``, ``***``, ``your-api-key-here``, empty."""
     text = value.strip().strip("'\"").strip()
@@ -180,7 +183,10 @@ def is_placeholder(value: str) -> bool:
         return True
     if _PLACEHOLDER_SHAPES.match(text) or _TEMPLATE_INSIDE.search(text):
         return True
-    return _is_placeholder_words(_WORD_SPLIT.findall(text.lower()))
+    if _is_placeholder_words(_WORD_SPLIT.findall(text.lower())):
+        return True
+    glued = _GLUED_DEFAULT.match(text.lower())  # ``s3admin123``, ``minio123``: demo defaults
+    return glued is not None and _is_vocabulary(glued.group(1))
 
 
 def _is_placeholder_words(words: list[str]) -> bool:

@@ -213,3 +213,9 @@ def test_certificates_in_a_tls_secret_are_public_and_the_key_is_not() -> None:
             f"  tls.crt: {base64.b64encode(certificate.encode()).decode()}\n"
             f"  tls.key: {base64.b64encode(key.encode()).decode()}\n")
     assert found("tls.yaml", text) == [(7, "SPK206")]
+
+
+def test_demo_defaults_in_a_test_secret_are_placeholders() -> None:
+    text = ("apiVersion: v1\nkind: Secret\nmetadata: {name: s3}\nstringData:\n"
+            "  AWS_ACCESS_KEY_ID: s3admin\n  AWS_SECRET_ACCESS_KEY: s3admin123\n  password: minio123\n")
+    assert found("secret.yaml", text) == []
