@@ -219,3 +219,11 @@ def test_demo_defaults_in_a_test_secret_are_placeholders() -> None:
     text = ("apiVersion: v1\nkind: Secret\nmetadata: {name: s3}\nstringData:\n"
             "  AWS_ACCESS_KEY_ID: s3admin\n  AWS_SECRET_ACCESS_KEY: s3admin123\n  password: minio123\n")
     assert found("secret.yaml", text) == []
+
+
+def test_a_storage_config_of_demo_defaults_is_not_a_credential_and_a_real_one_is() -> None:
+    head = "apiVersion: v1\nkind: Secret\nmetadata: {name: storage}\nstringData:\n  local: |\n"
+    demo = '    {"type": "s3", "access_key_id": "minio", "secret_access_key": "minio123", "bucket": "b"}\n'
+    assert found("storage.yaml", head + demo) == []
+    real = demo.replace("minio123", F.high_entropy(40))
+    assert found("storage.yaml", head + real) == [(6, "SPK206")]
