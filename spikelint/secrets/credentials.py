@@ -300,7 +300,7 @@ def _json_of_placeholders(text: str) -> bool:
     if not isinstance(data, dict):
         return False
     secrets = [value for key, value in data.items() if classify_key(str(key)).secret]
-    return all(isinstance(value, str) and not _real(value) for value in secrets)
+    return bool(secrets) and all(isinstance(value, str) and not _real(value) for value in secrets)
 
 
 def _only_certificates(text: str) -> bool:
