@@ -226,7 +226,7 @@ def is_token_placeholder(body: str) -> bool:
         return True
     if "REDACTED" in body.upper():
         return True
-    return _sequential_run(body) >= 8 or _repeats_a_unit(body)
+    return _sequential_fake(body) or _repeats_a_unit(body)
 
 
 def _ascending_runs(length: int, alphabets: tuple[str, ...]) -> re.Pattern[str]:
@@ -236,6 +236,13 @@ def _ascending_runs(length: int, alphabets: tuple[str, ...]) -> re.Pattern[str]:
 
 _SEQUENTIAL_FAKE = _ascending_runs(8, ("0123456789", "abcdefghijklmnopqrstuvwxyz", "ABCDEFGHIJKLMNOPQRSTUVWXYZ"))
 _SEQUENTIAL_DIGITS = _ascending_runs(6, ("0123456789",))
+
+
+def _sequential_fake(body: str) -> bool:
+    """``abcdefgh…``, ``0123456789…``: the body starts with a run of eight consecutive characters,
+    or such runs make up half of it (a run at the end of random text is chance, or a typed fake)."""
+    runs = list(_SEQUENTIAL_FAKE.finditer(body))
+    return bool(runs) and (runs[0].start() == 0 or 8 * len(runs) * 2 >= len(body))
 
 
 def _sequential_run(text: str) -> int:
