@@ -173,6 +173,9 @@ _NAME_LIKE = re.compile(r"^[a-z][a-z0-9]*(?:[-_.][a-z0-9]+)+$")
 _SECRETISH_IN_NAME = re.compile(r"secret|token|cred|passw|key|auth|pwd")
 
 
+_GLUED_DEFAULT = re.compile(r"^([a-z][a-z0-9]{3,23}?)\d{0,4}$")
+
+
 def is_placeholder(value: str) -> bool:
     """``<token>``, ``${TOKEN}``, ``changeme``, ``xxxx``, ``***``, ``your-api-key-here``, empty."""
     text = value.strip().strip("'\"").strip()
@@ -180,7 +183,10 @@ def is_placeholder(value: str) -> bool:
         return True
     if _PLACEHOLDER_SHAPES.match(text) or _TEMPLATE_INSIDE.search(text):
         return True
-    return _is_placeholder_words(_WORD_SPLIT.findall(text.lower()))
+    if _is_placeholder_words(_WORD_SPLIT.findall(text.lower())):
+        return True
+    glued = _GLUED_DEFAULT.match(text.lower())  # ``s3admin123``, ``minio123``: demo defaults
+    return glued is not None and _is_vocabulary(glued.group(1))
 
 
 def _is_placeholder_words(words: list[str]) -> bool:
@@ -220,7 +226,7 @@ def is_token_placeholder(body: str) -> bool:
         return True
     if "REDACTED" in body.upper():
         return True
-    return _sequential_run(body) >= 8 or _repeats_a_unit(body)
+    return _sequential_fake(body) or _repeats_a_unit(body)
 
 
 def _ascending_runs(length: int, alphabets: tuple[str, ...]) -> re.Pattern[str]:
@@ -230,6 +236,13 @@ def _ascending_runs(length: int, alphabets: tuple[str, ...]) -> re.Pattern[str]:
 
 _SEQUENTIAL_FAKE = _ascending_runs(8, ("0123456789", "abcdefghijklmnopqrstuvwxyz", "ABCDEFGHIJKLMNOPQRSTUVWXYZ"))
 _SEQUENTIAL_DIGITS = _ascending_runs(6, ("0123456789",))
+
+
+def _sequential_fake(body: str) -> bool:
+    """``abcdefgh…``, ``0123456789…``: the body starts with a run of eight consecutive characters,
+    or such runs make up half of it (a run at the end of random text is chance, or a typed fake)."""
+    runs = list(_SEQUENTIAL_FAKE.finditer(body))
+    return bool(runs) and (runs[0].start() == 0 or 8 * len(runs) * 2 >= len(body))
 
 
 def _sequential_run(text: str) -> int:
@@ -326,6 +339,7 @@ def looks_random(value: str, minimum_length: int = 16) -> bool:
 
 
 _IDENTIFIER = re.compile(r"^[A-Za-z]+(?:[_.:-][A-Za-z]+)*(?:[_.-]\d{1,6})?$")
+_CAMEL_PARTS = re.compile(r"[A-Z]?[a-z]+|[A-Z]+(?![a-z])|\d+")
 _CONSTANT_NAME = re.compile(r"^[A-Z][A-Z0-9]*(?:_[A-Z0-9]+)+$")
 _ALL_DIGITS = re.compile(r"^\d{6,64}$")
 _LEET = str.maketrans("0134578@$", "oleastbas")
@@ -338,7 +352,15 @@ def looks_like_word_or_identifier(value: str) -> bool:
         return True
     if _CONSTANT_NAME.match(value):  # ``R2_SECRET_ACCESS_KEY``: the name of a variable
         return sum(1 for part in value.split("_") if len(part) >= 3 and part.isalpha()) >= 2
-    return False
+    return _camel_case_name(value)
+
+
+def _camel_case_name(value: str) -> bool:
+    """``s3AccessKeyIDName``: three or more words of three letters or more make up most of it."""
+    if not value.isalnum() or sum(character.isdigit() for character in value) > 2:
+        return False
+    words = [part for part in _CAMEL_PARTS.findall(value) if len(part) >= 3 and part.isalpha()]
+    return len(words) >= 3 and sum(map(len, words)) >= 0.75 * len(value)
 
 
 def is_leet_placeholder(value: str) -> bool:
@@ -351,7 +373,9 @@ def is_leet_placeholder(value: str) -> bool:
 
 def is_digit_password(value: str) -> bool:
     """An all-digit password (``DB_PASSWORD=83920147``): six digits or more, not ``123456…``/``000000``."""
-    return bool(_ALL_DIGITS.match(value)) and len(set(value)) > 2 and not _SEQUENTIAL_DIGITS.search(value)
+    if not _ALL_DIGITS.match(value) or len(set(value)) <= 2 or _SEQUENTIAL_DIGITS.search(value):
+        return False
+    return not any(value[size:] == value[:-size] for size in range(1, len(value) // 2 + 1))  # ``12341234``
 
 
 _BASE64 = re.compile(r"^(?:[A-Za-z0-9+/]{4})*(?:[A-Za-z0-9+/]{2}==|[A-Za-z0-9+/]{3}=)?$")

@@ -20,6 +20,7 @@ from typing import Iterator
 from typing import NamedTuple
 
 from spikelint.model import Node
+from spikelint.secrets.context import classify_key
 from spikelint.secrets.context import is_placeholder
 from spikelint.secrets.context import is_reference
 from spikelint.secrets.detectors import is_placeholder_value
@@ -282,9 +283,30 @@ def kubernetes_secret_secrets(root: Node) -> Iterator[NodeSecret]:
             if text is None:
                 continue
             plain = _decoded(text) if encoded else text
-            if plain is None or not _real(plain):
+            if plain is None or not _real(plain) or _only_certificates(plain) or _json_of_placeholders(plain):
                 continue
             yield _whole(node, "Kubernetes Secret value", f"{section}.{key} of Secret '{name}'")
+
+
+def _json_of_placeholders(text: str) -> bool:
+    """A JSON object (a storage config) whose secret-named values are all placeholders (``minio123``)."""
+    stripped = text.strip()
+    if not stripped.startswith("{"):
+        return False
+    try:
+        data = json.loads(stripped)
+    except ValueError:
+        return False
+    if not isinstance(data, dict):
+        return False
+    secrets = [value for key, value in data.items() if classify_key(str(key)).secret]
+    return bool(secrets) and all(isinstance(value, str) and not _real(value) for value in secrets)
+
+
+def _only_certificates(text: str) -> bool:
+    """``tls.crt``/``ca.crt``: PEM certificates are public; only the key beside them is a secret."""
+    stripped = text.strip()
+    return stripped.startswith("-----BEGIN CERTIFICATE-----") and "PRIVATE KEY" not in stripped
 
 
 def _decoded(text: str) -> str | None:

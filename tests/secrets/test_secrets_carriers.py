@@ -145,7 +145,7 @@ def test_yaml_tags_and_templates_under_secret_named_keys_stay_quiet() -> None:
 
 
 def test_all_digit_password_under_a_password_env_name_fires() -> None:
-    assert found(".env", "DB_PASSWORD=83920147\nDB_PORT=5432\nPASSWORD=123456\n") == [(1, "SPK201")]
+    assert found(".env", "DB_PASSWORD=83920147\nDB_PORT=5432\nPASSWORD=123456\nPASSWORD=12341234\n") == [(1, "SPK201")]
 
 
 # --------------------------------------------------------------------------- command lines (SPK203)
@@ -198,3 +198,32 @@ def test_base64_of_a_placeholder_is_a_placeholder() -> None:
     real = base64.b64encode(F.password().encode()).decode()
     assert found("creds.json", '{"clientSecret": "' + placeholder + '"}\n') == []
     assert found("creds.json", '{"clientSecret": "' + real + '"}\n') == [(1, "SPK201")]
+
+
+def test_camel_case_names_compared_with_a_secret_named_variable_stay_quiet() -> None:
+    text = 'def f(creds):\n    if creds == "s3AccessKeyIDName":\n        return 1\n'
+    assert found("creds.py", text) == []
+
+
+def test_certificates_in_a_tls_secret_are_public_and_the_key_is_not() -> None:
+    body = base64.b64encode(bytes(F.random.getrandbits(8) for _ in range(300))).decode()
+    certificate = f"-----BEGIN CERTIFICATE-----\n{body}\n-----END CERTIFICATE-----\n"
+    key = "-----BEGIN " + f"PRIVATE KEY-----\n{body}\n-----END " + "PRIVATE KEY-----\n"
+    text = ("apiVersion: v1\nkind: Secret\nmetadata: {name: tls}\ntype: kubernetes.io/tls\ndata:\n"
+            f"  tls.crt: {base64.b64encode(certificate.encode()).decode()}\n"
+            f"  tls.key: {base64.b64encode(key.encode()).decode()}\n")
+    assert found("tls.yaml", text) == [(7, "SPK206")]
+
+
+def test_demo_defaults_in_a_test_secret_are_placeholders() -> None:
+    text = ("apiVersion: v1\nkind: Secret\nmetadata: {name: s3}\nstringData:\n"
+            "  AWS_ACCESS_KEY_ID: s3admin\n  AWS_SECRET_ACCESS_KEY: s3admin123\n  password: minio123\n")
+    assert found("secret.yaml", text) == []
+
+
+def test_a_storage_config_of_demo_defaults_is_not_a_credential_and_a_real_one_is() -> None:
+    head = "apiVersion: v1\nkind: Secret\nmetadata: {name: storage}\nstringData:\n  local: |\n"
+    demo = '    {"type": "s3", "access_key_id": "minio", "secret_access_key": "minio123", "bucket": "b"}\n'
+    assert found("storage.yaml", head + demo) == []
+    real = demo.replace("minio123", F.high_entropy(40))
+    assert found("storage.yaml", head + real) == [(6, "SPK206")]
