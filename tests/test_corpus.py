@@ -63,7 +63,6 @@ EXPECTED_META_IMAGE_SECRET = {
     ("15-notebook-leaky.ipynb", 149, "SPK201"),
     ("16-hydra-config.yaml", 30, "SPK201"),
     ("17-hf-training-args.yaml", 28, "SPK201"),
-    ("README.md", 7, "SPK201"),
 }
 
 
