@@ -22,7 +22,7 @@ spec:
     spec:
       restartPolicy: Never
       containers:
-      - name: c
+      - command: ["python", "train.py"]  # a training Job: the workload rules apply
         image: busybox:1.36.1
         resources:
           limits:
