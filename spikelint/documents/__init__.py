@@ -195,6 +195,8 @@ def parse_text(source: SourceFile, text: str) -> Document:
                             UnrenderedTemplate(chart_template=False))
         document.problems.append(_position_problem(error, text))
     except ParseFailure as error:
+        if source.kind == FileKind.SHELL and _parse_filled_in(document):
+            return document
         document.problems.append(_position_problem(error, text))
     if source.kind == FileKind.NOTEBOOK and document.parsed is not None:
         from spikelint.documents.notebook import Notebook
@@ -211,6 +213,30 @@ def _as_text(document: Document, parsed: UnrenderedTemplate | None) -> Document:
     """The document as plain text: only text-level rules (secrets) look at it, no workload is read."""
     return Document(replace(document.source, kind=FileKind.TEXT), document.text, parsed=parsed,
                     suppressions=document.suppressions)
+
+
+# ``export HF_TOKEN=<YOUR_HF_TOKEN>``, ``CODE_DIR=<PATH_TO_NEMO>``: a recipe's fill-in blank, which the
+# reader replaces before running; to a shell it is a redirect, so the script would not parse at all.
+_FILL_IN_BLANK = re.compile(r"(?<![<\w$])<([A-Za-z][A-Za-z0-9_.-]*[A-Za-z0-9])>(?![>\w])")
+
+
+def _parse_filled_in(document: Document) -> bool:
+    """Parse a shell script whose only syntax errors are fill-in blanks, as if each were filled in.
+
+    The blank becomes a word of the same length, so every position stays true and the script's
+    other rules still run; a script that does not parse even then keeps its SPK001."""
+    if "<" not in document.text:
+        return False
+    filled = _FILL_IN_BLANK.sub(lambda match: "_" + match.group(1) + "_", document.text)
+    if filled == document.text:
+        return False
+    trial = Document(document.source, filled, suppressions=document.suppressions)
+    try:
+        _parse_shell(trial)
+    except (ValueError, ParseFailure, RecursionError, MemoryError):
+        return False
+    document.parsed = trial.parsed
+    return True
 
 
 def _parses_as(source: SourceFile) -> Callable[[str], bool]:
