@@ -16,6 +16,7 @@ from typing import TextIO
 from spikelint.smoke.analysis import RESUME_FAILED
 from spikelint.smoke.analysis import STATE_DIFFERS
 from spikelint.smoke.analysis import VERIFIED
+from spikelint.smoke.analysis import describe_exit
 from spikelint.smoke.analysis import difference_json
 from spikelint.smoke.analysis import overall_verdict
 from spikelint.smoke.command import CommandError
@@ -166,14 +167,8 @@ class CommandSmoke:
 
 
 def describe(code: int | None) -> str:
-    if code is None:
-        return "no exit code"
-    if code < 0:
-        try:
-            return f"killed by {signal.Signals(-code).name}"
-        except ValueError:
-            return f"killed by signal {-code}"
-    return f"exit {code}"
+    """How a command run ended, in the words the job-object runs use."""
+    return "no exit code" if code is None else describe_exit(code)
 
 
 def first_loss_difference(reference: dict[int, str], other: dict[int, str], last: int, start: int = 1) -> int | None:
