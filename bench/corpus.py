@@ -16,9 +16,7 @@ import argparse
 import hashlib
 import random
 import sys
-from dataclasses import dataclass
 from pathlib import Path
-from typing import Callable
 
 BENCH = Path(__file__).resolve().parent
 sys.path.insert(0, str(BENCH))
@@ -111,12 +109,7 @@ def script_with_leak(rng: random.Random, index: int) -> str:
     return text + (f"export {leak[0]}={leak[1]}\n" if leak else "")
 
 
-@dataclass(frozen=True)
-class Family:
-    folder: str
-    name: str  # format with {i}
-    share: float
-    make: Callable[[random.Random, int], str]
+Family = lint_bench.Family
 
 
 FAMILIES: tuple[Family, ...] = (

@@ -595,15 +595,3 @@ def lint_snippet(filename: str, text: str, config: dict[str, Any] | None = None,
 def apply_baseline(report: Report, fingerprints: set[str]) -> Report:
     kept = [finding for finding in report.findings if finding.fingerprint not in fingerprints]
     return replace(report, findings=kept, baselined=report.baselined + len(report.findings) - len(kept))
-
-
-def apply_diff(report: Report, changed: dict[str, set[int] | None]) -> Report:
-    """Keep findings on changed lines; ``None`` marks a whole new file."""
-    kept = []
-    for finding in report.findings:
-        if finding.path not in changed:
-            continue
-        lines = changed[finding.path]
-        if lines is None or finding.line in lines:
-            kept.append(finding)
-    return replace(report, findings=kept)
