@@ -8,19 +8,19 @@ broken catalog is caught by the first test run instead of surfacing as a half-em
 
 from __future__ import annotations
 
-import re
 from pathlib import Path
 from typing import Any
 from typing import Iterable
 from typing import Mapping
 
+from spikelint.lazyre import lazy_regex
 from spikelint.model import SEVERITIES
 from spikelint.model import Rule
 from spikelint.resources import data_folder
 
-ID_PATTERN = re.compile(r"^SPK\d{3}$")
-NAME_PATTERN = re.compile(r"^[a-z][a-z0-9]*(?:-[a-z0-9]+)*$")
-SELECTOR_PATTERN = re.compile(r"^SPK\d{0,3}$")
+ID_PATTERN = lazy_regex(r"^SPK\d{3}$")
+NAME_PATTERN = lazy_regex(r"^[a-z][a-z0-9]*(?:-[a-z0-9]+)*$")
+SELECTOR_PATTERN = lazy_regex(r"^SPK\d{0,3}$")
 
 REQUIRED_TEXT_FIELDS = ("summary", "rationale", "fires_when", "does_not_fire_when", "remediation")
 OPTIONAL_FIELDS = ("examples", "implemented")

@@ -8,9 +8,10 @@ pasted into a shell should not run what a name spells.  Formats with their own e
 
 from __future__ import annotations
 
-import re
+from spikelint.lazyre import lazy_regex
 
-SHELL_ACTIVE = re.compile(r"[$`;|&<>()!\\\"'{}*?\[\]#~]")
+
+SHELL_ACTIVE = lazy_regex(r"[$`;|&<>()!\\\"'{}*?\[\]#~]")
 
 
 def printable(text: str) -> str:

@@ -19,11 +19,12 @@ from dataclasses import field
 from pathlib import Path
 from pathlib import PurePosixPath
 
+from spikelint.lazyre import lazy_regex
 from spikelint.model import FileKind
 from spikelint.model import SourceFile
 
 # Dockerfile, Containerfile, Dockerfile.gpu, train.Dockerfile, 14-Dockerfile.bad, Dockerfile-cuda12
-DOCKERFILE_NAME = re.compile(r"(?:^|[._-])(?:docker|container)file(?:$|[._-])")
+DOCKERFILE_NAME = lazy_regex(r"(?:^|[._-])(?:docker|container)file(?:$|[._-])")
 # Names that mention a Dockerfile but hold something else: templates, docs, BuildKit's per-Dockerfile
 # ignore file (Dockerfile.dockerignore), patches, and source code of Dockerfile tooling (dockerfile_parser.go)
 NOT_DOCKERFILE_SUFFIXES = frozenset((

@@ -10,17 +10,19 @@ from __future__ import annotations
 import re
 from typing import NamedTuple
 
+from spikelint.lazyre import lazy_regex
+
 DOCKER_HUB = "docker.io"
 DOCKER_HUB_ALIASES = frozenset(("docker.io", "index.docker.io", "registry-1.docker.io", "registry.hub.docker.com"))
-DIGEST = re.compile(r"^[a-z0-9]+(?:[.+_-][a-z0-9]+)*:[0-9a-fA-F]{32,}$")
-TAG = re.compile(r"^[\w][\w.-]{0,127}$")
-TEMPLATE_MARKERS = re.compile(r"\$\{|\$\(|\{\{|\$[A-Za-z_]|%\{|<[A-Za-z_-]+>")
-LITERAL_DIGEST = re.compile(r"@[a-z0-9]+(?:[.+_-][a-z0-9]+)*:[0-9a-fA-F]{32,}$")
+DIGEST = lazy_regex(r"^[a-z0-9]+(?:[.+_-][a-z0-9]+)*:[0-9a-fA-F]{32,}$")
+TAG = lazy_regex(r"^[\w][\w.-]{0,127}$")
+TEMPLATE_MARKERS = lazy_regex(r"\$\{|\$\(|\{\{|\$[A-Za-z_]|%\{|<[A-Za-z_-]+>")
+LITERAL_DIGEST = lazy_regex(r"@[a-z0-9]+(?:[.+_-][a-z0-9]+)*:[0-9a-fA-F]{32,}$")
 # documented stand-ins a user replaces before running: PLACEHOLDER_IMAGE, CHANGE_ME, REPLACE_ME, your-image
-PLACEHOLDER_WORDS = re.compile(r"placeholder|change[_-]?me|replace[_-]?me|your[_-](?:image|registry|repo)",
+PLACEHOLDER_WORDS = lazy_regex(r"placeholder|change[_-]?me|replace[_-]?me|your[_-](?:image|registry|repo)",
                                re.IGNORECASE)
 PLACEHOLDER_HOSTS = ("example.com",)  # RFC 2606 documentation domain: example.com/… is never pulled
-VARIABLE_NAMES = re.compile(r"\$\{\s*([A-Za-z_][A-Za-z0-9_]*)|\$\(\s*([A-Za-z_][A-Za-z0-9_]*)|"
+VARIABLE_NAMES = lazy_regex(r"\$\{\s*([A-Za-z_][A-Za-z0-9_]*)|\$\(\s*([A-Za-z_][A-Za-z0-9_]*)|"
                             r"\{\{-?\s*([^}]*?)\s*-?\}\}|\$([A-Za-z_][A-Za-z0-9_]*)|%\{([^}]*)\}|<([A-Za-z_-]+)>")
 TAG_SEPARATORS = "-_."
 

@@ -21,6 +21,7 @@ from typing import Iterable
 from typing import NamedTuple
 from typing import Sequence
 
+from spikelint.lazyre import lazy_regex
 from spikelint.model import Container
 from spikelint.model import Document
 from spikelint.model import FileKind
@@ -63,13 +64,13 @@ UTILITY_COMMANDS = frozenset((
     "whoami", "uname", "free", "lscpu", "nproc", "which", "command", "type", "set", "cd",
     "source", ".", "test", "[", "[[", "envsubst", "xargs", "find", "tee", "huggingface-cli", "gsutil", "aws",
     "rsync", "scp", "kubectl", "runai", "wandb"))
-PRIVATE_TARGETS = re.compile(r"(^|/)(\.ssh|\.netrc|\.git-credentials|\.docker|\.aws|\.config|\.kube|etc)(/|$)|^~|"
+PRIVATE_TARGETS = lazy_regex(r"(^|/)(\.ssh|\.netrc|\.git-credentials|\.docker|\.aws|\.config|\.kube|etc)(/|$)|^~|"
                              r"^\$\{?HOME\b|^/root/\.|^/etc/")
-_VARIABLE = re.compile(r"\$(?:\{(?P<braced>[^{}]*)\}|\((?P<paren>[^()]*)\)|(?P<plain>[A-Za-z_][A-Za-z0-9_]*|[0-9#?@*$!-]))|`[^`]*`")
-_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
-_ASSIGNMENT = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*=")
-_PYTHON = re.compile(r"python[\d.]*")
-_PARAMETER = re.compile(r"^([A-Za-z_][A-Za-z0-9_]*)(:?[-=?+])(.*)$", re.DOTALL)
+_VARIABLE = lazy_regex(r"\$(?:\{(?P<braced>[^{}]*)\}|\((?P<paren>[^()]*)\)|(?P<plain>[A-Za-z_][A-Za-z0-9_]*|[0-9#?@*$!-]))|`[^`]*`")
+_NAME = lazy_regex(r"[A-Za-z_][A-Za-z0-9_]*")
+_ASSIGNMENT = lazy_regex(r"^[A-Za-z_][A-Za-z0-9_]*=")
+_PYTHON = lazy_regex(r"python[\d.]*")
+_PARAMETER = lazy_regex(r"^([A-Za-z_][A-Za-z0-9_]*)(:?[-=?+])(.*)$", re.DOTALL)
 MAX_EXPANSION_DEPTH = 8
 PLATFORM_DEFAULTS = {"TMPDIR": "/tmp"}  # unset in containers unless the image says otherwise: /tmp is used
 MAX_EXPANSIONS = 200
@@ -778,7 +779,7 @@ def _config_candidates(reference: str, key: tuple[str, ...], invocation: Invocat
     return [text]
 
 
-_NNODES = re.compile(r"^(\d+)(?::(\d+))?$")
+_NNODES = lazy_regex(r"^(\d+)(?::(\d+))?$")
 # launchers that run once on every node, and the flag that says how many nodes; ``deepspeed --hostfile``,
 # ``mpirun`` and ``srun`` start the other nodes themselves, so their output leaves from one place
 NODE_FLAGS: dict[str, tuple[tuple[str, ...], ...]] = {
@@ -821,12 +822,12 @@ def shown(text: str) -> str:
 
 # --------------------------------------------------------------------------- launch time and run identity
 
-TIMESTAMP = re.compile(
+TIMESTAMP = lazy_regex(
     r"\$\{now:|\$\(\s*date\b|`\s*date\b|"
     r"\{(?:timestamp|time_?stamp|datetime|date|time|now|start_time|launch_time)(?::[^{}]*)?\}|"
     r"%[Yy][^/%]{0,3}%[mdbBj]|%[mdHMS][-_:.]?%[dHMSM]|%Y|"
     r"datetime\.now\(|time\.strftime\(|strftime\(")
-RUN_IDENTITY = re.compile(
+RUN_IDENTITY = lazy_regex(
     r"\$\{?\(?[A-Z0-9_]*(?:JOB|RUN|EXPERIMENT|EXP|TRIAL|WORKLOAD|TASK)_?(?:NAME|ID|UUID)\b|"
     r"\$\{(?:oc\.env:|env:)?[^}]*(?:job|run|experiment|exp|trial)[._]?(?:name|id|uuid)[^}]*\}|"
     r"(?:^|[/_.-])(?:r|run|rev|trial|attempt|exp|job)[-_]?\d+(?=$|[/_.-])",

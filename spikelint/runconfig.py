@@ -17,6 +17,7 @@ from typing import Iterator
 from typing import NamedTuple
 from typing import Sequence
 
+from spikelint.lazyre import lazy_regex
 from spikelint.model import Located
 from spikelint.model import Node
 
@@ -98,10 +99,10 @@ NOT_CHECKPOINT_SECTION_KEYS = frozenset(("initial_load_path", "initial_load_mode
 LOGGER_SECTIONS = frozenset(("logger", "loggers"))
 LOGGER_LEAVES = frozenset(("save_dir", "dir", "log_dir", "root_dir", "logdir"))
 # activation/gradient checkpointing is about memory, not about saving the run
-NOT_CHECKPOINT = re.compile(r"activation|gradient|grad_ckpt|recompute|(^|_)ac(_|$)|init|pretrain|teacher|reference|"
+NOT_CHECKPOINT = lazy_regex(r"activation|gradient|grad_ckpt|recompute|(^|_)ac(_|$)|init|pretrain|teacher|reference|"
                             r"reward|base_model|(^|_)ref(_|$)|hub|export|tokenizer")
 # save_period (YOLO), save_every_n_epochs, save_freq… : how often the run saves itself
-SAVE_INTERVAL = re.compile(r"^save_(period|interval|freq|frequency|every(_\w+)?|steps|epochs?|iters?|"
+SAVE_INTERVAL = lazy_regex(r"^save_(period|interval|freq|frequency|every(_\w+)?|steps|epochs?|iters?|"
                            r"n_steps|n_epochs|ckpt_\w+|checkpoint_\w+)$")
 CONFIG_REF_KEYS = frozenset((("config",), ("config_file",), ("cfg",), ("configs",), ("job", "config_file"),
                              ("c",), ("config_path",), ("config_name",), ("cp",), ("cn",), ("args_file",)))
@@ -109,9 +110,9 @@ CONFIG_SUFFIXES = (".yaml", ".yml", ".json", ".toml")
 CONFIG_REF_KEYS_LEAVES = frozenset(key[-1] for key in CONFIG_REF_KEYS)
 HYDRA_OUTPUT_KEYS = {("hydra", "run", "dir"): frozenset((OUTPUT, LOG_HOLDER)),
                      ("hydra", "sweep", "dir"): frozenset((OUTPUT, LOG_HOLDER))}
-REMOTE = re.compile(r"^[a-z][a-z0-9+.-]*://|^(s3|gs|gcs|az|abfs|abfss|hdfs|dbfs|wandb|hf|oci|r2):", re.IGNORECASE)
+REMOTE = lazy_regex(r"^[a-z][a-z0-9+.-]*://|^(s3|gs|gcs|az|abfs|abfss|hdfs|dbfs|wandb|hf|oci|r2):", re.IGNORECASE)
 
-_NUMBER = re.compile(r"[-+]?\d+(\.\d+)?")
+_NUMBER = lazy_regex(r"[-+]?\d+(\.\d+)?")
 FALSE_WORDS = frozenset(("false", "no", "none", "null", "off", "0", "", "~"))
 IMPLICIT_RESUME_WORDS = frozenset(("true", "auto", "last", "latest", "yes", "on"))
 DISABLING = {"save_strategy": frozenset(("no",))}
@@ -142,9 +143,9 @@ def is_remote(value: str) -> bool:
 
 # keys that qualify a resume setting instead of being one: NeMo's ``resume_ignore_no_checkpoint``
 # (only says what happens when ``resume_if_exists`` finds nothing), ``resume_strict``
-RESUME_MODIFIER = re.compile(r"ignore|strict|(^|_)no_|_if_missing|missing_ok|_optional$")
+RESUME_MODIFIER = lazy_regex(r"ignore|strict|(^|_)no_|_if_missing|missing_ok|_optional$")
 # trackers resume their own run records (``wandb_logger_kwargs.resume``), not training state
-TRACKER_SECTION = re.compile(r"logger|wandb|mlflow|comet|neptune|tensorboard|clearml|aim_|tracker")
+TRACKER_SECTION = lazy_regex(r"logger|wandb|mlflow|comet|neptune|tensorboard|clearml|aim_|tracker")
 
 
 def _leaf_roles(leaf: str) -> frozenset[str]:
@@ -246,8 +247,8 @@ def is_implicit_resume(setting: Setting) -> bool:
 
 # --------------------------------------------------------------------------- command-line flags
 
-_OVERRIDE = re.compile(r"^(?:\+\+|\+|~)?([A-Za-z_][\w\-]*(?:\.[\w\-]+)*)=(.*)$", re.DOTALL)
-_NEGATIVE_NUMBER = re.compile(r"^-\d+(\.\d+)?$")
+_OVERRIDE = lazy_regex(r"^(?:\+\+|\+|~)?([A-Za-z_][\w\-]*(?:\.[\w\-]+)*)=(.*)$", re.DOTALL)
+_NEGATIVE_NUMBER = lazy_regex(r"^-\d+(\.\d+)?$")
 
 
 def _value_after(word: Located, prefix: int) -> Located:
@@ -339,7 +340,7 @@ ENV_SUFFIXES: tuple[tuple[str, frozenset[str]], ...] = tuple(sorted(
     ((leaf, roles) for leaf, roles in LEAF_ROLES.items()
      if roles & {OUTPUT, RESUME, CKPT_LOCATION, CKPT_INTERVAL} and leaf not in ("checkpoint", "ckpt")),
     key=lambda item: -len(item[0])))
-NOT_OUTPUT_ENV = re.compile(r"CACHE|HOME|TMP|TEMP", re.IGNORECASE)
+NOT_OUTPUT_ENV = lazy_regex(r"CACHE|HOME|TMP|TEMP", re.IGNORECASE)
 
 
 def env_roles(name: str, value: Any = None) -> frozenset[str]:
@@ -369,7 +370,7 @@ def env_setting(name: Located, value: Located | None) -> Setting | None:
 
 # --------------------------------------------------------------------------- config trees
 
-_INTERPOLATION = re.compile(r"\$\{([^{}]*)\}")
+_INTERPOLATION = lazy_regex(r"\$\{([^{}]*)\}")
 MAX_INTERPOLATION_DEPTH = 12
 
 
@@ -536,7 +537,7 @@ def config_settings(root: Node, config: str | None = None, env: dict[str, str] |
 
 
 # keys that name one checkpoint to load (not the folder the run saves to and may resume from)
-_NAMES_CHECKPOINT = re.compile(r"^(init|load|restore|start)_?from|pretrained|^(ckpt|checkpoint)_(path|file)$|"
+_NAMES_CHECKPOINT = lazy_regex(r"^(init|load|restore|start)_?from|pretrained|^(ckpt|checkpoint)_(path|file)$|"
                                r"_(ckpt|checkpoint)_(path|file)$", re.IGNORECASE)
 
 

@@ -6,16 +6,16 @@ so repositories that already use them keep working.
 
 from __future__ import annotations
 
-import re
 
+from spikelint.lazyre import lazy_regex
 from spikelint.model import Suppression
 
-DIRECTIVE = re.compile(
+DIRECTIVE = lazy_regex(
     r"#\s*spikelint:\s*(?P<scope>disable-file|disable)\s*=\s*(?P<rules>SPK\d{0,3}(?:\s*,\s*SPK\d{0,3})*)"
     r"(?P<rest>[^#\n]*)")
-REASON = re.compile(r"""reason\s*=\s*(?:"([^"]*)"|'([^']*)'|(\S+))""")
-UNTIL = re.compile(r"until\s*=\s*[\"']?(\d{4}-\d{2}-\d{2})")
-PRAGMA = re.compile(r"pragma:\s*allowlist\s+(nextline\s+)?secret")
+REASON = lazy_regex(r"""reason\s*=\s*(?:"([^"]*)"|'([^']*)'|(\S+))""")
+UNTIL = lazy_regex(r"until\s*=\s*[\"']?(\d{4}-\d{2}-\d{2})")
+PRAGMA = lazy_regex(r"pragma:\s*allowlist\s+(nextline\s+)?secret")
 
 
 def _is_comment_only(line: str) -> bool:

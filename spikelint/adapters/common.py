@@ -12,6 +12,7 @@ from dataclasses import dataclass
 from typing import Any
 from typing import Iterator
 
+from spikelint.lazyre import lazy_regex
 from spikelint.model import Located
 from spikelint.model import Node
 from spikelint.model import Suppression
@@ -21,9 +22,9 @@ UNBOUNDED_RETRIES = 2**31 - 1
 
 RESTARTING_POLICIES = frozenset(("onfailure", "always", "exitcode"))
 DISABLE_ANNOTATION = "spikelint.io/disable"
-RULE_ID = re.compile(r"SPK\d{1,3}")
+RULE_ID = lazy_regex(r"SPK\d{1,3}")
 
-_DURATION_PART = re.compile(r"(\d+(?:\.\d+)?)(ns|us|µs|ms|s|m|h|d|w)", re.IGNORECASE)
+_DURATION_PART = lazy_regex(r"(\d+(?:\.\d+)?)(ns|us|µs|ms|s|m|h|d|w)", re.IGNORECASE)
 _DURATION_UNITS = {"ns": 1e-9, "us": 1e-6, "µs": 1e-6, "ms": 1e-3, "s": 1.0, "m": 60.0, "h": 3600.0,
                    "d": 86400.0, "w": 604800.0}
 

@@ -26,6 +26,7 @@ import re
 from typing import NamedTuple
 from typing import Sequence
 
+from spikelint.lazyre import lazy_regex
 from spikelint.model import Container
 from spikelint.model import Located
 from spikelint.model import Workload
@@ -54,7 +55,7 @@ class Purpose(NamedTuple):
 
 # --------------------------------------------------------------------------- names
 
-_TOKEN = re.compile(r"[a-z0-9]+")
+_TOKEN = lazy_regex(r"[a-z0-9]+")
 TRAIN_TOKENS = frozenset(("sft", "dpo", "ppo", "grpo", "rlhf", "orpo", "kto", "fit", "rl"))
 TRAIN_PREFIXES = ("train", "finetun", "pretrain", "distill")
 TRAIN_INFIXES = ("finetun", "pretrain")
@@ -118,7 +119,7 @@ def target_purpose(target: str, how: str) -> Purpose:
 
 # --------------------------------------------------------------------------- one command
 
-PYTHON = re.compile(r"python[\d.]*|pypy[\d.]*")
+PYTHON = lazy_regex(r"python[\d.]*|pypy[\d.]*")
 SHELLS = frozenset(("sh", "bash", "zsh", "dash", "ash", "ksh"))
 PREFIXES = frozenset(("exec", "env", "time", "nohup", "command", "builtin", "sudo", "doas"))
 # prefixes that take one value after their options: ``timeout 2h``, ``taskset 0xff``, ``nice -n 5``
@@ -164,13 +165,13 @@ SUBCOMMANDS: dict[str, dict[str, str]] = {
                "finetune_adapter": TRAINING, "serve": SERVER, "chat": SERVER, "generate": EVALUATION,
                "evaluate": EVALUATION, "download": DATA, "convert_to_litgpt": DATA, "convert_from_litgpt": DATA},
 }
-SERVER_FLAGS = re.compile(r"^--?(?:port|host|listen|bind|served-model-name|api-key|model-id)(?:=|$)")
-TRAIN_FLAGS = re.compile(
+SERVER_FLAGS = lazy_regex(r"^--?(?:port|host|listen|bind|served-model-name|api-key|model-id)(?:=|$)")
+TRAIN_FLAGS = lazy_regex(
     r"^--(?:output[-_]dir|save[-_]steps|save[-_]strategy|num[-_]train[-_]epochs|max[-_]steps|epochs|"
     r"learning[-_]rate|lr|resume[-_]from[-_]checkpoint|checkpoint[-_]dir|ckpt[-_]dir|train[-_]\w+|"
     r"per[-_]device[-_]train[-_]batch[-_]size|gradient[-_]accumulation[-_]steps|job[-_]type=train)(?:=|$)",
     re.IGNORECASE)
-_ASSIGNMENT = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*=")
+_ASSIGNMENT = lazy_regex(r"^[A-Za-z_][A-Za-z0-9_]*=")
 # options of wrappers and launchers that take a value (the value is not the program)
 VALUE_OPTIONS = frozenset((
     "-n", "-np", "-N", "-c", "-H", "-x", "-p", "-u", "-w", "-t", "-k", "-s", "-e", "-o", "-i", "--hostfile",
@@ -362,18 +363,18 @@ TRAINING_OPERATOR_KINDS = frozenset((
     "ClusterTrainingRuntime", "TrainingWorkload", "DistributedWorkload", "RunaiJob"))
 RUNAI_TRAINING_CLASSES = frozenset(("training", "distributed"))
 RUNAI_OTHER_CLASSES = {"workspace": INTERACTIVE, "interactive": INTERACTIVE, "inference": SERVER}
-SERVING_KIND = re.compile(r"Inference|Serving|Service$|Server|Notebook|Workspace|Interactive|Gateway|Route$|"
+SERVING_KIND = lazy_regex(r"Inference|Serving|Service$|Server|Notebook|Workspace|Interactive|Gateway|Route$|"
                           r"Ingress|RayService")
 # long-running controllers: a plain ``python main.py`` there is a service; training must be stated
 SERVICE_KINDS = frozenset(("Deployment", "StatefulSet", "DaemonSet", "ReplicaSet", "ReplicationController",
                            "LeaderWorkerSet", "DisaggregatedSet", "RayCluster"))
 # kinds that run to completion: a GPU request with the image's own entrypoint is a training run
 BATCH_KINDS = frozenset(("Pod", "Job", "CronJob", "JobSet", "RunaiJob", "RayJob", "PodGroup"))
-SERVER_IMAGE = re.compile(
+SERVER_IMAGE = lazy_regex(
     r"(?:^|[/_.-])(?:vllm|tritonserver|text-generation-inference|tgi|sglang|nginx|httpd|ollama|jupyter|"
     r"notebook|dcgm|device-plugin|exporter|redis|postgres|mysql|torchserve|tensorrt-llm|trtllm|lmdeploy|"
     r"kserve|seldon|bentoml|mlserver|ovms|llama-server)(?:$|[/:@_.-])", re.IGNORECASE)
-UTILITY_IMAGE = re.compile(
+UTILITY_IMAGE = lazy_regex(
     r"(?:^|/)(?:busybox|alpine|agnhost|pause|curl|curlimages/curl|kubectl|bitnami/kubectl|ubuntu|debian|"
     r"nccl-tests|kube-webhook-certgen|certgen)(?:$|[:@])", re.IGNORECASE)
 _RANK = {SERVER: 0, EVALUATION: 1, DATA: 2, INTERACTIVE: 3, UTILITY: 4, SCRIPT: 5}

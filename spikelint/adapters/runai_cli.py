@@ -22,6 +22,7 @@ from spikelint.adapters.common import parse_duration
 from spikelint.adapters.common import preemptible_priority
 from spikelint.adapters.common import to_number
 from spikelint.config import Config
+from spikelint.lazyre import lazy_regex
 from spikelint.model import Container
 from spikelint.model import Document
 from spikelint.model import EnvVar
@@ -46,13 +47,13 @@ CLASSES: dict[str, tuple[bool, bool, int]] = {
     "inference": (False, False, 0),
 }
 WRAPPERS = frozenset(("exec", "time", "nohup", "command", "sudo", "env", "eval"))
-VARIABLE = re.compile(r"\$(?:\{(\w+)(?:(:?[-=+?])([^}]*))?\}|(\w+))")
-ARITHMETIC = re.compile(r"\$\(\((.*)\)\)", re.DOTALL)
-NAME_IN_EXPRESSION = re.compile(r"\$?\{?([A-Za-z_]\w*)\}?")
+VARIABLE = lazy_regex(r"\$(?:\{(\w+)(?:(:?[-=+?])([^}]*))?\}|(\w+))")
+ARITHMETIC = lazy_regex(r"\$\(\((.*)\)\)", re.DOTALL)
+NAME_IN_EXPRESSION = lazy_regex(r"\$?\{?([A-Za-z_]\w*)\}?")
 ARITHMETIC_OPERATORS = {"+": operator.add, "-": operator.sub, "*": operator.mul, "/": operator.floordiv,
                         "%": operator.mod}
 SECRET_PREFIX = "SECRET:"
-ENV_NAME = re.compile(r"^[A-Za-z_][A-Za-z0-9_.-]*$")
+ENV_NAME = lazy_regex(r"^[A-Za-z_][A-Za-z0-9_.-]*$")
 
 # flags that take no value; every other flag takes one (``--flag value`` or ``--flag=value``)
 BOOLEAN_FLAGS = frozenset((

@@ -28,6 +28,7 @@ from spikelint.adapters.common import scalar_text
 from spikelint.adapters.common import truthy
 from spikelint.adapters.common import words_of
 from spikelint.config import Config
+from spikelint.lazyre import lazy_regex
 from spikelint.model import Container
 from spikelint.model import EnvVar
 from spikelint.model import Located
@@ -45,9 +46,9 @@ CLASSES: dict[str, tuple[bool, bool, int]] = {
 }
 SPEC_KEYS = ("image", "command", "args", "compute", "storage", "environmentVariables", "workingDir")
 REST_ONLY_KEYS = ("compute", "storage", "environmentVariables", "preemptibility")  # no other format has these
-ENDPOINT = re.compile(r"workloads/(workspaces|trainings|distributed|inferences)", re.IGNORECASE)
-CLASS_WORD = re.compile(r"\b(workspace|interactive|inference|training|distributed)s?\b", re.IGNORECASE)
-PATH_WORD = re.compile(r"(workspace|interactive|inference|serving|distributed|train)", re.IGNORECASE)
+ENDPOINT = lazy_regex(r"workloads/(workspaces|trainings|distributed|inferences)", re.IGNORECASE)
+CLASS_WORD = lazy_regex(r"\b(workspace|interactive|inference|training|distributed)s?\b", re.IGNORECASE)
+PATH_WORD = lazy_regex(r"(workspace|interactive|inference|serving|distributed|train)", re.IGNORECASE)
 WORD_CLASSES = {"workspaces": "workspace", "workspace": "workspace", "interactive": "workspace",
                 "trainings": "training", "training": "training", "train": "training",
                 "distributed": "distributed", "inferences": "inference", "inference": "inference",

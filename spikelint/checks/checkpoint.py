@@ -8,7 +8,6 @@ are reported in that file by the document checks, never twice.
 
 from __future__ import annotations
 
-import re
 
 from typing import Iterable
 from typing import Iterator
@@ -18,6 +17,7 @@ from spikelint.adapters.purpose import invocation_trains
 from spikelint.adapters.purpose import target_purpose
 from spikelint.checks.registry import CheckContext
 from spikelint.checks.registry import check
+from spikelint.lazyre import lazy_regex
 from spikelint.model import Document
 from spikelint.model import FileKind
 from spikelint.model import Located
@@ -159,7 +159,7 @@ def implicit_resumes(settings: list[Setting], facts: RunFacts, names: Iterable[s
 # Hydra/OmegaConf override keys that name the run's folder even where the key tables give them no
 # output role: trainer.default_local_dir, checkpoint.ckpt_namespace, run_dir, exp_dir … (not `*_path`:
 # those are mostly files to load)
-RUN_FOLDER_LEAF = re.compile(r"(?:^|_)(?:ckpt|checkpoint|checkpointing|save|output|out|run|exp|experiment|local|"
+RUN_FOLDER_LEAF = lazy_regex(r"(?:^|_)(?:ckpt|checkpoint|checkpointing|save|output|out|run|exp|experiment|local|"
                              r"work|root)_?(?:dir|dirpath|folder|root|namespace)$|^(?:ckpt_|checkpoint_)?namespace$")
 RUN_FOLDER_PARENTS = frozenset({"checkpoint", "checkpointing", "ckpt", "output", "run", "save", "saver"})
 

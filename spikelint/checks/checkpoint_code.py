@@ -15,21 +15,22 @@ from typing import NamedTuple
 
 from spikelint.checks.registry import CheckContext
 from spikelint.checks.registry import check
+from spikelint.lazyre import lazy_regex
 from spikelint.model import Document
 from spikelint.model import FileKind
 from spikelint.model import Problem
 
-SAVE_RECEIVERS = re.compile(r"^(torch|torch\.distributed\.checkpoint|dcp|DCP|dist_cp|distcp|ptd_checkpoint|"
+SAVE_RECEIVERS = lazy_regex(r"^(torch|torch\.distributed\.checkpoint|dcp|DCP|dist_cp|distcp|ptd_checkpoint|"
                             r"xm|torch_xla\.core\.xla_model)$|accelerator$|accelerate$")
 DCP_MODULES = ("torch.distributed.checkpoint",)
-OPTIMIZER = re.compile(r"optim|(^|[._])opt($|[._])|optimi[sz]er", re.IGNORECASE)
-SCHEDULER = re.compile(r"sched", re.IGNORECASE)
-SCALER = re.compile(r"scaler|ema|swa|averaged", re.IGNORECASE)
-STEP = re.compile(r"step|epoch|iter|global_step|iteration|ntokens|tokens_seen|progress|trainer_state|train_state|"
+OPTIMIZER = lazy_regex(r"optim|(^|[._])opt($|[._])|optimi[sz]er", re.IGNORECASE)
+SCHEDULER = lazy_regex(r"sched", re.IGNORECASE)
+SCALER = lazy_regex(r"scaler|ema|swa|averaged", re.IGNORECASE)
+STEP = lazy_regex(r"step|epoch|iter|global_step|iteration|ntokens|tokens_seen|progress|trainer_state|train_state|"
                   r"batch_idx|batches_seen|samples_seen", re.IGNORECASE)
-MODEL_STATE_FUNCTIONS = re.compile(r"(^|\.)(get_model_state_dict|get_state_dict)$")
-OPTIMIZER_STATE_FUNCTIONS = re.compile(r"(^|\.)get_optimizer_state_dict$")
-SCHEDULER_FACTORIES = re.compile(r"sched|LR$|LambdaLR|OneCycle|CosineAnnealing|StepLR|ReduceLROnPlateau|"
+MODEL_STATE_FUNCTIONS = lazy_regex(r"(^|\.)(get_model_state_dict|get_state_dict)$")
+OPTIMIZER_STATE_FUNCTIONS = lazy_regex(r"(^|\.)get_optimizer_state_dict$")
+SCHEDULER_FACTORIES = lazy_regex(r"sched|LR$|LambdaLR|OneCycle|CosineAnnealing|StepLR|ReduceLROnPlateau|"
                                  r"get_.*schedule", re.IGNORECASE)
 
 

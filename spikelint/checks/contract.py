@@ -18,6 +18,7 @@ from typing import Iterator
 from typing import NamedTuple
 
 from spikelint.checks.registry import check
+from spikelint.lazyre import lazy_regex
 from spikelint.model import FileKind
 from spikelint.model import Located
 from spikelint.model import Node
@@ -50,7 +51,7 @@ TOOL_FILES = frozenset((
     "package.json", "package-lock.json", "tsconfig.json", "composer.json", ".gitlab-ci.yml", "mkdocs.yml",
     "environment.yml", "environment.yaml", "conda.yaml", "dependabot.yml", "renovate.json", "cargo.toml",
 ))
-MODELINE = re.compile(r"^#\s*yaml-language-server:\s*\$schema=(\S+)", re.MULTILINE)
+MODELINE = lazy_regex(r"^#\s*yaml-language-server:\s*\$schema=(\S+)", re.MULTILINE)
 REST_WORKLOAD_KEYS = ("projectId", "clusterId")
 RUN_FOLDER_KEYS = ("run_id",)
 

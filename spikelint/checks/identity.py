@@ -4,13 +4,13 @@ keys of the config file its command references."""
 
 from __future__ import annotations
 
-import re
 from typing import Iterable
 from typing import Iterator
 
 from spikelint.checks.capacity import workload_label
 from spikelint.checks.registry import CheckContext
 from spikelint.checks.registry import check
+from spikelint.lazyre import lazy_regex
 from spikelint.model import Document
 from spikelint.model import Node
 from spikelint.model import Problem
@@ -21,11 +21,11 @@ ALIASES: dict[str, tuple[str, ...]] = {
     "code_revision": ("git_sha", "git_commit", "revision", "commit"),
     "dataset_version": ("data_version", "dataset_revision"),
 }
-FLAG = re.compile(r"(?:^|[\s;&|(])-{1,2}([A-Za-z][\w.\-]*)")
-OVERRIDE = re.compile(r"(?:^|[\s;&|(])(?:export\s+)?\+{0,2}([A-Za-z_][\w.\-]*)=")
+FLAG = lazy_regex(r"(?:^|[\s;&|(])-{1,2}([A-Za-z][\w.\-]*)")
+OVERRIDE = lazy_regex(r"(?:^|[\s;&|(])(?:export\s+)?\+{0,2}([A-Za-z_][\w.\-]*)=")
 # starts only where a path word starts (the look-behind), so a long argument is scanned once, not
 # once per character (a 100 KB word took minutes with an unanchored start)
-CONFIG_FILE = re.compile(r"(?<![\w./~${}@+-])[\w./~${}@+-]*[\w}]\.(?:ya?ml|json|toml)\b")
+CONFIG_FILE = lazy_regex(r"(?<![\w./~${}@+-])[\w./~${}@+-]*[\w}]\.(?:ya?ml|json|toml)\b")
 CONFIG_NAME_FLAGS = ("--config-name", "--config_name", "-cn")
 CONFIG_PATH_FLAGS = ("--config-path", "--config_path", "-cp")
 

@@ -26,7 +26,6 @@ command/args run through ``sh -c``/``bash -c`` and CI ``run:``/``script:`` steps
 
 from __future__ import annotations
 
-import re
 from typing import Callable
 from typing import Iterator
 from typing import NamedTuple
@@ -45,6 +44,7 @@ from spikelint.documents.shell import expand
 from spikelint.documents.shell import find_shell_call
 from spikelint.documents.shell import is_template
 from spikelint.documents.shell import parse_shell
+from spikelint.lazyre import lazy_regex
 from spikelint.model import Container
 from spikelint.model import Document
 from spikelint.model import FileKind
@@ -53,7 +53,7 @@ from spikelint.model import Problem
 from spikelint.model import Workload
 
 UNBUFFERED = "PYTHONUNBUFFERED"
-PYTHON = re.compile(r"python(?:\d+(?:\.\d+)?)?")
+PYTHON = lazy_regex(r"python(?:\d+(?:\.\d+)?)?")
 # Programs whose failure on the left of a pipe hides nothing worth a finding: they print
 # something already known, or filter text.
 TRIVIAL_PRODUCERS = frozenset({
@@ -102,7 +102,7 @@ DOWNLOADERS = frozenset({"curl", "wget", "aria2c", "fetch"})
 LOG_SINKS = frozenset({"tee", "logger", "ts"})
 DATA_SUFFIXES = (".json", ".jsonl", ".csv", ".tsv", ".md", ".yaml", ".yml", ".toml", ".py", ".sh", ".html", ".xml",
                  ".parquet", ".npy", ".bin", ".pt", ".whl", ".tar", ".gz", ".zip", ".env", ".ini", ".cfg")
-CI_FILES = re.compile(r"\$\{?GITHUB_(?:STEP_SUMMARY|OUTPUT|ENV|PATH|STATE)\b")  # ``cat`` and ``sed`` count when their stdout goes to a file
+CI_FILES = lazy_regex(r"\$\{?GITHUB_(?:STEP_SUMMARY|OUTPUT|ENV|PATH|STATE)\b")  # ``cat`` and ``sed`` count when their stdout goes to a file
 
 
 class Env(NamedTuple):

@@ -11,6 +11,7 @@ from typing import Iterator
 
 from spikelint.checks.registry import CheckContext
 from spikelint.checks.registry import check
+from spikelint.lazyre import lazy_regex
 from spikelint.model import Container
 from spikelint.model import Document
 from spikelint.model import Problem
@@ -32,11 +33,11 @@ from spikelint.paths import launcher_nodes
 from spikelint.runconfig import LOG
 from spikelint.runconfig import UNRESOLVED
 
-PER_POD = re.compile(
+PER_POD = lazy_regex(
     r"\$\{?\(?(?:RANK|NODE_RANK|GROUP_RANK|GLOBAL_RANK|WORLD_RANK|HOSTNAME|HOST|POD_NAME|MY_POD_NAME|POD_UUID|"
     r"POD_INDEX|POD_IP|JOB_COMPLETION_INDEX|PMI_RANK|PMIX_RANK|OMPI_COMM_WORLD_RANK|SLURM_PROCID|SLURM_NODEID|"
     r"REPLICA_INDEX|WORKER_INDEX|TASK_INDEX)\b|\$\(\s*hostname\b|`\s*hostname\b|%h\b|\{rank\}|\{node_rank\}")
-RANK_GUARD = re.compile(r"RANK|_INDEX|HOSTNAME|POD_NAME|rank", re.IGNORECASE)
+RANK_GUARD = lazy_regex(r"RANK|_INDEX|HOSTNAME|POD_NAME|rank", re.IGNORECASE)
 
 
 # --------------------------------------------------------------------------- SPK503

@@ -20,6 +20,7 @@ from typing import Sequence
 
 from spikelint.checks.registry import CheckContext
 from spikelint.checks.registry import check
+from spikelint.lazyre import lazy_regex
 from spikelint.model import Document
 from spikelint.model import EnvVar
 from spikelint.model import FileKind
@@ -584,7 +585,7 @@ def _worth_scanning(document: Document) -> bool:
                 or DETECT_SECRETS_PREFILTER.search(text))
 
 
-COMMAND_HINT = re.compile(r"\bcurl\b|\bwget\b|\s-u\s|--user\b|://")  # ``curl -u alice:…`` holds no secret-ish word
+COMMAND_HINT = lazy_regex(r"\bcurl\b|\bwget\b|\s-u\s|--user\b|://")  # ``curl -u alice:…`` holds no secret-ish word
 
 
 def workload_env_values(document: Document, ctx: CheckContext) -> list[tuple[int, str]]:

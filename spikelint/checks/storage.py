@@ -13,6 +13,7 @@ from typing import NamedTuple
 
 from spikelint.checks.registry import CheckContext
 from spikelint.checks.registry import check
+from spikelint.lazyre import lazy_regex
 from spikelint.model import Document
 from spikelint.model import Mount
 from spikelint.model import Problem
@@ -31,8 +32,8 @@ from spikelint.runconfig import CKPT_LOCATION
 from spikelint.runconfig import LOG
 from spikelint.runconfig import LOG_HOLDER
 
-DURABLE_NAME = re.compile(r"^(data|checkpoint.*|ckpt.*|output.*|results?|logs?|runs?|models?)$", re.IGNORECASE)
-CACHE_NAME = re.compile(r"^(\.cache|cache|caches|tmp|temp|\.tmp|shm|scratch-cache)$", re.IGNORECASE)
+DURABLE_NAME = lazy_regex(r"^(data|checkpoint.*|ckpt.*|output.*|results?|logs?|runs?|models?)$", re.IGNORECASE)
+CACHE_NAME = lazy_regex(r"^(\.cache|cache|caches|tmp|temp|\.tmp|shm|scratch-cache)$", re.IGNORECASE)
 EPHEMERAL_SOURCES = ("emptyDir", "hostPath")
 
 

@@ -15,6 +15,7 @@ from pathlib import PurePosixPath
 from typing import TYPE_CHECKING
 from typing import Callable
 
+from spikelint.lazyre import lazy_regex
 from spikelint.model import Document
 from spikelint.model import FileKind
 from spikelint.model import Problem
@@ -40,7 +41,7 @@ MAX_PYTHON_SYNTAX_TREE_CHARS = 1024 * 1024
 TEMPLATED_KINDS = (FileKind.YAML, FileKind.JSON, FileKind.TOML)
 BYTE_ORDER_MARKS = (codecs.BOM_UTF16_LE, codecs.BOM_UTF16_BE, codecs.BOM_UTF32_LE, codecs.BOM_UTF32_BE)
 # JSON files whose tools define them as JSON with comments and trailing commas (VS Code's dialect)
-JSONC_NAME = re.compile(r"^(?:\.?devcontainer|(?:ts|js)config(?:\..+)?|\.eslintrc|argv)\.json$", re.IGNORECASE)
+JSONC_NAME = lazy_regex(r"^(?:\.?devcontainer|(?:ts|js)config(?:\..+)?|\.eslintrc|argv)\.json$", re.IGNORECASE)
 JSONC_FOLDERS = (".vscode", ".devcontainer")
 
 
@@ -217,7 +218,7 @@ def _as_text(document: Document, parsed: UnrenderedTemplate | None) -> Document:
 
 # ``export HF_TOKEN=<YOUR_HF_TOKEN>``, ``CODE_DIR=<PATH_TO_NEMO>``: a recipe's fill-in blank, which the
 # reader replaces before running; to a shell it is a redirect, so the script would not parse at all.
-_FILL_IN_BLANK = re.compile(r"(?<![<\w$])<([A-Za-z][A-Za-z0-9_.-]*[A-Za-z0-9])>(?![>\w])")
+_FILL_IN_BLANK = lazy_regex(r"(?<![<\w$])<([A-Za-z][A-Za-z0-9_.-]*[A-Za-z0-9])>(?![>\w])")
 
 
 def _parse_filled_in(document: Document) -> bool:

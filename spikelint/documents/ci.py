@@ -26,13 +26,14 @@ from typing import Sequence
 from spikelint.documents.shell import Script
 from spikelint.documents.shell import find_shell_call
 from spikelint.documents.shell import parse_shell
+from spikelint.lazyre import lazy_regex
 from spikelint.model import Document
 from spikelint.model import Node
 
-_EXPRESSION = re.compile(r"\$\{\{.*?\}\}", re.S)
-_GITLAB_NAME = re.compile(r"(?:^|/)(?:\.gitlab-ci\.ya?ml|[^/]*\.gitlab-ci\.ya?ml|\.gitlab/ci/[^/]*\.ya?ml)$")
-_GITHUB_WORKFLOW = re.compile(r"(?:^|/)\.github/workflows/[^/]+\.ya?ml$")
-_GITHUB_ACTION = re.compile(r"(?:^|/)action\.ya?ml$")
+_EXPRESSION = lazy_regex(r"\$\{\{.*?\}\}", re.S)
+_GITLAB_NAME = lazy_regex(r"(?:^|/)(?:\.gitlab-ci\.ya?ml|[^/]*\.gitlab-ci\.ya?ml|\.gitlab/ci/[^/]*\.ya?ml)$")
+_GITHUB_WORKFLOW = lazy_regex(r"(?:^|/)\.github/workflows/[^/]+\.ya?ml$")
+_GITHUB_ACTION = lazy_regex(r"(?:^|/)action\.ya?ml$")
 GITLAB_SCRIPT_KEYS = ("before_script", "script", "after_script")
 GITLAB_RESERVED = frozenset({"stages", "variables", "include", "workflow", "image", "services", "cache",
                              "before_script", "after_script", "types", "pages"})

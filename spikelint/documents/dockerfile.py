@@ -27,6 +27,7 @@ from spikelint.documents.shell import _expand
 from spikelint.documents.shell import find_shell_call
 from spikelint.documents.shell import parse_shell
 from spikelint.documents.shell import parse_shell_segments
+from spikelint.lazyre import lazy_regex
 from spikelint.model import Located
 
 INSTRUCTIONS = frozenset({
@@ -40,11 +41,11 @@ DIRECTIVES = frozenset({"syntax", "escape", "check"})
 POSIX_SHELL = ("/bin/sh", "-c")
 WINDOWS_SHELL = ("cmd", "/S", "/C")
 
-_DIRECTIVE = re.compile(r"[ \t]*#[ \t]*([A-Za-z][A-Za-z0-9_-]*)[ \t]*=[ \t]*(\S[^\r\n]*?)?[ \t]*\r?$")
-_KEYWORD = re.compile(r"[A-Za-z]+")
-_HEREDOC = re.compile(r"(?<![<\w])<<(-?)([\"']?)([^\s\"'<>|&;()]+)\2")
-_JSON_STRING = re.compile(r'"(?:[^"\\]|\\.)*"')
-_FLAG = re.compile(r"--([A-Za-z][A-Za-z0-9-]*)(?:=(.*))?$", re.S)
+_DIRECTIVE = lazy_regex(r"[ \t]*#[ \t]*([A-Za-z][A-Za-z0-9_-]*)[ \t]*=[ \t]*(\S[^\r\n]*?)?[ \t]*\r?$")
+_KEYWORD = lazy_regex(r"[A-Za-z]+")
+_HEREDOC = lazy_regex(r"(?<![<\w])<<(-?)([\"']?)([^\s\"'<>|&;()]+)\2")
+_JSON_STRING = lazy_regex(r'"(?:[^"\\]|\\.)*"')
+_FLAG = lazy_regex(r"--([A-Za-z][A-Za-z0-9-]*)(?:=(.*))?$", re.S)
 
 
 @dataclass

@@ -21,6 +21,7 @@ from pathlib import PurePosixPath
 from typing import IO
 from typing import Any
 
+from spikelint.lazyre import lazy_regex
 from spikelint.model import Document
 from spikelint.model import Problem
 from spikelint.model import SourceFile
@@ -29,7 +30,7 @@ MAX_JSON_BYTES = 8 * 1024 * 1024  # an image config with a long history stays fa
 MAX_FILE_BYTES = 64 * 1024  # bytes read from a credential file
 MAX_FILES_PER_LAYER = 500  # credential candidates kept per layer
 PEEK_BYTES = 512
-LAYOUT_NAME = re.compile(r"^(?:blobs/|[0-9a-f]{64}(?:/|\.json$|$)|manifest\.json$|index\.json$|oci-layout$|"
+LAYOUT_NAME = lazy_regex(r"^(?:blobs/|[0-9a-f]{64}(?:/|\.json$|$)|manifest\.json$|index\.json$|oci-layout$|"
                          r"repositories$)")
 GZIP_MAGIC = b"\x1f\x8b"
 ZSTD_MAGIC = b"\x28\xb5\x2f\xfd"

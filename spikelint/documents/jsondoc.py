@@ -16,14 +16,15 @@ from typing import Any
 
 from spikelint.documents.numbers import BAD_NUMBER
 from spikelint.documents.numbers import number_problem
+from spikelint.lazyre import lazy_regex
 from spikelint.model import Located
 from spikelint.model import Node
 
 MAX_DEPTH = 1_000
-_WHITESPACE = re.compile(r"[ \t\n\r]*")
-_WHITESPACE_AND_COMMENTS = re.compile(r"(?:[ \t\n\r]+|//[^\n]*|/\*.*?\*/)*", re.DOTALL)
+_WHITESPACE = lazy_regex(r"[ \t\n\r]*")
+_WHITESPACE_AND_COMMENTS = lazy_regex(r"(?:[ \t\n\r]+|//[^\n]*|/\*.*?\*/)*", re.DOTALL)
 _BLANKS = frozenset(" \t\n\r")
-_NUMBER = re.compile(r"-?(?:0|[1-9][0-9]*)(\.[0-9]+)?([eE][-+]?[0-9]+)?")
+_NUMBER = lazy_regex(r"-?(?:0|[1-9][0-9]*)(\.[0-9]+)?([eE][-+]?[0-9]+)?")
 _LITERALS = {"true": True, "false": False, "null": None, "NaN": float("nan"),
              "Infinity": float("inf"), "-Infinity": float("-inf")}
 _scanstring = json.decoder.scanstring  # type: ignore[attr-defined]  # public in CPython, missing from the stubs

@@ -10,15 +10,15 @@ level (``text``, ``json``…); its ``pyout``/``pyerr`` outputs are read as
 
 from __future__ import annotations
 
-import re
 from dataclasses import dataclass
 from dataclasses import field
 
+from spikelint.lazyre import lazy_regex
 from spikelint.model import Located
 from spikelint.model import Node
 from spikelint.model import walk
 
-ANSI_ESCAPE = re.compile(r"\x1b\[[0-9;?]*[ -/]*[@-~]|\x1b\][^\x07]*\x07")
+ANSI_ESCAPE = lazy_regex(r"\x1b\[[0-9;?]*[ -/]*[@-~]|\x1b\][^\x07]*\x07")
 TEXT_MIME_TYPES = ("text/plain", "application/json", "text/markdown", "text/latex")
 V3_TEXT_KEYS = ("text", "json", "markdown", "latex")  # nbformat 3: mime data sit on the output itself
 V3_OUTPUT_TYPES = {"pyout": "execute_result", "pyerr": "error"}

@@ -26,6 +26,8 @@ from typing import Iterator
 from typing import NamedTuple
 from typing import Sequence
 
+from spikelint.lazyre import lazy_regex
+
 MAX_DEPTH = 12  # nested $(…) / bash -c / heredoc scripts that are parsed in turn
 MAX_NESTING = 100  # compound commands and substitutions nested in one another
 MAX_SCAN_STACK = 400  # open quotes/substitutions while scanning one word
@@ -37,11 +39,11 @@ RESERVED_TERMINATORS = frozenset({"then", "elif", "else", "fi", "do", "done", "e
 ASSIGNMENT_BUILTINS = frozenset({"export", "declare", "typeset", "local", "readonly"})
 CASE_ENDS = frozenset({";;", ";&", ";;&"})
 
-_PLAIN = re.compile(r"[^ \t\n\r\f\v|&;()<>'\"\\$`]+")
-_DQ_PLAIN = re.compile(r"[^\"\\$`]+")
-_NESTED_PLAIN = re.compile(r"[^\\`\"'$(){}#]+")
-_CASE_WORD = re.compile(r"case|esac")
-_MASTER = re.compile(r"""
+_PLAIN = lazy_regex(r"[^ \t\n\r\f\v|&;()<>'\"\\$`]+")
+_DQ_PLAIN = lazy_regex(r"[^\"\\$`]+")
+_NESTED_PLAIN = lazy_regex(r"[^\\`\"'$(){}#]+")
+_CASE_WORD = lazy_regex(r"case|esac")
+_MASTER = lazy_regex(r"""
      (?P<blank>(?:[ \t\r\f\v]|\\\r?\n)+)
     |(?P<newline>\n)
     |(?P<comment>\#[^\n]*)
@@ -51,9 +53,9 @@ _MASTER = re.compile(r"""
     |(?P<operator>;;&|;;|;&|&&|\|\||\|&|\||&|;|\(|\))
     |(?P<plain>[^ \t\n\r\f\v|&;()<>'"\\$`\#][^ \t\n\r\f\v|&;()<>'"\\$`]*(?=[ \t\n\r\f\v|&;<>)]|\Z))
 """, re.X)
-_ASSIGNMENT = re.compile(r"([A-Za-z_][A-Za-z0-9_]*)(\[[^\]]*\])?\+?=")
-_ARRAY_START = re.compile(r"[A-Za-z_][A-Za-z0-9_]*(\[[^\]]*\])?\+?=")
-_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
+_ASSIGNMENT = lazy_regex(r"([A-Za-z_][A-Za-z0-9_]*)(\[[^\]]*\])?\+?=")
+_ARRAY_START = lazy_regex(r"[A-Za-z_][A-Za-z0-9_]*(\[[^\]]*\])?\+?=")
+_NAME = lazy_regex(r"[A-Za-z_][A-Za-z0-9_]*")
 _ANSI_ESCAPES = {"n": "\n", "t": "\t", "r": "\r", "a": "\a", "b": "\b", "e": "\x1b", "E": "\x1b",
                  "f": "\f", "v": "\v", "\\": "\\", "'": "'", '"': '"', "?": "?"}
 
@@ -191,9 +193,9 @@ class ShellCall(NamedTuple):
     errexit: bool
 
 
-_JINJA_STATEMENT = re.compile(r"\{%-?\s*(?:if|for|set|else|elif|end\w*|macro|include|import|block|raw|extends|call|filter|with)\b")
-_PYTHON_FORMAT = re.compile(r"%\([A-Za-z_][A-Za-z0-9_]*\)[sdrfi]")
-_BARE_EXPRESSION = re.compile(r"(?:^|[\s=])\{\{-?\s*[A-Za-z_][\w.]*\s*(?:\|[^}]*)?-?\}\}", re.M)
+_JINJA_STATEMENT = lazy_regex(r"\{%-?\s*(?:if|for|set|else|elif|end\w*|macro|include|import|block|raw|extends|call|filter|with)\b")
+_PYTHON_FORMAT = lazy_regex(r"%\([A-Za-z_][A-Za-z0-9_]*\)[sdrfi]")
+_BARE_EXPRESSION = lazy_regex(r"(?:^|[\s=])\{\{-?\s*[A-Za-z_][\w.]*\s*(?:\|[^}]*)?-?\}\}", re.M)
 
 
 def is_template(text: str) -> bool:
@@ -264,10 +266,10 @@ class Locator:
         return line, column, end_line, end_column
 
 
-_NEWLINES = re.compile(r"\n")
-_JOB_SCRIPT_NAME = re.compile(r"\.(?:sh|bash|sbatch|slurm|job|pbs|lsf|qsub)$")
+_NEWLINES = lazy_regex(r"\n")
+_JOB_SCRIPT_NAME = lazy_regex(r"\.(?:sh|bash|sbatch|slurm|job|pbs|lsf|qsub)$")
 # a shell shebang, or a batch scheduler's directives (Slurm, PBS, LSF, Grid Engine, Flux)
-_JOB_SCRIPT_START = re.compile(r"\s*(?:#!\s*\S*(?:/|env\s+(?:-S\s*)?)(?:ba|z|k|da|)sh\b|#SBATCH|#PBS|#BSUB|#\$ |#flux:)")
+_JOB_SCRIPT_START = lazy_regex(r"\s*(?:#!\s*\S*(?:/|env\s+(?:-S\s*)?)(?:ba|z|k|da|)sh\b|#SBATCH|#PBS|#BSUB|#\$ |#flux:)")
 
 
 # --------------------------------------------------------------------------- lexer
@@ -1432,7 +1434,7 @@ def _expand(text: str, lookup: Callable[[str], str | None], use_defaults: bool, 
     return "".join(out)
 
 
-_BRACED = re.compile(r"([A-Za-z_][A-Za-z0-9_]*)(?:(:?[-=+?])(.*))?", re.S)
+_BRACED = lazy_regex(r"([A-Za-z_][A-Za-z0-9_]*)(?:(:?[-=+?])(.*))?", re.S)
 
 
 def _expand_braced(inner: str, lookup: Callable[[str], str | None], use_defaults: bool, depth: int,

@@ -13,15 +13,16 @@ from dataclasses import dataclass
 from pathlib import PurePosixPath
 from typing import Callable
 
+from spikelint.lazyre import lazy_regex
 from spikelint.model import FileKind
 
-HELM_TEXT_TEMPLATES = re.compile(r"(?:\.tpl|^NOTES\.txt)$")
+HELM_TEXT_TEMPLATES = lazy_regex(r"(?:\.tpl|^NOTES\.txt)$")
 # Go/Jinja markup: ``{{ }}`` that is not a GitHub Actions ``${{ }}`` expression, ``{% %}``, ``{# #}``
-TEMPLATE_MARKUP = re.compile(r"(?<!\$)\{\{|\{%|\{#")
-MARKUP_SPAN = re.compile(r"(?<!\$)\{\{.*?\}\}|\{%.*?%\}|\{#.*?#\}")
-BLOCK_TAG_LINE = re.compile(r"^[ \t]*(?:\{\{-?\s*(?:if|else|end|range|with|define|block|template)\b.*?\}\}|"
+TEMPLATE_MARKUP = lazy_regex(r"(?<!\$)\{\{|\{%|\{#")
+MARKUP_SPAN = lazy_regex(r"(?<!\$)\{\{.*?\}\}|\{%.*?%\}|\{#.*?#\}")
+BLOCK_TAG_LINE = lazy_regex(r"^[ \t]*(?:\{\{-?\s*(?:if|else|end|range|with|define|block|template)\b.*?\}\}|"
                             r"\{%-?.*?-?%\})[ \t]*$")
-HELM_UNITTEST_SUITE = re.compile(r"^suite:", re.MULTILINE)
+HELM_UNITTEST_SUITE = lazy_regex(r"^suite:", re.MULTILINE)
 
 
 @dataclass(frozen=True)

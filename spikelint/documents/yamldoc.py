@@ -8,13 +8,13 @@ constructs Python objects from tags.
 
 from __future__ import annotations
 
-import re
 from typing import Any
 
 import yaml
 
 from spikelint.documents.numbers import BAD_NUMBER
 from spikelint.documents.numbers import number_problem
+from spikelint.lazyre import lazy_regex
 from spikelint.model import Located
 from spikelint.model import Node
 
@@ -22,10 +22,10 @@ PARSER = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
 MAX_DEPTH = 1_000
 MAX_EXPANDED_NODES = 2_000_000
 
-_INT = re.compile(r"^[-+]?(0|[1-9][0-9_]*)$")
-_HEX = re.compile(r"^0x[0-9a-fA-F_]+$")
-_OCT = re.compile(r"^0o?[0-7_]+$")
-_FLOAT = re.compile(r"^[-+]?(\.[0-9]+|[0-9][0-9_]*(\.[0-9_]*)?)([eE][-+]?[0-9]+)?$")
+_INT = lazy_regex(r"^[-+]?(0|[1-9][0-9_]*)$")
+_HEX = lazy_regex(r"^0x[0-9a-fA-F_]+$")
+_OCT = lazy_regex(r"^0o?[0-7_]+$")
+_FLOAT = lazy_regex(r"^[-+]?(\.[0-9]+|[0-9][0-9_]*(\.[0-9_]*)?)([eE][-+]?[0-9]+)?$")
 _NULLS = {"", "~", "null", "Null", "NULL"}
 _TRUE = {"true", "True", "TRUE"}
 _PLAIN_TEXT_STARTS = frozenset("abcdeghijklmopqrsuvwxyzABCDEGHIJKLMOPQRSUVWXYZ/_$")

@@ -13,6 +13,7 @@ from dataclasses import dataclass
 from typing import Callable
 from typing import Iterable
 
+from spikelint.lazyre import lazy_regex
 from spikelint.model import Finding
 from spikelint.model import Report
 
@@ -71,7 +72,7 @@ def family_concern(rule: str) -> str:
     return FAMILY_CONCERNS.get(family, family)
 
 
-_DRIVE = re.compile(r"^[A-Za-z]:")
+_DRIVE = lazy_regex(r"^[A-Za-z]:")
 
 
 def repo_path(path: str, prefix: str = "") -> str:

@@ -12,10 +12,10 @@ lists them in ``<system-out>``, so a CI test report never fails what the gate le
 
 from __future__ import annotations
 
-import re
 from typing import TYPE_CHECKING
 from typing import Iterable
 
+from spikelint.lazyre import lazy_regex
 from spikelint.report import at_or_above
 from spikelint.report import family_concern
 from spikelint.report import ordered
@@ -33,7 +33,7 @@ PASSING_SUITE = "spikelint"
 PASSING_NAME = "no findings"
 
 # Characters XML 1.0 cannot carry at all, even as character references.
-_ILLEGAL_XML = re.compile("[\x00-\x08\x0b\x0c\x0e-\x1f\ud800-\udfff\ufffe\uffff]")
+_ILLEGAL_XML = lazy_regex("[\x00-\x08\x0b\x0c\x0e-\x1f\ud800-\udfff\ufffe\uffff]")
 
 
 def xml_text(text: str) -> str:

@@ -10,11 +10,11 @@ duplicated when lines move.
 from __future__ import annotations
 
 import json
-import re
 from typing import TYPE_CHECKING
 from typing import Any
 from typing import Sequence
 
+from spikelint.lazyre import lazy_regex
 from spikelint.report import family_concern
 from spikelint.report import is_secret_rule
 from spikelint.report import ordered
@@ -31,7 +31,7 @@ SARIF_SCHEMA = "https://docs.oasis-open.org/sarif/sarif/v2.1.0/errata01/os/schem
 INFORMATION_URI = "https://spikelint.dev"
 FINGERPRINT_KEY = "spikelint/v1"
 SRCROOT = "%SRCROOT%"
-SEMVER = re.compile(r"^\d+\.\d+\.\d+(-[0-9A-Za-z.-]+)?(\+[0-9A-Za-z.-]+)?$")
+SEMVER = lazy_regex(r"^\d+\.\d+\.\d+(-[0-9A-Za-z.-]+)?(\+[0-9A-Za-z.-]+)?$")
 
 LEVELS = {"error": "error", "warning": "warning", "info": "note"}
 MAX_RESULTS = 25_000  # GitHub code scanning rejects a run with more results than this

@@ -12,12 +12,13 @@ from functools import lru_cache
 from pathlib import PurePosixPath
 from typing import Any
 
+from spikelint.lazyre import lazy_regex
 from spikelint.resources import data_folder
 
 RUN_CONFIG_NAME = "run-config.v{version}.schema.json"
-RUN_CONFIG_PATTERN = re.compile(r"^run-config\.v(\d+)\.schema\.json$")
-META_SCHEMA = re.compile(r"^https?://json-schema\.org/", re.IGNORECASE)
-URL = re.compile(r"^[a-z][a-z0-9+.-]*://", re.IGNORECASE)
+RUN_CONFIG_PATTERN = lazy_regex(r"^run-config\.v(\d+)\.schema\.json$")
+META_SCHEMA = lazy_regex(r"^https?://json-schema\.org/", re.IGNORECASE)
+URL = lazy_regex(r"^[a-z][a-z0-9+.-]*://", re.IGNORECASE)
 META_KEY = "$schema"
 VERSION_KEY = "schema_version"
 

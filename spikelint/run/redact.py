@@ -11,23 +11,25 @@ import math
 import re
 from typing import Any
 
+from spikelint.lazyre import lazy_regex
+
 MAX_SHOWN = 60
-SECRET_KEY = re.compile(
+SECRET_KEY = lazy_regex(
     r"(?i)(pass(word|wd|phrase)?|pwd|secret|token|api[_-]?key|apikey|access[_-]?key|private[_-]?key|"
     r"credential|auth|(^|[_-])key$|cookie|session)")
 SECRET_SHAPES: tuple[tuple[re.Pattern[str], str], ...] = (
-    (re.compile(r"^hf_[A-Za-z0-9]{20,}"), "a Hugging Face token"),
-    (re.compile(r"^(ghp|gho|ghu|ghs|ghr)_[A-Za-z0-9]{20,}|^github_pat_"), "a GitHub token"),
-    (re.compile(r"^glpat-"), "a GitLab token"),
-    (re.compile(r"^(AKIA|ASIA)[A-Z0-9]{16}"), "an AWS access key id"),
-    (re.compile(r"^sk-[A-Za-z0-9_-]{16,}"), "an API secret key"),
-    (re.compile(r"^xox[abprs]-"), "a Slack token"),
-    (re.compile(r"^AIza[0-9A-Za-z_-]{30,}"), "a Google API key"),
-    (re.compile(r"-----BEGIN [A-Z ]*PRIVATE KEY"), "a private key"),
-    (re.compile(r"^eyJ[A-Za-z0-9_-]{10,}\.[A-Za-z0-9_-]{10,}\."), "a JSON Web Token"),
-    (re.compile(r"://[^/\s:@]+:[^/\s@]+@"), "a URL with a password"),
+    (lazy_regex(r"^hf_[A-Za-z0-9]{20,}"), "a Hugging Face token"),
+    (lazy_regex(r"^(ghp|gho|ghu|ghs|ghr)_[A-Za-z0-9]{20,}|^github_pat_"), "a GitHub token"),
+    (lazy_regex(r"^glpat-"), "a GitLab token"),
+    (lazy_regex(r"^(AKIA|ASIA)[A-Z0-9]{16}"), "an AWS access key id"),
+    (lazy_regex(r"^sk-[A-Za-z0-9_-]{16,}"), "an API secret key"),
+    (lazy_regex(r"^xox[abprs]-"), "a Slack token"),
+    (lazy_regex(r"^AIza[0-9A-Za-z_-]{30,}"), "a Google API key"),
+    (lazy_regex(r"-----BEGIN [A-Z ]*PRIVATE KEY"), "a private key"),
+    (lazy_regex(r"^eyJ[A-Za-z0-9_-]{10,}\.[A-Za-z0-9_-]{10,}\."), "a JSON Web Token"),
+    (lazy_regex(r"://[^/\s:@]+:[^/\s@]+@"), "a URL with a password"),
 )
-HIGH_ENTROPY_CANDIDATE = re.compile(r"^[A-Za-z0-9+/=_\-]{24,}$")
+HIGH_ENTROPY_CANDIDATE = lazy_regex(r"^[A-Za-z0-9+/=_\-]{24,}$")
 MIN_ENTROPY_BITS = 4.0
 
 

@@ -13,6 +13,7 @@ from pathlib import PurePosixPath
 from typing import Iterator
 from typing import NamedTuple
 
+from spikelint.lazyre import lazy_regex
 from spikelint.secrets.context import KeyClass
 from spikelint.secrets.context import classify_key
 from spikelint.secrets.context import is_not_a_credential_literal
@@ -64,8 +65,8 @@ ASSIGNING_FLAGS = frozenset(("-e", "--env", "--environment", "--environment-vari
 RUNAI_ENV_FLAGS = frozenset(("-e", "--environment", "--environment-variable", "--env"))
 OPTION_LIST_FLAGS = frozenset(("--s3", "--git-sync", "--nfs", "--pvc", "--new-pvc", "--host-path", "--secret-volume",
                                "--configmap-volume", "--data-source", "--git", "--env-my-credentials"))
-_OPTION_PAIR = re.compile(r"(?:^|,)(?P<key>[A-Za-z][\w-]*)=(?P<value>[^,]*)")
-_NAME_VALUE = re.compile(r"^(?P<name>[A-Za-z_][\w.-]*)=(?P<value>.+)$", re.DOTALL)
+_OPTION_PAIR = lazy_regex(r"(?:^|,)(?P<key>[A-Za-z][\w-]*)=(?P<value>[^,]*)")
+_NAME_VALUE = lazy_regex(r"^(?P<name>[A-Za-z_][\w.-]*)=(?P<value>.+)$", re.DOTALL)
 ASSIGNING_BUILTINS = frozenset(("export", "declare", "local", "readonly", "typeset", "set", "setenv"))
 SEPARATORS = frozenset(("&&", "||", ";", "|", "&", "|&", ";;", "(", ")", "{", "}", "then", "do", "else", "!"))
 
@@ -177,7 +178,7 @@ def _positional_secret(name: str, value: ArgWord) -> Iterator[CommandSecret]:
         yield CommandSecret(value, Secret(text, type_for_key(name, text), 0, len(text)), f"passed after {name}")
 
 
-_PLAIN_NAME = re.compile(r"^[A-Za-z_][\w.-]{0,80}$")
+_PLAIN_NAME = lazy_regex(r"^[A-Za-z_][\w.-]{0,80}$")
 
 
 def _workload_env_words(program: str, words: list[ArgWord]) -> set[int]:

@@ -15,10 +15,12 @@ from collections import Counter
 from functools import lru_cache
 from typing import NamedTuple
 
+from spikelint.lazyre import lazy_regex
+
 # --------------------------------------------------------------------------- key names
 
-_CAMEL = re.compile(r"(?<=[a-z0-9])(?=[A-Z])|(?<=[A-Z])(?=[A-Z][a-z])")
-_SEPARATORS = re.compile(r"[^A-Za-z0-9]+")
+_CAMEL = lazy_regex(r"(?<=[a-z0-9])(?=[A-Z])|(?<=[A-Z])(?=[A-Z][a-z])")
+_SEPARATORS = lazy_regex(r"[^A-Za-z0-9]+")
 
 # single words that name a credential
 SECRET_WORDS = frozenset((
@@ -97,15 +99,15 @@ def classify_key(key: str) -> KeyClass:
     return KeyClass(secret, password, public)
 
 
-_GLUED_SECRET = re.compile(r"(?:token|secret|passw(?:or)?d|apikey|accesskey|privatekey|secretkey|credential)$")
-_GLUED_NOT_SECRET = re.compile(r"tokenizer|maxtoken|numtoken|padtoken|eostoken|bostoken")
+_GLUED_SECRET = lazy_regex(r"(?:token|secret|passw(?:or)?d|apikey|accesskey|privatekey|secretkey|credential)$")
+_GLUED_NOT_SECRET = lazy_regex(r"tokenizer|maxtoken|numtoken|padtoken|eostoken|bostoken")
 
 
 # --------------------------------------------------------------------------- environment names (SPK202)
 
-SECRET_ENV_NAME = re.compile(
+SECRET_ENV_NAME = lazy_regex(
     r"TOKEN(?!S|IZER)|SECRET|PASSWORD|PASSWD|API_?KEY|ACCESS_?KEY|PRIVATE_?KEY|CREDENTIAL|AUTH(?!OR)")
-NOT_SECRET_ENV_NAME = re.compile(
+NOT_SECRET_ENV_NAME = lazy_regex(
     r"(?:^|_)(?:MAX|NUM|MIN)_(?:\w*_)?TOKENS?(?:_|$)|TOKEN_(?:LIMIT|LENGTH|LEN|COUNT|ID|BUDGET|TYPE|TTL|EXPIR\w*)"
     r"|_(?:URL|URI|HOST|ENDPOINT|PORT|FILE|PATH|DIR|NAME|REF|MODE|TYPE|METHOD|ENABLED|DISABLED|REGION|PROVIDER"
     r"|SECRET_NAME|KEY_NAME|KEY_ID_FILE|USER|USERNAME|LOGIN|EMAIL|ISSUER|AUDIENCE|SCOPES?|REALM|DOMAIN|TENANT"
@@ -126,7 +128,7 @@ def is_secret_env_name(name: str) -> bool:
 
 # --------------------------------------------------------------------------- placeholders and references
 
-_PLACEHOLDER_SHAPES = re.compile(
+_PLACEHOLDER_SHAPES = lazy_regex(
     r"""^(?:
         <[^<>]*>                      # <token>, <your-api-key>
       | \$\{[^}]*\}?                  # ${TOKEN}, ${oc.env:HF_TOKEN}, ${{ secrets.X }}
@@ -141,7 +143,7 @@ _PLACEHOLDER_SHAPES = re.compile(
       | [*x#.•…_-]+                   # ****, xxxx, ..., ----
       | (.)\1*                        # one repeated character
     )$""", re.VERBOSE | re.IGNORECASE)
-_TEMPLATE_INSIDE = re.compile(r"\{\{.*?\}\}|\{%.*?%\}|\$\{[^}]+\}|\$\([A-Za-z_][^)]*\)|<[A-Za-z_][\w -]*>|\$[A-Z_][A-Z0-9_]{2,}")
+_TEMPLATE_INSIDE = lazy_regex(r"\{\{.*?\}\}|\{%.*?%\}|\$\{[^}]+\}|\$\([A-Za-z_][^)]*\)|<[A-Za-z_][\w -]*>|\$[A-Z_][A-Z0-9_]{2,}")
 # whole values that are clearly "fill this in" words (compared after dropping separators)
 PLACEHOLDER_VOCABULARY = frozenset((
     "changeme", "change", "me", "replace", "replaceme", "todo", "tbd", "fixme", "dummy", "fake", "example",
@@ -160,20 +162,20 @@ PLACEHOLDER_VOCABULARY = frozenset((
     "guest", "anonymous", "public", "demo", "dev", "local", "localhost", "postgres", "minio", "minioadmin", "mlflow",
     "grafana", "jupyter", "notebook", "airflow", "rabbitmq", "redis", "mysql", "mongo", "hf", "tok", "pw", "pwd",
 ))
-_WORD_SPLIT = re.compile(r"[a-z]+|[0-9]+")
-REFERENCE_PREFIXES = re.compile(
+_WORD_SPLIT = lazy_regex(r"[a-z]+|[0-9]+")
+REFERENCE_PREFIXES = lazy_regex(
     r"^(?:SECRET:|secret:|secretref:|secretkeyref:|vault:|vault://|op://|sm://|ssm:|ssm://|awssm:|aws-sm:|"
     r"arn:aws:(?:secretsmanager|ssm|kms):|projects/[^/]+/secrets/|azurekeyvault:|keyvault:|akv:|gcpsm:|"
     r"env:|file:|@/|@\./|@~|ENC\[)", re.IGNORECASE)
-_BOOLEAN_OR_NUMBER = re.compile(r"^(?:true|false|yes|no|on|off|null|none|nil|[-+]?\d+(?:\.\d+)?(?:e[-+]?\d+)?)$",
+_BOOLEAN_OR_NUMBER = lazy_regex(r"^(?:true|false|yes|no|on|off|null|none|nil|[-+]?\d+(?:\.\d+)?(?:e[-+]?\d+)?)$",
                                 re.IGNORECASE)
-_PATH = re.compile(r"^(?:/|\./|\.\./|~/|[A-Za-z]:\\)|^[\w.-]+(?:/[\w.@-]+)+\.\w{1,8}$")
-_URL = re.compile(r"^[a-z][a-z0-9+.-]*://", re.IGNORECASE)
-_NAME_LIKE = re.compile(r"^[a-z][a-z0-9]*(?:[-_.][a-z0-9]+)+$")
-_SECRETISH_IN_NAME = re.compile(r"secret|token|cred|passw|key|auth|pwd")
+_PATH = lazy_regex(r"^(?:/|\./|\.\./|~/|[A-Za-z]:\\)|^[\w.-]+(?:/[\w.@-]+)+\.\w{1,8}$")
+_URL = lazy_regex(r"^[a-z][a-z0-9+.-]*://", re.IGNORECASE)
+_NAME_LIKE = lazy_regex(r"^[a-z][a-z0-9]*(?:[-_.][a-z0-9]+)+$")
+_SECRETISH_IN_NAME = lazy_regex(r"secret|token|cred|passw|key|auth|pwd")
 
 
-_GLUED_DEFAULT = re.compile(r"^([a-z][a-z0-9]{3,23}?)\d{0,4}$")
+_GLUED_DEFAULT = lazy_regex(r"^([a-z][a-z0-9]{3,23}?)\d{0,4}$")
 
 
 def is_placeholder(value: str) -> bool:
@@ -231,7 +233,7 @@ def is_token_placeholder(body: str) -> bool:
 
 def _ascending_runs(length: int, alphabets: tuple[str, ...]) -> re.Pattern[str]:
     runs = {alphabet[start:start + length] for alphabet in alphabets for start in range(len(alphabet) - length + 1)}
-    return re.compile("|".join(sorted(runs)))
+    return lazy_regex("|".join(sorted(runs)))
 
 
 _SEQUENTIAL_FAKE = _ascending_runs(8, ("0123456789", "abcdefghijklmnopqrstuvwxyz", "ABCDEFGHIJKLMNOPQRSTUVWXYZ"))
@@ -267,7 +269,7 @@ PUBLIC_VALUE_HASHES = frozenset((
 
 
 PUBLIC_VALUE_LENGTHS = frozenset((20, 24, 40, 88))
-_AWS_EXAMPLE_KEY_ID = re.compile(r"^(?:AKIA|ASIA|ABIA|ACCA|A3T[A-Z0-9])[A-Z0-9]{9}EXAMPLE$")
+_AWS_EXAMPLE_KEY_ID = lazy_regex(r"^(?:AKIA|ASIA|ABIA|ACCA|A3T[A-Z0-9])[A-Z0-9]{9}EXAMPLE$")
 
 
 def is_documented_public_value(value: str) -> bool:
@@ -301,10 +303,10 @@ def looks_like_secret_name(value: str) -> bool:
 
 # --------------------------------------------------------------------------- shape and entropy
 
-_HEX = re.compile(r"^[0-9a-fA-F]+$")
-_UUID = re.compile(r"^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}$")
-_DIGEST = re.compile(r"^(?:sha256|sha512|sha1|md5|sha384):[0-9a-fA-F]{32,128}$", re.IGNORECASE)
-_TOKEN_CHARS = re.compile(r"^[A-Za-z0-9+/=_.~:@!#%^&*?-]+$")
+_HEX = lazy_regex(r"^[0-9a-fA-F]+$")
+_UUID = lazy_regex(r"^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}$")
+_DIGEST = lazy_regex(r"^(?:sha256|sha512|sha1|md5|sha384):[0-9a-fA-F]{32,128}$", re.IGNORECASE)
+_TOKEN_CHARS = lazy_regex(r"^[A-Za-z0-9+/=_.~:@!#%^&*?-]+$")
 
 
 def shannon_entropy(text: str) -> float:
@@ -338,10 +340,10 @@ def looks_random(value: str, minimum_length: int = 16) -> bool:
     return shannon_entropy(value) >= (3.0 if len(value) < 24 else 3.3)
 
 
-_IDENTIFIER = re.compile(r"^[A-Za-z]+(?:[_.:-][A-Za-z]+)*(?:[_.-]\d{1,6})?$")
-_CAMEL_PARTS = re.compile(r"[A-Z]?[a-z]+|[A-Z]+(?![a-z])|\d+")
-_CONSTANT_NAME = re.compile(r"^[A-Z][A-Z0-9]*(?:_[A-Z0-9]+)+$")
-_ALL_DIGITS = re.compile(r"^\d{6,64}$")
+_IDENTIFIER = lazy_regex(r"^[A-Za-z]+(?:[_.:-][A-Za-z]+)*(?:[_.-]\d{1,6})?$")
+_CAMEL_PARTS = lazy_regex(r"[A-Z]?[a-z]+|[A-Z]+(?![a-z])|\d+")
+_CONSTANT_NAME = lazy_regex(r"^[A-Z][A-Z0-9]*(?:_[A-Z0-9]+)+$")
+_ALL_DIGITS = lazy_regex(r"^\d{6,64}$")
 _LEET = str.maketrans("0134578@$", "oleastbas")
 
 
@@ -378,7 +380,7 @@ def is_digit_password(value: str) -> bool:
     return not any(value[size:] == value[:-size] for size in range(1, len(value) // 2 + 1))  # ``12341234``
 
 
-_BASE64 = re.compile(r"^(?:[A-Za-z0-9+/]{4})*(?:[A-Za-z0-9+/]{2}==|[A-Za-z0-9+/]{3}=)?$")
+_BASE64 = lazy_regex(r"^(?:[A-Za-z0-9+/]{4})*(?:[A-Za-z0-9+/]{2}==|[A-Za-z0-9+/]{3}=)?$")
 
 
 def is_encoded_placeholder(value: str) -> bool:

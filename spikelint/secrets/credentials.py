@@ -19,6 +19,7 @@ from typing import Callable
 from typing import Iterator
 from typing import NamedTuple
 
+from spikelint.lazyre import lazy_regex
 from spikelint.model import Node
 from spikelint.secrets.context import classify_key
 from spikelint.secrets.context import is_placeholder
@@ -39,21 +40,21 @@ class NodeSecret(NamedTuple):
 
 # --------------------------------------------------------------------------- files by name
 
-PRIVATE_KEY_NAMES = re.compile(r"^(?:id_(?:rsa|dsa|ecdsa|ed25519|ecdsa_sk|ed25519_sk)|identity|.+\.(?:pem|key|p8|ppk|"
+PRIVATE_KEY_NAMES = lazy_regex(r"^(?:id_(?:rsa|dsa|ecdsa|ed25519|ecdsa_sk|ed25519_sk)|identity|.+\.(?:pem|key|p8|ppk|"
                                r"openssh|rsa|priv))$")
-VENDORED = re.compile(r"(?:^|/)(?:site-packages|dist-packages|node_modules|vendor|third_party|testdata|test|tests|"
+VENDORED = lazy_regex(r"(?:^|/)(?:site-packages|dist-packages|node_modules|vendor|third_party|testdata|test|tests|"
                       r"fixtures|usr/share|usr/lib/python[\d.]*|etc/ssl|etc/pki)(?:/|$)")
-NETRC_TOKEN = re.compile(r"\S+")
-INI_ENTRY = re.compile(r"^[ \t]*(?P<key>[A-Za-z_][\w.-]*)[ \t]*[=:][ \t]*(?P<value>\S[^\n#;]*?)[ \t]*$", re.MULTILINE)
+NETRC_TOKEN = lazy_regex(r"\S+")
+INI_ENTRY = lazy_regex(r"^[ \t]*(?P<key>[A-Za-z_][\w.-]*)[ \t]*[=:][ \t]*(?P<value>\S[^\n#;]*?)[ \t]*$", re.MULTILINE)
 AWS_CREDENTIAL_KEYS = frozenset(("aws_secret_access_key", "aws_session_token", "aws_access_key_id",
                                  "aws_security_token"))
 PYPIRC_KEYS = frozenset(("password",))
 NGC_KEYS = frozenset(("apikey",))
-KUBECONFIG_LINE = re.compile(r"^[ \t-]*(?P<key>token|client-key-data|password|client-secret|id-token|refresh-token|"
+KUBECONFIG_LINE = lazy_regex(r"^[ \t-]*(?P<key>token|client-key-data|password|client-secret|id-token|refresh-token|"
                              r"access-token)[ \t]*:[ \t]*(?P<value>[^\s#]+)", re.MULTILINE)
-AUTH_FIELD = re.compile(r'"(?P<key>auth|password|identitytoken|registrytoken)"\s*:\s*"(?P<value>[^"]*)"')
-PGPASS_LINE = re.compile(r"^[^#\n:]*:[^\n:]*:[^\n:]*:[^\n:]*:(?P<value>[^\n]+)$", re.MULTILINE)
-NPMRC_TOKEN = re.compile(r"(?:_authToken|_auth|_password)\s*=\s*(?P<value>[^\s]+)")
+AUTH_FIELD = lazy_regex(r'"(?P<key>auth|password|identitytoken|registrytoken)"\s*:\s*"(?P<value>[^"]*)"')
+PGPASS_LINE = lazy_regex(r"^[^#\n:]*:[^\n:]*:[^\n:]*:[^\n:]*:(?P<value>[^\n]+)$", re.MULTILINE)
+NPMRC_TOKEN = lazy_regex(r"(?:_authToken|_auth|_password)\s*=\s*(?P<value>[^\s]+)")
 
 
 def _offset_secret(value: str, type_: str, start: int) -> Secret:

@@ -19,6 +19,7 @@ from typing import Any
 from typing import Iterator
 from typing import NamedTuple
 
+from spikelint.lazyre import lazy_regex
 from spikelint.secrets.context import KeyClass
 from spikelint.secrets.context import NEUTRAL
 from spikelint.secrets.context import classify_key
@@ -55,7 +56,7 @@ class TokenPattern(NamedTuple):
 
 def _pattern(type_: str, regex: str, prefix_length: int, starts: tuple[str, ...], back: int = 0,
              flags: int = 0) -> TokenPattern:
-    return TokenPattern(type_, re.compile(regex, flags), prefix_length, starts, back)
+    return TokenPattern(type_, lazy_regex(regex, flags), prefix_length, starts, back)
 
 
 GITLAB_PREFIXES = ("glpat", "gldt", "glft", "glsoat", "glrt", "glcbt", "glptt", "glimt", "gloas", "glffct", "glagent",
@@ -110,11 +111,11 @@ TOKEN_PATTERNS: tuple[TokenPattern, ...] = (
              r"((?=[a-z0-9]{0,39}[A-Z])(?=[A-Z0-9]{0,39}[a-z])[A-Za-z0-9]{40})(?![A-Za-z0-9_-])", 0,
              ("cohere", "Cohere", "COHERE", "co_api_key", "CO_API_KEY")),
 )
-PRIVATE_KEY = re.compile(r"-----BEGIN[ A-Z0-9_-]{0,100}PRIVATE KEY(?: BLOCK)?-----")
-_PEM_BODY = re.compile(r"(?:\\n|\s)*(?:[A-Za-z-]+: [^\n\\]{0,300}(?:\\n|\n)\s*){0,10}((?:[A-Za-z0-9+/=]|\\n|\s){40,})")
-PUTTY_KEY = re.compile(r"PuTTY-User-Key-File-\d+:.{0,3000}?Private-Lines:\s*\d+\s+([A-Za-z0-9+/=\s]{40,})", re.DOTALL)
+PRIVATE_KEY = lazy_regex(r"-----BEGIN[ A-Z0-9_-]{0,100}PRIVATE KEY(?: BLOCK)?-----")
+_PEM_BODY = lazy_regex(r"(?:\\n|\s)*(?:[A-Za-z-]+: [^\n\\]{0,300}(?:\\n|\n)\s*){0,10}((?:[A-Za-z0-9+/=]|\\n|\s){40,})")
+PUTTY_KEY = lazy_regex(r"PuTTY-User-Key-File-\d+:.{0,3000}?Private-Lines:\s*\d+\s+([A-Za-z0-9+/=\s]{40,})", re.DOTALL)
 # ``scheme://user:password@`` and ``scheme://TOKEN@``
-URL_USERINFO = re.compile(r"\b[a-zA-Z][a-zA-Z0-9+.-]{1,20}://(?P<userinfo>[^\s/?#@\"'<>(){}\[\]`]{1,300})@(?=[\w\[$])")
+URL_USERINFO = lazy_regex(r"\b[a-zA-Z][a-zA-Z0-9+.-]{1,20}://(?P<userinfo>[^\s/?#@\"'<>(){}\[\]`]{1,300})@(?=[\w\[$])")
 
 # the literals every token shape holds, by first character (a candidate is checked only where one occurs)
 _STARTS: dict[str, list[tuple[str, TokenPattern]]] = {}
@@ -145,14 +146,14 @@ def _trie_regex(words: list[str]) -> str:
     return emit(trie)
 
 
-CANDIDATES = re.compile(_trie_regex(sorted({literal for pattern in TOKEN_PATTERNS for literal in pattern.starts})))
+CANDIDATES = lazy_regex(_trie_regex(sorted({literal for pattern in TOKEN_PATTERNS for literal in pattern.starts})))
 # One pass of this over a value decides whether any of the regexes above can match.
-PREFILTER = re.compile(CANDIDATES.pattern + r"|PRIVATE KEY|PuTTY-User|://[^\s/@]{1,300}@")
+PREFILTER = lazy_regex(CANDIDATES.pattern + r"|PRIVATE KEY|PuTTY-User|://[^\s/@]{1,300}@")
 # Prefixes that only detect-secrets' plugins recognise (checked before importing detect-secrets).
-DETECT_SECRETS_PREFILTER = re.compile(
+DETECT_SECRETS_PREFILTER = lazy_regex(
     r"AKC|_authToken|SG\.[\w-]{22}\.|sq0csp-|AC[a-z0-9]{32}|SK[a-z0-9]{32}|-us\d|\d:[\w-]{35}|\.[\w-]{6}\.[\w-]{27}")
 # … the literal part of it, cheap enough for megabytes of generated text
-DETECT_SECRETS_LITERALS = re.compile(r"AKC|_authToken|SG\.|sq0csp-|-us\d")
+DETECT_SECRETS_LITERALS = lazy_regex(r"AKC|_authToken|SG\.|sq0csp-|-us\d")
 # The detect-secrets plugins worth running on values (the keyword, entropy and IP plugins
 # are replaced by our key-aware logic; the IBM/Cloudant/SoftLayer ones by the same logic).
 DETECT_SECRETS_PLUGINS = (
@@ -175,9 +176,9 @@ DETECT_SECRETS_PLUGINS = (
     ("detect_secrets.plugins.jwt", "JwtTokenDetector"),
 )
 # Keys whose value is a W&B key when it is 40 hex digits (``wandb.login(key=…)``, ``WANDB_API_KEY``).
-_WANDB_HEX = re.compile(r"^[0-9a-f]{40}$")
-_AWS_SECRET = re.compile(r"^[A-Za-z0-9/+]{40}$")
-_BEARER = re.compile(r"^(?:Bearer|Basic|token|Token|bearer|basic)\s+(\S{8,})$")
+_WANDB_HEX = lazy_regex(r"^[0-9a-f]{40}$")
+_AWS_SECRET = lazy_regex(r"^[A-Za-z0-9/+]{40}$")
+_BEARER = lazy_regex(r"^(?:Bearer|Basic|token|Token|bearer|basic)\s+(\S{8,})$")
 
 
 @lru_cache(maxsize=1)

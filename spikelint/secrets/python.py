@@ -9,11 +9,11 @@ assignment targets, keyword arguments, dict keys, ``os.environ[...]`` subscripts
 from __future__ import annotations
 
 import ast
-import re
 from typing import Callable
 from typing import Iterator
 from typing import NamedTuple
 
+from spikelint.lazyre import lazy_regex
 from spikelint.secrets.detectors import Secret
 from spikelint.secrets.text import CONFIG
 from spikelint.secrets.text import PROSE
@@ -21,7 +21,7 @@ from spikelint.secrets.text import find_in_text
 
 # calls whose argument names a credential although the parameter name does not say so
 CALL_KEYS = {("login", "key"): "wandb_api_key"}
-MAGIC_ASSIGNMENT = re.compile(r"^\s*[\w.]+\s*=\s*[!%]")
+MAGIC_ASSIGNMENT = lazy_regex(r"^\s*[\w.]+\s*=\s*[!%]")
 
 
 class Literal(NamedTuple):

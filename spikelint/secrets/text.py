@@ -14,6 +14,7 @@ import re
 from typing import Iterator
 from typing import NamedTuple
 
+from spikelint.lazyre import lazy_regex
 from spikelint.secrets.context import KeyClass
 from spikelint.secrets.context import is_placeholder
 from spikelint.secrets.context import is_reference
@@ -37,27 +38,27 @@ class Hit(NamedTuple):
     end_column: int
 
 
-SECRET_HINT = re.compile(r"(?i)tok|secret|pass|pwd|key|cred|auth|bearer|wandb|senha|contrase")
-ASSIGNMENT_KEY = re.compile(r"(?P<key>[A-Za-z_][\w.-]{0,80})[\"']?[ \t]*(?::=|=>|=|:)[ \t]*")
-ASSIGNMENT_VALUE = re.compile(r"""(?P<quote>["'])(?P<quoted>[^"'\n]{1,500})(?P=quote)|(?P<plain>[^\s"'`,;)}\]]{1,500})""")
-EXPORT_KEY = re.compile(r"(?:^|[\s;&|(])(?:export|set|setenv|declare|local|readonly|ENV|ARG|%env|%set_env)\s+(?:-\w+\s+)*"
+SECRET_HINT = lazy_regex(r"(?i)tok|secret|pass|pwd|key|cred|auth|bearer|wandb|senha|contrase")
+ASSIGNMENT_KEY = lazy_regex(r"(?P<key>[A-Za-z_][\w.-]{0,80})[\"']?[ \t]*(?::=|=>|=|:)[ \t]*")
+ASSIGNMENT_VALUE = lazy_regex(r"""(?P<quote>["'])(?P<quoted>[^"'\n]{1,500})(?P=quote)|(?P<plain>[^\s"'`,;)}\]]{1,500})""")
+EXPORT_KEY = lazy_regex(r"(?:^|[\s;&|(])(?:export|set|setenv|declare|local|readonly|ENV|ARG|%env|%set_env)\s+(?:-\w+\s+)*"
                         r"(?P<key>[A-Za-z_]\w{0,80})[ \t]+(?P<value>[^\s=\"']\S{3,500})")
-AUTH_HEADER = re.compile(r"(?i)(?:proxy-)?authorization[\"']?\s*[:=]\s*[\"']?(?:bearer|basic|token|apikey|api-key)\s+"
+AUTH_HEADER = lazy_regex(r"(?i)(?:proxy-)?authorization[\"']?\s*[:=]\s*[\"']?(?:bearer|basic|token|apikey|api-key)\s+"
                          r"(?P<value>[\w=~@.+/-]{8,})")
-API_KEY_HEADER = re.compile(r"(?i)\b(?:x-api-key|api-key|private-token|x-auth-token|x-goog-api-key)[\"']?\s*:\s*[\"']?"
+API_KEY_HEADER = lazy_regex(r"(?i)\b(?:x-api-key|api-key|private-token|x-auth-token|x-goog-api-key)[\"']?\s*:\s*[\"']?"
                             r"(?P<value>[\w=~.+/-]{12,})")
-NETRC_LINE = re.compile(r"\bmachine\s+\S+\s+(?:login\s+\S+\s+)?(?:password|passwd)\s+[\"']?(?P<value>[^\s\"']{4,})")
-CODE_ASSIGNMENT = re.compile(r"""(?P<key>[A-Za-z_][\w.]{0,80})["'`]?[ \t]*(?::=|=|:)[ \t]*(?P<quote>["'`])"""
+NETRC_LINE = lazy_regex(r"\bmachine\s+\S+\s+(?:login\s+\S+\s+)?(?:password|passwd)\s+[\"']?(?P<value>[^\s\"']{4,})")
+CODE_ASSIGNMENT = lazy_regex(r"""(?P<key>[A-Za-z_][\w.]{0,80})["'`]?[ \t]*(?::=|=|:)[ \t]*(?P<quote>["'`])"""
                              r"""(?P<value>[^"'`\n\\]{1,500})(?P=quote)(?=[\s,;)}\]]|$)""")
-DATA_URI = re.compile(r"(?P<head>data:[\w/+.-]{1,100};base64,)(?P<payload>[A-Za-z0-9+/=]{16,})")
+DATA_URI = lazy_regex(r"(?P<head>data:[\w/+.-]{1,100};base64,)(?P<payload>[A-Za-z0-9+/=]{16,})")
 COMMENT_MARKS = ("#", "//", "/*", "* ", ";", "<!--")
 LONG_LINE = 1000  # characters: a line this long is generated (minified, bundled, a data blob)
-LOWER_HINT = re.compile(r"tok|secret|pass|pwd|key|cred|auth|bearer|wandb|senha|contrase")
-USER_FLAG = re.compile(r"""-(?:u|-user)(?:[ \t]+|=)["']?(?P<user>[^\s:"'$]{1,200}):(?P<password>[^\s"'@]{0,200})(?=["']?(?:\s|$))""")
-NEWLINE = re.compile("\n")
-CLIENT_WORD = re.compile(r"\b(?:curl|wget)\b")
+LOWER_HINT = lazy_regex(r"tok|secret|pass|pwd|key|cred|auth|bearer|wandb|senha|contrase")
+USER_FLAG = lazy_regex(r"""-(?:u|-user)(?:[ \t]+|=)["']?(?P<user>[^\s:"'$]{1,200}):(?P<password>[^\s"'@]{0,200})(?=["']?(?:\s|$))""")
+NEWLINE = lazy_regex("\n")
+CLIENT_WORD = lazy_regex(r"\b(?:curl|wget)\b")
 CONFIG, CODE, PROSE, DATA = "config", "code", "prose", "data"
-WANDB_CONTEXT = re.compile(r"(?i)wandb[\w. -]{0,30}?(?:login|key|token)[^0-9a-f\n]{0,20}?(?<![0-9a-f])"
+WANDB_CONTEXT = lazy_regex(r"(?i)wandb[\w. -]{0,30}?(?:login|key|token)[^0-9a-f\n]{0,20}?(?<![0-9a-f])"
                            r"(?P<value>[0-9a-f]{40})(?![0-9a-f])")
 
 
