@@ -10,6 +10,7 @@ change to ``configs/train.yaml`` is judged by the jobs that run it.
 from __future__ import annotations
 
 import os
+import re
 from dataclasses import dataclass
 from dataclasses import field
 from pathlib import Path
@@ -67,23 +68,27 @@ def workspace(paths: list[str], given: list[SourceFile], config: Config, cwd: Pa
     return Workspace(context, dependents)
 
 
-def _reference_names(given: list[SourceFile]) -> list[bytes]:
-    """What a reference to a given config or script must contain: its stem (Hydra drops the suffix)."""
+def _reference_names(given: list[SourceFile]) -> re.Pattern[bytes] | None:
+    """What a reference to a given config or script must contain: its stem (Hydra drops the suffix),
+    as a whole name, so ``finetune-1`` does not bring back every file that names ``finetune-12``."""
     names = set()
     for source in given:
         if source.kind in REFERENCED_KINDS:
             name = PurePosixPath(source.path).name
             stem = PurePosixPath(name).stem
             names.add(stem if len(stem) >= MIN_STEM else name)
-    return sorted(name.encode("utf-8", "surrogateescape") for name in names)
-
-
-def _mentions(source: SourceFile, names: list[bytes]) -> bool:
     if not names:
+        return None
+    alternatives = b"|".join(re.escape(name.encode("utf-8", "surrogateescape")) for name in sorted(names))
+    return re.compile(rb"(?<![\w-])(?:" + alternatives + rb")(?![\w-])")
+
+
+def _mentions(source: SourceFile, names: re.Pattern[bytes] | None) -> bool:
+    if names is None:
         return False
     try:
         with open(source.abspath, "rb") as handle:
             data = handle.read()
     except OSError:
         return False
-    return any(name in data for name in names)
+    return names.search(data) is not None

@@ -150,8 +150,10 @@ CANDIDATES = lazy_regex(_trie_regex(sorted({literal for pattern in TOKEN_PATTERN
 # One pass of this over a value decides whether any of the regexes above can match.
 PREFILTER = lazy_regex(CANDIDATES.pattern + r"|PRIVATE KEY|PuTTY-User|://[^\s/@]{1,300}@")
 # Prefixes that only detect-secrets' plugins recognise (checked before importing detect-secrets).
+# Telegram's is eight digits, a colon and 35 characters: a bare ``\d:`` matched every
+# ``@sha256:`` digest, so each pinned image imported detect-secrets (~0.1 s) for nothing.
 DETECT_SECRETS_PREFILTER = lazy_regex(
-    r"AKC|_authToken|SG\.[\w-]{22}\.|sq0csp-|AC[a-z0-9]{32}|SK[a-z0-9]{32}|-us\d|\d:[\w-]{35}|\.[\w-]{6}\.[\w-]{27}")
+    r"AKC|_authToken|SG\.[\w-]{22}\.|sq0csp-|AC[a-z0-9]{32}|SK[a-z0-9]{32}|-us\d|\d{8}:[\w-]{35}|\.[\w-]{6}\.[\w-]{27}")
 # … the literal part of it, cheap enough for megabytes of generated text
 DETECT_SECRETS_LITERALS = lazy_regex(r"AKC|_authToken|SG\.|sq0csp-|-us\d")
 # The detect-secrets plugins worth running on values (the keyword, entropy and IP plugins

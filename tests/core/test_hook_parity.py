@@ -130,3 +130,16 @@ def test_cli_names_the_workloads_it_also_checked(run_cli, tmp_path: Path) -> Non
     outcome = run_cli(["check", "configs/train.yaml"], cwd=repo)
     assert outcome.code == 1 and "k8s/job.yaml:12:" in outcome.out
     assert "also checked 1 file referencing the given files: k8s/job.yaml" in outcome.err
+
+
+@needs_git
+def test_a_name_inside_a_longer_name_is_not_a_reference(tmp_path: Path) -> None:
+    """``finetune-1`` is not named by a job that runs ``finetune-12.yaml`` (nor ``my_finetune-1``)."""
+    repo = init_repo(tmp_path / "repo")
+    longer = JOB.replace("configs/train.yaml", "configs/finetune-12.yaml")
+    prefixed = JOB.replace("configs/train.yaml", "configs/my_finetune-1.yaml").replace("name: train}", "name: b}")
+    exact = JOB.replace("configs/train.yaml", "configs/finetune-1.yaml").replace("name: train}", "name: c}")
+    write(repo, {"configs/finetune-1.yaml": TRAIN_CONFIG, "k8s/longer.yaml": longer, "k8s/prefixed.yaml": prefixed,
+                 "k8s/exact.yaml": exact})
+    commit_all(repo)
+    assert check_paths(["configs/finetune-1.yaml"], Config(), cwd=repo, jobs=1).dependents == ["k8s/exact.yaml"]

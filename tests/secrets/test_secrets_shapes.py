@@ -145,3 +145,18 @@ def test_x_oauth_basic_is_one_finding_for_one_url() -> None:
 def test_a_git_sha_under_a_cohere_named_key_is_not_a_key() -> None:
     sha = F.chars(HEX, 40)
     assert token_secrets(f'cohere_revision = "{sha}"') == []
+
+
+def test_telegram_bot_tokens_are_found_through_detect_secrets() -> None:
+    token = F.chars(string.digits, 9) + ":" + F.chars(ALNUM + "-_", 35)
+    findings = lint_snippet("notes.md", f"bot: {token}\n")
+    assert [(f.rule, f.line) for f in findings] == [("SPK201", 1)]
+
+
+def test_an_image_digest_does_not_wake_detect_secrets() -> None:
+    """``@sha256:<hex>`` once matched the Telegram prefilter: every pinned image imported detect-secrets."""
+    from spikelint.secrets.detectors import DETECT_SECRETS_PREFILTER
+
+    image = "registry.example.com/team/train@sha256:" + F.chars(HEX, 64)
+    assert DETECT_SECRETS_PREFILTER.search(f"image: {image}") is None
+    assert lint_snippet("notes.md", f"image: {image}\n") == []
