@@ -3,11 +3,13 @@
 The catalog is data so that rule text is reviewed like documentation and every example can
 run as a test.  Loading validates each entry and fails loudly, naming the file and rule, so a
 broken catalog is caught by the first test run instead of surfacing as a half-empty SARIF
-``rules`` array.  Nothing is cached here: the caller keeps the returned dict.
+``rules`` array.  The shipped catalog is read once per process (the command line, the engine
+and sub-folder configurations all ask for it); each caller gets its own dict of the frozen rules.
 """
 
 from __future__ import annotations
 
+from functools import lru_cache
 from pathlib import Path
 from typing import Any
 from typing import Iterable
@@ -123,7 +125,17 @@ def load_catalog(folder: Path | None = None) -> dict[str, Rule]:
     ``folder`` defaults to the shipped catalog (the installed package's data, or the
     repository's ``rules/`` in a checkout).
     """
-    folder = data_folder("rules") if folder is None else folder
+    if folder is None:
+        return dict(_shipped_catalog())
+    return _read_catalog(folder)
+
+
+@lru_cache(maxsize=1)
+def _shipped_catalog() -> dict[str, Rule]:
+    return _read_catalog(data_folder("rules"))
+
+
+def _read_catalog(folder: Path) -> dict[str, Rule]:
     files = sorted(folder.glob("*.yaml"))
     if not files:
         raise CatalogError(f"{folder}: no rule catalog files (*.yaml) found")
