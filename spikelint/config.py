@@ -21,7 +21,7 @@ DEFAULT_MAX_FILE_SIZE = 5 * 1024 * 1024
 
 
 if TYPE_CHECKING:
-    from spikelint.documents.image import ImageLimits
+    from spikelint.documents.limits import ImageLimits
 
 
 class ConfigError(Exception):
@@ -60,7 +60,7 @@ class Config:
         return re.compile(self.immutable_tag_pattern)
 
     def image_limits(self) -> ImageLimits:
-        from spikelint.documents.image import ImageLimits
+        from spikelint.documents.limits import ImageLimits
 
         return ImageLimits(max_bytes=self.max_image_bytes, max_seconds=self.max_image_seconds,
                            max_entries=self.max_layer_entries, max_ratio=self.max_compression_ratio)

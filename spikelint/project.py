@@ -11,7 +11,7 @@ from spikelint.model import Document
 from spikelint.model import SourceFile
 
 if TYPE_CHECKING:
-    from spikelint.documents.image import ImageLimits
+    from spikelint.documents.limits import ImageLimits
 
 
 # names too common to identify a referenced config by file name alone

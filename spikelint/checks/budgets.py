@@ -1,7 +1,7 @@
 """SPK003 for the parts of an image tarball its reading limits left unread.
 
 A decompression bomb or a layer of countless members is cut short by
-:class:`~spikelint.documents.image.ImageLimits`; what was not read is said, never silent.
+:class:`~spikelint.documents.limits.ImageLimits`; what was not read is said, never silent.
 """
 
 from __future__ import annotations

@@ -30,7 +30,7 @@ __all__ = ["ParseFailure", "UnrenderedTemplate", "decode", "is_helm_template", "
            "read_document"]
 
 if TYPE_CHECKING:
-    from spikelint.documents.image import ImageLimits
+    from spikelint.documents.limits import ImageLimits
 
 COMMENTED_KINDS = (FileKind.YAML, FileKind.SHELL, FileKind.DOCKERFILE, FileKind.TOML, FileKind.PYTHON, FileKind.TEXT)
 TEXT_KINDS_THAT_MUST_DECODE = (FileKind.YAML, FileKind.JSON, FileKind.TOML, FileKind.NOTEBOOK, FileKind.DOCKERFILE,
