@@ -54,7 +54,7 @@ from spikelint.secrets.redact import secret_key
 from spikelint.secrets.carriers import text_mode
 from spikelint.secrets.text import CONFIG
 from spikelint.secrets.text import PROSE
-from spikelint.secrets.text import SECRET_HINT
+from spikelint.secrets.text import has_secret_hint
 from spikelint.secrets.text import find_in_text
 
 if TYPE_CHECKING:
@@ -581,11 +581,16 @@ COLLECTORS: dict[str, Callable[[Document], Iterator[Found]]] = {
 def _worth_scanning(document: Document) -> bool:
     """A whole-text prefilter: most files hold nothing token-shaped and no secret-ish word."""
     text = document.text
-    return bool(SECRET_HINT.search(text) or COMMAND_HINT.search(text) or PREFILTER.search(text)
+    return bool(has_secret_hint(text) or _has_command_hint(text) or PREFILTER.search(text)
                 or DETECT_SECRETS_PREFILTER.search(text))
 
 
 COMMAND_HINT = lazy_regex(r"\bcurl\b|\bwget\b|\s-u\s|--user\b|://")  # ``curl -u alice:…`` holds no secret-ish word
+COMMAND_LITERALS = ("curl", "wget", "-u", "://")  # one of them is in every COMMAND_HINT match
+
+
+def _has_command_hint(text: str) -> bool:
+    return any(literal in text for literal in COMMAND_LITERALS) and COMMAND_HINT.search(text) is not None
 
 
 def workload_env_values(document: Document, ctx: CheckContext) -> list[tuple[int, str]]:

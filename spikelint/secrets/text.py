@@ -15,7 +15,6 @@ from typing import Iterator
 from typing import NamedTuple
 
 from spikelint.lazyre import lazy_regex
-from spikelint.secrets.context import KeyClass
 from spikelint.secrets.context import is_placeholder
 from spikelint.secrets.context import is_reference
 from spikelint.secrets.context import classify_key
@@ -38,7 +37,8 @@ class Hit(NamedTuple):
     end_column: int
 
 
-SECRET_HINT = lazy_regex(r"(?i)tok|secret|pass|pwd|key|cred|auth|bearer|wandb|senha|contrase")
+HINT_WORDS = ("tok", "secret", "pass", "pwd", "key", "cred", "auth", "bearer", "wandb", "senha", "contrase")
+SECRET_HINT = lazy_regex("(?i)" + "|".join(HINT_WORDS))
 ASSIGNMENT_KEY = lazy_regex(r"(?P<key>[A-Za-z_][\w.-]{0,80})[\"']?[ \t]*(?::=|=>|=|:)[ \t]*")
 ASSIGNMENT_VALUE = lazy_regex(r"""(?P<quote>["'])(?P<quoted>[^"'\n]{1,500})(?P=quote)|(?P<plain>[^\s"'`,;)}\]]{1,500})""")
 EXPORT_KEY = lazy_regex(r"(?:^|[\s;&|(])(?:export|set|setenv|declare|local|readonly|ENV|ARG|%env|%set_env)\s+(?:-\w+\s+)*"
@@ -53,7 +53,7 @@ CODE_ASSIGNMENT = lazy_regex(r"""(?P<key>[A-Za-z_][\w.]{0,80})["'`]?[ \t]*(?::=|
 DATA_URI = lazy_regex(r"(?P<head>data:[\w/+.-]{1,100};base64,)(?P<payload>[A-Za-z0-9+/=]{16,})")
 COMMENT_MARKS = ("#", "//", "/*", "* ", ";", "<!--")
 LONG_LINE = 1000  # characters: a line this long is generated (minified, bundled, a data blob)
-LOWER_HINT = lazy_regex(r"tok|secret|pass|pwd|key|cred|auth|bearer|wandb|senha|contrase")
+LOWER_HINT = lazy_regex("|".join(HINT_WORDS))
 USER_FLAG = lazy_regex(r"""-(?:u|-user)(?:[ \t]+|=)["']?(?P<user>[^\s:"'$]{1,200}):(?P<password>[^\s"'@]{0,200})(?=["']?(?:\s|$))""")
 NEWLINE = lazy_regex("\n")
 CLIENT_WORD = lazy_regex(r"\b(?:curl|wget)\b")
@@ -186,6 +186,13 @@ def find_in_text(text: str, key: str = "", mode: str = CONFIG) -> list[Secret]:
         if index in users and any(index - back in clients for back in range(6)):
             found.extend(_user_flag_secrets(line, start))
     return sorted(without_overlaps(found), key=lambda secret: secret.start)
+
+
+def has_secret_hint(text: str) -> bool:
+    """Whether ``text`` holds a secret-ish word anywhere: ``in`` on the lower-cased text is ten
+    times faster than the case-insensitive alternation on ordinary files."""
+    lowered = text.lower()
+    return any(word in lowered for word in HINT_WORDS)
 
 
 def _hinted_lines(text: str, starts: list[int]) -> set[int]:
