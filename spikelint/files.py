@@ -68,9 +68,9 @@ class Discovery:
 
 def detect_kind(path: str, first_line: str = "") -> str:
     """The file kind from its name (and shebang for extension-less scripts)."""
-    name = PurePosixPath(path).name
+    name = path.rsplit("/", 1)[-1]  # string operations: discovery calls this for every file of the tree
     lower = name.lower()
-    suffix = PurePosixPath(lower).suffix
+    suffix = _suffix(lower)
     if DOCKERFILE_NAME.search(lower) and suffix not in NOT_DOCKERFILE_SUFFIXES:
         return FileKind.DOCKERFILE
     if suffix in YAML_SUFFIXES:
@@ -91,7 +91,7 @@ def detect_kind(path: str, first_line: str = "") -> str:
         return FileKind.TEXT  # make syntax, even when a shebang names a shell (recipes are shell, the file is not)
     if first_line.startswith("#!"):
         interpreter = [word for word in first_line[2:].split() if not word.startswith("-")]  # env -S bash
-        words = [PurePosixPath(word).name for word in interpreter[:2]]
+        words = [word.rsplit("/", 1)[-1] for word in interpreter[:2]]
         if any(word in ("sh", "bash", "dash", "zsh", "ksh") for word in words):
             return FileKind.SHELL
         if any(word.startswith("python") for word in words):
@@ -99,9 +99,15 @@ def detect_kind(path: str, first_line: str = "") -> str:
     return FileKind.TEXT
 
 
-def _first_line(path: Path) -> str:
+def _suffix(name: str) -> str:
+    """``PurePosixPath(name).suffix`` without building a path: ``.bashrc`` and ``a.`` have none."""
+    dot = name.rfind(".")
+    return name[dot:] if 0 < dot < len(name) - 1 else ""
+
+
+def _first_line(path: str) -> str:
     try:
-        with path.open("rb") as handle:
+        with open(path, "rb") as handle:
             return handle.read(128).split(b"\n", 1)[0].decode("utf-8", "replace")
     except OSError:
         return ""
@@ -120,6 +126,12 @@ def git_root(folder: Path) -> Path | None:
 
 def git_files(folder: Path) -> list[Path] | None:
     """Tracked plus untracked-not-ignored files under ``folder``; ``None`` outside Git."""
+    names = git_names(folder)
+    return None if names is None else [folder / name for name in names]
+
+
+def git_names(folder: Path) -> list[str] | None:
+    """:func:`git_files` as sorted '/'-separated names relative to ``folder`` (no path objects built)."""
     try:
         result = subprocess.run(
             ["git", "-c", "core.quotepath=off", "ls-files", "-z", "--cached", "--others", "--exclude-standard", "--", "."],
@@ -128,8 +140,7 @@ def git_files(folder: Path) -> list[Path] | None:
         return None
     if result.returncode != 0:
         return None
-    names = sorted({name for name in result.stdout.decode("utf-8", "surrogateescape").split("\0") if name})
-    return [folder / name for name in names]
+    return sorted({name for name in result.stdout.decode("utf-8", "surrogateescape").split("\0") if name})
 
 
 def walk_files(folder: Path, pruned: list[Path] | None = None) -> list[Path]:
@@ -234,21 +245,28 @@ def discover(paths: list[str], *, cwd: Path, exclude: tuple[str, ...] = (), max_
             continue
         if absolute.is_dir() and not absolute.is_symlink():
             root = absolute.resolve()
-            listed = git_files(absolute) if git_root(absolute) is not None else None
+            folder = str(absolute)
+            listed = git_names(absolute) if git_root(absolute) is not None else None
             pruned: list[Path] = []
-            candidates = listed if listed is not None else walk_files(absolute, pruned)
+            if listed is None:
+                listed = [os.path.relpath(path, folder) for path in walk_files(absolute, pruned)]
             result.excluded.extend((display_path(path, cwd) + "/", "default exclude outside Git") for path in pruned)
-            for candidate in candidates:
-                _consider(candidate, root, cwd, (exclude, base), max_file_size, result, seen)
+            prefix = display_path(absolute, cwd)
+            above = prefix == ".." or prefix.startswith("../")  # then a file may lie under cwd: relpath decides
+            prefix = "" if prefix == "." else prefix + "/"
+            for name in listed:  # paths by string: building path objects cost more than the rest of discovery
+                full = os.path.join(folder, name)
+                shown = display_path(Path(full), cwd) if above else prefix + name.replace(os.sep, "/")
+                _consider(full, shown, root, cwd, (exclude, base), max_file_size, result, seen)
         else:
             root = absolute.parent.resolve()
-            _consider(absolute, root, cwd, (exclude, base), max_file_size, result, seen)
+            _consider(str(absolute), display_path(absolute, cwd), root, cwd, (exclude, base), max_file_size, result,
+                      seen)
     return result
 
 
-def _consider(path: Path, root: Path, cwd: Path, exclude: tuple[tuple[str, ...], Path | None], max_file_size: int,
-              result: Discovery, seen: set[str]) -> None:
-    shown = display_path(path, cwd)
+def _consider(path: str, shown: str, root: Path, cwd: Path, exclude: tuple[tuple[str, ...], Path | None],
+              max_file_size: int, result: Discovery, seen: set[str]) -> None:
     if shown in seen:
         return
     seen.add(shown)
@@ -261,7 +279,7 @@ def _consider(path: Path, root: Path, cwd: Path, exclude: tuple[tuple[str, ...],
         return  # listed by git but deleted from the work tree
     if stat.S_ISLNK(info.st_mode):
         try:
-            target = path.resolve(strict=True)
+            target = Path(path).resolve(strict=True)
         except (OSError, RuntimeError):
             result.skipped.append((shown, "broken or looping symbolic link"))
             return
@@ -279,19 +297,20 @@ def _consider(path: Path, root: Path, cwd: Path, exclude: tuple[tuple[str, ...],
     if not stat.S_ISREG(info.st_mode):
         result.skipped.append((shown, "not a regular file"))
         return
-    suffix = path.suffix.lower()
-    kind = detect_kind(path.name)
+    name = os.path.basename(path)
+    suffix = _suffix(name.lower())
+    kind = detect_kind(name)
     if kind == FileKind.TEXT and suffix not in BINARY_SUFFIXES:
-        kind = detect_kind(path.name, _first_line(path))  # launch scripts without .sh: the shebang says
+        kind = detect_kind(name, _first_line(path))  # launch scripts without .sh: the shebang says
     if suffix in BINARY_SUFFIXES and kind != FileKind.IMAGE:
         from spikelint.documents.bounded import is_scanned_binary
 
-        if is_scanned_binary(path.name):  # serialised data keeps its strings: scanned for tokens, bounded
-            result.files.append(SourceFile(shown, str(path), FileKind.TEXT))
+        if is_scanned_binary(name):  # serialised data keeps its strings: scanned for tokens, bounded
+            result.files.append(SourceFile(shown, path, FileKind.TEXT))
             return
         result.excluded.append((shown, "binary file"))
         return  # other binary artefacts (media, archives): nothing of ours to read
     if info.st_size > max_file_size and kind != FileKind.IMAGE:
-        result.oversized.append((SourceFile(shown, str(path), kind), info.st_size))
+        result.oversized.append((SourceFile(shown, path, kind), info.st_size))
         return
-    result.files.append(SourceFile(shown, str(path), kind, info.st_size))
+    result.files.append(SourceFile(shown, path, kind, info.st_size))

@@ -15,6 +15,7 @@ from dataclasses import dataclass
 from dataclasses import field
 from pathlib import Path
 from pathlib import PurePosixPath
+from typing import NamedTuple
 
 from spikelint.config import Config
 from spikelint.files import discover
@@ -68,7 +69,15 @@ def workspace(paths: list[str], given: list[SourceFile], config: Config, cwd: Pa
     return Workspace(context, dependents)
 
 
-def _reference_names(given: list[SourceFile]) -> re.Pattern[bytes] | None:
+class ReferenceNames(NamedTuple):
+    """The stems to look for: ``literals`` for a fast ``in`` test, ``whole`` to confirm a whole name
+    (a pattern that starts with a look-behind cannot skip ahead, so it runs only on candidates)."""
+
+    literals: tuple[bytes, ...]
+    whole: re.Pattern[bytes]
+
+
+def _reference_names(given: list[SourceFile]) -> ReferenceNames | None:
     """What a reference to a given config or script must contain: its stem (Hydra drops the suffix),
     as a whole name, so ``finetune-1`` does not bring back every file that names ``finetune-12``."""
     names = set()
@@ -79,11 +88,12 @@ def _reference_names(given: list[SourceFile]) -> re.Pattern[bytes] | None:
             names.add(stem if len(stem) >= MIN_STEM else name)
     if not names:
         return None
-    alternatives = b"|".join(re.escape(name.encode("utf-8", "surrogateescape")) for name in sorted(names))
-    return re.compile(rb"(?<![\w-])(?:" + alternatives + rb")(?![\w-])")
+    literals = tuple(name.encode("utf-8", "surrogateescape") for name in sorted(names))
+    alternatives = b"|".join(re.escape(literal) for literal in literals)
+    return ReferenceNames(literals, re.compile(rb"(?<![\w-])(?:" + alternatives + rb")(?![\w-])"))
 
 
-def _mentions(source: SourceFile, names: re.Pattern[bytes] | None) -> bool:
+def _mentions(source: SourceFile, names: ReferenceNames | None) -> bool:
     if names is None:
         return False
     try:
@@ -91,4 +101,4 @@ def _mentions(source: SourceFile, names: re.Pattern[bytes] | None) -> bool:
             data = handle.read()
     except OSError:
         return False
-    return names.search(data) is not None
+    return any(literal in data for literal in names.literals) and names.whole.search(data) is not None

@@ -143,3 +143,13 @@ def test_a_name_inside_a_longer_name_is_not_a_reference(tmp_path: Path) -> None:
                  "k8s/exact.yaml": exact})
     commit_all(repo)
     assert check_paths(["configs/finetune-1.yaml"], Config(), cwd=repo, jobs=1).dependents == ["k8s/exact.yaml"]
+
+
+@needs_git
+def test_files_above_the_current_folder_are_shown_relative_to_it(tmp_path: Path) -> None:
+    """Discovering the repository root from a sub-folder shows that folder's files without ``../``."""
+    from spikelint.files import discover
+
+    repo = _repo(tmp_path)
+    shown = {source.path for source in discover([str(repo)], cwd=repo / "k8s", max_file_size=1 << 20).files}
+    assert {"job.yaml", "pretrain.yaml", "../configs/train.yaml"} <= shown
