@@ -246,7 +246,7 @@ def discover(paths: list[str], *, cwd: Path, exclude: tuple[str, ...] = (), max_
         if absolute.is_dir() and not absolute.is_symlink():
             root = absolute.resolve()
             folder = str(absolute)
-            listed = git_names(absolute) if git_root(absolute) is not None else None
+            listed = git_names(absolute)  # None outside Git (ls-files fails there): no rev-parse first
             pruned: list[Path] = []
             if listed is None:
                 listed = [os.path.relpath(path, folder) for path in walk_files(absolute, pruned)]
