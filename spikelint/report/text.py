@@ -75,6 +75,8 @@ def _cell_width(char: str) -> int:
 
 def _cells(line: str) -> list[tuple[str, int]]:
     """Each source character as (display text, width); tabs expanded, controls replaced."""
+    if line.isascii() and line.isprintable():  # most source lines: one cell per character
+        return [(char, 1) for char in line]
     cells: list[tuple[str, int]] = []
     position = 0
     for char in line:
@@ -109,9 +111,12 @@ def _snippet(finding: Finding, source: Sequence[str] | None, color: bool) -> lis
     start -= cut_left
     stop = min(stop - cut_left, len(cells) + 1)
 
-    offsets = [0]
-    for _, width in cells:
-        offsets.append(offsets[-1] + width)
+    if all(width == 1 for _, width in cells):
+        offsets = list(range(len(cells) + 1))
+    else:
+        offsets = [0]
+        for _, width in cells:
+            offsets.append(offsets[-1] + width)
     total = offsets[-1]
     caret_from = offsets[start]
     caret_to = offsets[min(stop, len(cells))] if stop <= len(cells) else total + (stop - len(cells))
