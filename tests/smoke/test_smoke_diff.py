@@ -152,3 +152,15 @@ def test_through_the_spikelint_command(tmp_path: Path) -> None:
                              str(tmp_path / "b.json")], cwd=REPOSITORY, capture_output=True, text=True, timeout=120)
     assert result.returncode == 1, result.stderr
     assert "  a.json:lr  value  max |diff| 0.1  (A float sha256:" in result.stdout
+
+
+def test_without_torch_exit_2_says_how_to_install_it(tmp_path: Path) -> None:
+    code = (
+        "import sys; sys.modules['torch'] = None\n"
+        "from spikelint.smoke.cli import main\n"
+        f"sys.exit(main(['diff', {str(tmp_path / 'a.pt')!r}, {str(tmp_path / 'b.pt')!r}, '--format', 'json']))"
+    )
+    result = subprocess.run([sys.executable, "-c", code], cwd=REPOSITORY, capture_output=True, text=True, timeout=60)
+    assert result.returncode == 2 and "pip install spikelint[smoke]" in result.stderr
+    report = json.loads(result.stdout)
+    assert validation_errors(SCHEMA, report) == [] and report["exit_code"] == 2
