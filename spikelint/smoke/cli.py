@@ -33,6 +33,7 @@ checkpoints, SIGKILL during a checkpoint write, a truncated newest checkpoint, S
 preemption), resume each in a fresh process and prove that the resumed state equals an
 uninterrupted run bit for bit. Exit 0 verified, 1 state differs or resume failed, 2 setup
 error."""
+DIFF_EPILOG = "spikelint smoke diff A B compares two checkpoints leaf by leaf (see spikelint smoke diff --help)."
 
 
 def positive_int(text: str) -> int:
@@ -51,7 +52,7 @@ def positive_seconds(text: str) -> float:
 
 def build_parser() -> argparse.ArgumentParser:
     defaults = SmokeOptions()
-    parser = argparse.ArgumentParser(prog="spikelint smoke", description=DESCRIPTION)
+    parser = argparse.ArgumentParser(prog="spikelint smoke", description=DESCRIPTION, epilog=DIFF_EPILOG)
     parser.add_argument("--version", action="version", version=f"spikelint smoke {__version__}")
     parser.add_argument("--device", choices=DEVICE_CHOICES, default=defaults.device,
                         help="where to train (default: auto = cuda when available)")
@@ -153,8 +154,13 @@ def main(
     stdout = stdout or sys.stdout
     stderr = stderr or sys.stderr
     started = time.monotonic()
+    words = list(sys.argv[1:] if argv is None else argv)
+    if words[:1] == ["diff"]:
+        from spikelint.smoke.diff import main as diff_main
+
+        return diff_main(words[1:], stdout, stderr)
     try:
-        args = build_parser().parse_args(list(sys.argv[1:] if argv is None else argv))
+        args = build_parser().parse_args(words)
     except SystemExit as exit_request:  # --help, --version, or a usage error (2)
         return exit_request.code if isinstance(exit_request.code, int) else EXIT_SETUP_ERROR
     options = options_from_args(args)

@@ -7,13 +7,13 @@ one). Progress is read from the lines the command prints (``--progress-regex``, 
 optional loss on the same line); SIGKILL and SIGTERM go to the command's main process, as
 Kubernetes delivers them (``--sigterm-to group`` for the whole process group). The proof is the
 checkpoint files the resumed run wrote, compared leaf by leaf with the reference's files of the
-same name (``torch.save`` files with ``weights_only=True``, safetensors when installed, JSON),
+same name through the format-aware loaders of ``loaders.py`` (``torch.save`` files with
+``weights_only=True``, safetensors, JSON, Hugging Face ``checkpoint-N/`` files, DCP folders),
 and every loss the resumed run printed against the reference's loss at that step.
 """
 
 from __future__ import annotations
 
-import json
 import os
 import re
 import select
@@ -24,14 +24,12 @@ import time
 from dataclasses import dataclass
 from dataclasses import field
 from pathlib import Path
-from typing import Any
 
-from spikelint.smoke.compare import Difference
-from spikelint.smoke.compare import compare_states
+from spikelint.smoke.loaders import compare_folders  # noqa: F401  (the loaders used to live here)
+from spikelint.smoke.loaders import load_checkpoint_file  # noqa: F401
 
 DEFAULT_PROGRESS = r"step[=: ](\d+)"
 DEFAULT_LOSS = r"loss[=: ](\S+)"
-TORCH_SUFFIXES = (".pt", ".pth", ".bin", ".ckpt")
 
 
 class CommandError(ValueError):
@@ -137,29 +135,6 @@ def run_command(
     return run
 
 
-def load_checkpoint_file(path: Path) -> Any:
-    """A checkpoint file by format; never executes code from it."""
-    if path.suffix == ".json":
-        return json.loads(path.read_text(encoding="utf-8"))
-    if path.suffix == ".safetensors":
-        try:
-            from safetensors.torch import load_file
-        except ImportError:
-            return {"sha256": _sha256(path)}
-        return load_file(str(path))
-    if path.suffix in TORCH_SUFFIXES:
-        import torch
-
-        return torch.load(path, weights_only=True, map_location="cpu")
-    return {"sha256": _sha256(path)}
-
-
-def _sha256(path: Path) -> str:
-    import hashlib
-
-    return hashlib.sha256(path.read_bytes()).hexdigest()
-
-
 def snapshot(folder: Path) -> dict[Path, int]:
     """Relative path -> modification time (ns) of every regular file, hidden temporaries left out."""
     found = {}
@@ -172,24 +147,3 @@ def snapshot(folder: Path) -> dict[Path, int]:
 def written_since(folder: Path, before: dict[Path, int]) -> list[Path]:
     """The files a run created or rewrote: what it saved after resuming."""
     return [name for name, mtime in snapshot(folder).items() if before.get(name) != mtime]
-
-
-def compare_folders(reference: Path, resumed: Path, names: list[Path]) -> tuple[int, list[tuple[str, Difference]], list[str]]:
-    """(leaves compared, differences by file, problems) for the files the resumed run wrote."""
-    leaves = 0
-    differences: list[tuple[str, Difference]] = []
-    problems: list[str] = []
-    for name in names:
-        expected_path = reference / name
-        if not expected_path.is_file():
-            problems.append(f"{name} was written by the resumed run but not by the uninterrupted one")
-            continue
-        try:
-            expected, actual = load_checkpoint_file(expected_path), load_checkpoint_file(resumed / name)
-        except Exception as error:  # a refused or damaged file is a finding, not a crash
-            problems.append(f"{name} cannot be loaded with weights_only=True: {type(error).__name__}: {str(error)[:200]}")
-            continue
-        count, found = compare_states(expected, actual)
-        leaves += count
-        differences += [(str(name), difference) for difference in found]
-    return leaves, differences, problems
