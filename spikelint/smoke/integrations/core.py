@@ -225,7 +225,8 @@ class ResumeRecorder:
         if mode == "calibrate" and resumed_from is not None:
             raise ResumeCheckError("mode='calibrate' is a second uninterrupted run; this run resumed from a checkpoint")
         self.mode, self.resumed_from = mode, resumed_from
-        self.verdict = None
+        self.verdict, self._restore = None, None
+        self._compared, self._notes, self._found_volatile = [], [], set()
         if mode == "record":
             shutil.rmtree(self._reference_dir, ignore_errors=True)
             for stale in (VERDICT_FILE, VOLATILE_FILE):
@@ -237,6 +238,10 @@ class ResumeRecorder:
             self._volatile = set(_read_json(volatile_file)["leaves"]) if volatile_file.is_file() else set()
             (self.record_dir / VERDICT_FILE).unlink(missing_ok=True)
         return mode
+
+    def note(self, text: str) -> None:
+        """A line for the verdict's notes (what this run could not compare)."""
+        self._note_once(text)
 
     def wants(self, step: int) -> bool:
         """Whether a point at ``step`` is taken: every ``every`` steps, each checkpoint's step, the restore."""
