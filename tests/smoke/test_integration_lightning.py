@@ -87,8 +87,10 @@ def loader(own_generator: bool = True) -> Any:
     return torch.utils.data.DataLoader(dataset, batch_size=4, shuffle=False, generator=generator)
 
 
-def fit(root: Path, callbacks: list[Any], ckpt: Path | None = None, own_generator: bool = True, **module: Any) -> Any:
-    pl.seed_everything(0, verbose=False)
+def fit(
+    root: Path, callbacks: list[Any], ckpt: Path | None = None, own_generator: bool = True, seed: int = 0, **module: Any
+) -> Any:
+    pl.seed_everything(seed, verbose=False)
     trainer = pl.Trainer(
         max_steps=STEPS, accelerator="cpu", devices=1, logger=False, enable_progress_bar=False,
         enable_model_summary=False, limit_val_batches=0, num_sanity_val_steps=0, deterministic=True,
@@ -163,6 +165,14 @@ def test_calibration_leaves_out_a_clock(tmp_path: Path) -> None:
     verdict = reference_and_resume(tmp_path, calibrate=True, extra=(WallClock(),))
     assert verdict["verdict"] == "verified", verdict["message"]
     assert "counters:callbacks/WallClock/started_ns" in verdict["left_out"]
+
+
+def test_calibration_run_that_trains_differently_is_not_deterministic(tmp_path: Path) -> None:
+    fit(tmp_path, [ResumeCheck(tmp_path / "record")])
+    with pytest.raises(ResumeMismatch, match="not deterministic") as caught:
+        fit(tmp_path, [ResumeCheck(tmp_path / "record", mode="calibrate")], seed=1)
+    assert caught.value.verdict["verdict"] == "nondeterministic"
+    assert "model (pl_module)" in str(caught.value)
 
 
 def test_clock_without_calibration_fails_and_ignore_leaves_it_out(tmp_path: Path) -> None:

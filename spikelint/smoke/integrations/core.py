@@ -166,13 +166,6 @@ def _read_json(path: Path) -> Any:
     return json.loads(path.read_text(encoding="utf-8"))
 
 
-def _pieces(keys: Iterable[str]) -> list[str]:
-    found: dict[str, None] = {}
-    for key in keys:
-        found.setdefault(piece_of(key), None)
-    return list(found)
-
-
 class ResumeRecorder:
     """Records or checks points; knows nothing of the framework that calls it."""
 
@@ -205,6 +198,7 @@ class ResumeRecorder:
         self._compared: list[str] = []
         self._found_volatile: set[str] = set()
         self._last_keys: list[str] = []
+        self._leaves_per_point = 0
         self._notes: list[str] = []
         self.verdict: dict[str, Any] | None = None
 
@@ -226,7 +220,7 @@ class ResumeRecorder:
             raise ResumeCheckError("mode='calibrate' is a second uninterrupted run; this run resumed from a checkpoint")
         self.mode, self.resumed_from = mode, resumed_from
         self.verdict, self._restore = None, None
-        self._compared, self._notes, self._found_volatile = [], [], set()
+        self._compared, self._notes, self._found_volatile, self._leaves_per_point = [], [], set(), 0
         if mode == "record":
             shutil.rmtree(self._reference_dir, ignore_errors=True)
             for stale in (VERDICT_FILE, VOLATILE_FILE):
@@ -284,7 +278,7 @@ class ResumeRecorder:
         """The last point, then the verdict of a check or calibration run (``None`` for a recording)."""
         if state is not None:
             self.observe(END, state)
-        if self.mode == "calibrate":
+        if self.mode == "calibrate" and self.verdict is None:
             _write_json(self.record_dir / VOLATILE_FILE, {"leaves": sorted(self._volatile | self._found_volatile)})
             return self._finish(CALIBRATED, (
                 f"two uninterrupted runs compared at {len(self._compared)} points; "
@@ -300,7 +294,8 @@ class ResumeRecorder:
             return self._fail(point, failing, [], first)
         return self._finish(VERIFIED, (
             f"resumed from step {self.resumed_from}; the live state equals the uninterrupted run's bit for bit "
-            f"at {len(self._compared)} points ({self._compared[0]} right after the restore to {self._compared[-1]})"
+            f"at {len(self._compared)} points, {self._leaves_per_point} leaves each "
+            f"({self._compared[0]} right after the restore to {self._compared[-1]})"
         ))
 
     # -- comparison
@@ -312,6 +307,7 @@ class ResumeRecorder:
         """The first differing leaf of each piece, volatile and ignored leaves left out."""
         kept_reference = {key: leaf for key, leaf in reference.items() if not self._ignored(key)}
         kept_resumed = {key: leaf for key, leaf in resumed.items() if not self._ignored(key)}
+        self._leaves_per_point = max(self._leaves_per_point, len(kept_reference))
         first: dict[str, str] = {}
         self._last_keys = []
         for difference in compare_digests(kept_reference, kept_resumed):
@@ -329,7 +325,9 @@ class ResumeRecorder:
                 "compared bit for bit; seed every generator and enable deterministic algorithms"
             )
             verdict = self._finish("nondeterministic", message, differences=self._differences(differing))
-            raise ResumeMismatch(message, verdict)
+            if self.raise_on_mismatch:
+                raise ResumeMismatch(f"spikelint resume check: {message}", verdict)
+            return
         self._found_volatile.update(self._last_keys)
 
     def _check(self, point: str, differing: dict[str, str]) -> None:
@@ -398,7 +396,9 @@ class ResumeRecorder:
             "mode": self.mode,
             "resumed_from_step": self.resumed_from,
             "compared_points": list(self._compared),
+            "leaves_per_point": self._leaves_per_point,
             "left_out": sorted(self._volatile)[:50],
+            "ignored_patterns": list(self.ignore),
             "notes": list(self._notes),
             **extra,
         }

@@ -44,7 +44,7 @@ from transformers import TrainerCallback
 from transformers import TrainerControl
 from transformers import TrainerState
 from transformers import TrainingArguments
-from transformers.trainer_callback import ExportableState
+from transformers import trainer_callback
 
 from spikelint.smoke.integrations.core import LiveState
 from spikelint.smoke.integrations.core import ResumeCheckError
@@ -55,6 +55,10 @@ from spikelint.smoke.integrations.core import point_name
 __all__ = ["ResumeCheckCallback", "ResumeCheckError", "ResumeMismatch"]
 
 _FRAMEWORK_PACKAGES = ("transformers", "accelerate")
+# Callbacks whose state the Trainer saves (``ExportableState``, Transformers 4.41 and later).
+_EXPORTABLE: tuple[type, ...] = tuple(
+    kind for kind in [getattr(trainer_callback, "ExportableState", None)] if isinstance(kind, type)
+)
 # Attributes PreTrainedModel sets on every model when its own base-class probe cannot be built.
 _KNOWN_BASE_NAMES = frozenset({"config", "name_or_path", "generation_config", "warnings_issued", "loss_type",
                                "kernel_config", "_keep_in_fp32_modules", "_no_split_modules"})
@@ -160,7 +164,7 @@ class ResumeCheckCallback(TrainerCallback):
             if isinstance(callback, ResumeCheckCallback):
                 continue
             framework = (type(callback).__module__ or "").split(".")[0] in _FRAMEWORK_PACKAGES
-            if framework and not isinstance(callback, ExportableState):
+            if framework and not isinstance(callback, _EXPORTABLE):
                 continue
             name = type(callback).__name__
             names[name] = names.get(name, 0) + 1
