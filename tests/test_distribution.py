@@ -60,7 +60,7 @@ def test_readme_names_only_released_tags() -> None:
 def test_readme_starts_with_the_two_commands() -> None:
     first = code_blocks("bash")[0].splitlines()
     assert first[0].startswith("pip install . && spikelint check examples/")
-    assert first[1].startswith('pip install torch==2.13.0 -e ".[test,smoke]" && python -m pytest')
+    assert first[1].startswith('pip install torch==2.13.0 -e ".[test,smoke,integrations]" && python -m pytest')
 
 
 # --------------------------------------------------------------------------- snippets parse
