@@ -248,7 +248,7 @@ def _round_trips(value: Any) -> str | None:
     try:
         torch.save(value, buffer)
         buffer.seek(0)
-        torch.load(buffer, weights_only=True)
+        torch.load(buffer, weights_only=True, map_location="cpu")  # a check of types: never a second copy on the GPU
     except Exception as error:
         return explain_load_error(error)
     return None
@@ -337,18 +337,30 @@ def read_verified(path: Path) -> bytes:
     return data
 
 
+MapLocation = str | torch.device | None
+
+
 def load_checkpoint(
-    candidate: CheckpointFile, world_size: int, validate: Callable[[dict[str, Any]], None] | None = None
+    candidate: CheckpointFile,
+    world_size: int,
+    validate: Callable[[dict[str, Any]], None] | None = None,
+    map_location: MapLocation = None,
 ) -> LoadedCheckpoint:
-    """Verify, load and validate one file with the weights-only unpickler (no code runs from the file)."""
+    """Verify, load and validate one file with the weights-only unpickler (no code runs from the file).
+
+    ``map_location`` is the resuming process's device: every tensor is restored straight onto it, one
+    storage at a time, instead of onto the device it was saved from (another rank's GPU after a
+    reschedule) or onto the CPU and then copied (the whole state twice in host memory).
+    """
     started = time.perf_counter()
     data = read_verified(candidate.path)
     if _END_OF_ARCHIVE not in data[-_TAIL_BYTES:]:
         raise CheckpointRefused(f"truncated or incomplete: no end-of-archive record in its {len(data)} bytes")
     try:
-        payload = torch.load(io.BytesIO(data), weights_only=True)
+        payload = torch.load(io.BytesIO(data), weights_only=True, map_location=map_location)
     except Exception as error:  # corrupt zip, refused global, I/O error: all refuse the file
         raise CheckpointRefused(explain_load_error(error)) from None
+    del data  # the file's bytes: the tensors now live on map_location
     valid = validate_payload(payload, candidate.step, candidate.rank, world_size)
     if validate is not None:
         validate(valid["job"])
@@ -390,6 +402,7 @@ def newest_valid(
     world_size: int,
     at_most: int | None = None,
     validate: Callable[[dict[str, Any]], None] | None = None,
+    map_location: MapLocation = None,
 ) -> tuple[LoadedCheckpoint | None, list[Refusal]]:
     """The newest checkpoint (at or below ``at_most``) that loads and validates, and the refused ones."""
     refusals: list[Refusal] = []
@@ -397,7 +410,7 @@ def newest_valid(
         if at_most is not None and candidate.step > at_most:
             continue
         try:
-            return load_checkpoint(candidate, world_size, validate), refusals
+            return load_checkpoint(candidate, world_size, validate, map_location), refusals
         except CheckpointRefused as refused:
             refusals.append(Refusal(str(candidate.path), candidate.step, str(refused)))
     return None, refusals

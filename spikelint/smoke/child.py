@@ -36,6 +36,7 @@ from spikelint.smoke.checkpoint import weights_only_refusal
 from spikelint.smoke.checkpoint import write_checkpoint
 from spikelint.smoke.compare import leaf_to_json
 from spikelint.smoke.determinism import apply_deterministic_settings
+from spikelint.smoke.determinism import watch_nondeterministic_ops
 from spikelint.smoke.job import check_job
 from spikelint.smoke.job import step_info
 from spikelint.smoke.probe import live_digests
@@ -46,6 +47,7 @@ from spikelint.smoke.protocol import EXIT_NO_CHECKPOINT
 from spikelint.smoke.protocol import EXIT_PREEMPTED
 from spikelint.smoke.protocol import HANDLER
 from spikelint.smoke.protocol import HOLD
+from spikelint.smoke.protocol import NONDETERMINISTIC
 from spikelint.smoke.protocol import PREEMPTED
 from spikelint.smoke.protocol import PROBE
 from spikelint.smoke.protocol import READY
@@ -88,6 +90,7 @@ class ChildConfig:
     check_weights_only: bool = False  # the reference checks the first state_dict() for the safe loader
     job_spec: str | None = None  # --job as given: a fresh interpreter imports it again
     restart: str = "fork"  # how this process was started: "fork" or "exec"
+    warn_only: bool = False  # --warn-only: ops without a deterministic implementation warn (reported) instead of raising
 
 
 _PATH_FIELDS = ("checkpoint_folder", "final_state_folder")
@@ -178,13 +181,22 @@ def init_distributed(config: ChildConfig, rank: int) -> None:
 
 
 def choose_checkpoint(
-    folder: Path, rank: int, world_size: int, validate: Callable[[dict[str, Any]], None] | None = None
+    folder: Path,
+    rank: int,
+    world_size: int,
+    validate: Callable[[dict[str, Any]], None] | None = None,
+    map_location: str | None = None,
 ) -> tuple[LoadedCheckpoint | None, list[Refusal]]:
-    """The newest step every rank can load: each rank proposes, the group takes the minimum."""
+    """The newest step every rank can load: each rank proposes, the group takes the minimum.
+
+    ``map_location`` (this rank's device) is where the loaded tensors go, straight from the file.
+    """
     refusals: dict[str, Refusal] = {}
     bound: int | None = None
     while True:
-        loaded, refused = newest_valid(folder, rank, world_size, at_most=bound, validate=validate)
+        loaded, refused = newest_valid(
+            folder, rank, world_size, at_most=bound, validate=validate, map_location=map_location
+        )
         refusals.update((refusal.path, refusal) for refusal in refused)
         if world_size == 1:
             return loaded, list(refusals.values())
@@ -258,6 +270,10 @@ class TrainingProcess:
         self.channel.send(HANDLER, stage=self.stage, handler=described)
         self.log(f"the job replaced the SIGTERM handler with {described} (in {self.stage})")
 
+    def report_nondeterministic_op(self, op: str) -> None:
+        self.channel.send(NONDETERMINISTIC, op=op, stage=self.stage)
+        self.log(f"{op} has no deterministic implementation; run anyway (--warn-only), first in {self.stage}")
+
     def _run(self) -> int:
         config = self.config
         stop = StopFlag()
@@ -269,7 +285,9 @@ class TrainingProcess:
             torch.cuda.set_device(self.rank)
         if config.world_size > 1:
             init_distributed(config, self.rank)
-        settings = apply_deterministic_settings(torch, config.num_threads)
+        settings = apply_deterministic_settings(torch, config.num_threads, config.warn_only)
+        if config.warn_only:
+            watch_nondeterministic_ops(self.report_nondeterministic_op)
         seed_everything(config.seed + self.rank, self.cuda)
         self.job = config.job_factory()
         check_job(self.job)
@@ -387,7 +405,10 @@ class TrainingProcess:
         for path in removed:
             self.log(f"removed torn temporary file {path} (never renamed, never loadable)")
         validate = tensor_layout_check(self.job.state_dict())
-        loaded, refusals = choose_checkpoint(config.checkpoint_folder, self.rank, config.world_size, validate)
+        before = self.device_memory_before_load()
+        loaded, refusals = choose_checkpoint(
+            config.checkpoint_folder, self.rank, config.world_size, validate, map_location=self.device
+        )
         for refusal in refusals:
             self.log(f"refused checkpoint {refusal.path}: {refusal.reason}")
         if loaded is None:
@@ -403,20 +424,45 @@ class TrainingProcess:
         moved = [quarantine(Path(r.path)) for r in refusals if r.step > loaded.step]
         quarantined = [str(path) for path in moved if path is not None]
         self.stage = "load_state_dict"
+        step, path, read_s = loaded.step, loaded.path, loaded.read_s
+        state_bytes = tensor_bytes(loaded.payload["job"])
         self.job.load_state_dict(loaded.payload["job"])
+        del loaded  # the loaded tensors the job did not keep are freed before training goes on
+        memory = self.device_memory_after_load(before, state_bytes)
         probe = live_digests(self.job, self.cuda)
         self.channel.send(
             RESTORED,
-            step=loaded.step,
-            path=str(loaded.path),
-            read_s=loaded.read_s,
+            step=step,
+            path=str(path),
+            read_s=read_s,
+            device_memory=memory,
             refused=[refusal._asdict() for refusal in refusals],
             removed_temporaries=[str(path) for path in removed],
             quarantined=quarantined,
             probe={key: leaf_to_json(leaf) for key, leaf in probe.items()},
         )
-        self.log(f"resumed from {loaded.path} (step {loaded.step}, read in {loaded.read_s * 1000:.2f} ms)")
-        return loaded.step
+        self.log(f"resumed from {path} (step {step}, read in {read_s * 1000:.2f} ms, device memory {memory})")
+        return step
+
+    def device_memory_before_load(self) -> int | None:
+        """Allocated device memory before the checkpoint is read; the peak counter starts again here."""
+        if not self.cuda:
+            return None
+        torch.cuda.synchronize(self.device)
+        torch.cuda.reset_peak_memory_stats(self.device)
+        return int(torch.cuda.memory_allocated(self.device))
+
+    def device_memory_after_load(self, before: int | None, state_bytes: int) -> dict[str, int] | None:
+        """What loading the checkpoint cost on the device: its peak above what the job held before."""
+        if before is None:
+            return None
+        torch.cuda.synchronize(self.device)
+        return {
+            "state_bytes": state_bytes,
+            "allocated_before_bytes": before,
+            "peak_during_load_bytes": int(torch.cuda.max_memory_allocated(self.device)),
+            "allocated_after_bytes": int(torch.cuda.memory_allocated(self.device)),
+        }
 
     def finish(self) -> None:
         """Save the final state (job state and process RNGs) for the parent to compare."""
@@ -436,6 +482,22 @@ class TrainingProcess:
             peak_device_memory_bytes=peak_device,
         )
         self.log(f"done after step {config.steps}; final state in {path}")
+
+
+def tensor_bytes(state: Any) -> int:
+    """Bytes of the tensors in a (nested) state, each storage counted once."""
+    from spikelint.smoke.compare import flatten
+
+    seen: set[tuple[str, int]] = set()
+    total = 0
+    for _, value in flatten(state):
+        if isinstance(value, torch.Tensor):
+            storage = value.untyped_storage()
+            key = (str(value.device), storage.data_ptr())
+            if key not in seen:
+                seen.add(key)
+                total += storage.nbytes()
+    return total
 
 
 def child_target(config: ChildConfig) -> Callable[[int, ChildChannel, float], int]:

@@ -99,6 +99,9 @@ def build_parser() -> argparse.ArgumentParser:
                         help="a line of the command's output with the step number in group 1 (default %(default)s)")
     parser.add_argument("--loss-regex", default=defaults.loss_regex, metavar="REGEX",
                         help="the loss on a progress line, in group 1 (default %(default)s)")
+    parser.add_argument("--warn-only", action="store_true",
+                        help="deterministic algorithms in warn-only mode: an op without a deterministic implementation "
+                             "runs anyway and is named in the summary's warnings (default: it stops the run, exit 2)")
     parser.add_argument("--timeout", type=positive_seconds, default=defaults.timeout, metavar="SECONDS",
                         help=f"limit for the whole smoke run (default {defaults.timeout:g} s)")
     return parser
@@ -126,6 +129,7 @@ def options_from_args(args: argparse.Namespace) -> SmokeOptions:
         resume_arg=args.resume_arg,
         progress_regex=args.progress_regex,
         loss_regex=args.loss_regex,
+        warn_only=args.warn_only,
     )
 
 
@@ -175,6 +179,10 @@ def main(
     if options.cmd is not None:
         if options.job is not None:
             return fail_setup("--cmd and --job exclude each other", options, stdout, stderr)
+        if options.warn_only:
+            return fail_setup("--warn-only applies to --job and the built-in job; a --cmd command sets its own "
+                              "deterministic mode (torch.use_deterministic_algorithms(True, warn_only=True))",
+                              options, stdout, stderr)
         import re
 
         for flag, pattern in (("--progress-regex", options.progress_regex), ("--loss-regex", options.loss_regex)):

@@ -8,10 +8,13 @@ CUDA starts, which is why the parent sets it before it forks anything.
 from __future__ import annotations
 
 import os
+import re
 import sys
 import time
+import warnings
 from contextlib import contextmanager
 from typing import Any
+from typing import Callable
 from typing import Iterator
 from typing import Mapping
 from typing import MutableMapping
@@ -19,6 +22,8 @@ from typing import MutableMapping
 CUBLAS_WORKSPACE_CONFIG = ":4096:8"
 VALID_CUBLAS_WORKSPACES = (":4096:8", ":16:8")
 NUM_THREADS = 1
+# torch's text, raised (RuntimeError) or warned (warn_only=True), for an op without a deterministic kernel.
+_NO_DETERMINISTIC_KERNEL = re.compile(r"([A-Za-z_][\w.:]*) does not have a deterministic implementation")
 
 
 def training_environment(environ: Mapping[str, str]) -> dict[str, str]:
@@ -50,8 +55,8 @@ def scoped_environment(environ: MutableMapping[str, str], values: Mapping[str, s
                 environ[name] = value
 
 
-def enable_deterministic_algorithms(torch: Any) -> None:
-    """``torch.use_deterministic_algorithms(True)`` without its import of torch.compile's config.
+def enable_deterministic_algorithms(torch: Any, warn_only: bool = False) -> None:
+    """``torch.use_deterministic_algorithms(True, warn_only=...)`` without its import of torch.compile's config.
 
     The public call imports ``torch._inductor.config`` only to set its ``deterministic`` flag;
     ``TORCHINDUCTOR_DETERMINISTIC=1`` in the environment sets the same flag whenever that config
@@ -59,12 +64,64 @@ def enable_deterministic_algorithms(torch: Any) -> None:
     """
     setter = getattr(torch._C, "_set_deterministic_algorithms", None)
     if setter is None:  # another torch: the public call, whatever it costs
-        torch.use_deterministic_algorithms(True)
+        torch.use_deterministic_algorithms(True, warn_only=warn_only)
         return
     config = sys.modules.get("torch._inductor.config")
     if config is not None:
         setattr(config, "deterministic", True)
-    setter(True, warn_only=False)
+    setter(True, warn_only=warn_only)
+
+
+def nondeterministic_op(text: str) -> str | None:
+    """The op named in torch's "... does not have a deterministic implementation" error or warning."""
+    match = _NO_DETERMINISTIC_KERNEL.search(text)
+    return match.group(1) if match else None
+
+
+def nondeterministic_op_error(op: str, where: str, device: str) -> str:
+    """The setup error for an op that deterministic mode refused, with both ways out."""
+    return (
+        f"the job calls {op}, which has no deterministic implementation on {device}: "
+        f"torch.use_deterministic_algorithms(True) made it raise in {where}, so no run can be compared bit for bit. "
+        f"Either rerun with --warn-only (the op runs anyway, is named in the summary's warnings, and the comparison "
+        f"decides: a job that does not repeat itself is reported as such), or replace {op} with an op that has a "
+        "deterministic implementation (the ops without one are listed under torch.use_deterministic_algorithms in "
+        "the PyTorch documentation)"
+    )
+
+
+def nondeterministic_ops_warning(ops: Mapping[str, str]) -> str | None:
+    """The summary's warning under --warn-only: each op that ran and where it was first seen."""
+    if not ops:
+        return None
+    listed = "; ".join(f"{op} (first in {where})" for op, where in ops.items())
+    return (
+        f"--warn-only: ops without a deterministic implementation ran: {listed}; the verdict rests on the comparison "
+        "of these runs, and another device or library version may not repeat them bit for bit"
+    )
+
+
+def watch_nondeterministic_ops(report: Callable[[str], None]) -> None:
+    """In warn-only mode, call ``report(op)`` once per op that torch warns has no deterministic kernel.
+
+    torch warns through Python's warnings (a ``UserWarning`` per call); the ``default`` filter for
+    that text keeps the warning shown even where warnings are ignored, and the hook passes every
+    warning on to the previous ``showwarning``. Worker processes forked later (DataLoader workers)
+    inherit the hook but do not report: only this process holds the parent's pipe.
+    """
+    seen: set[str] = set()
+    owner = os.getpid()
+    previous = warnings.showwarning
+
+    def show(message: Any, category: Any, filename: str, lineno: int, file: Any = None, line: Any = None) -> None:
+        op = nondeterministic_op(str(message))
+        if op is not None and op not in seen and os.getpid() == owner:
+            seen.add(op)
+            report(op)
+        previous(message, category, filename, lineno, file, line)
+
+    warnings.filterwarnings("default", message=r".*does not have a deterministic implementation", category=UserWarning)
+    warnings.showwarning = show
 
 
 def warm_up_deterministic_mode(torch: Any) -> float:
@@ -94,9 +151,9 @@ def _set_ieee_fp32(torch: Any) -> None:
         torch.backends.cudnn.allow_tf32 = False
 
 
-def apply_deterministic_settings(torch: Any, num_threads: int = NUM_THREADS) -> dict[str, Any]:
+def apply_deterministic_settings(torch: Any, num_threads: int = NUM_THREADS, warn_only: bool = False) -> dict[str, Any]:
     """Called in every training process; returns what was set, for the log."""
-    enable_deterministic_algorithms(torch)
+    enable_deterministic_algorithms(torch, warn_only)
     torch.set_num_threads(num_threads)
     torch.backends.cudnn.deterministic = True
     torch.backends.cudnn.benchmark = False
@@ -104,6 +161,7 @@ def apply_deterministic_settings(torch: Any, num_threads: int = NUM_THREADS) -> 
     torch.set_float32_matmul_precision("highest")
     return {
         "deterministic_algorithms": True,
+        "deterministic_warn_only": warn_only,
         "num_threads": num_threads,
         "cudnn_deterministic": True,
         "cudnn_benchmark": False,

@@ -71,6 +71,27 @@ def memory_measurements(records: list[RunRecord]) -> dict[str, Any]:
     }
 
 
+def resume_device_memory(records: list[RunRecord]) -> dict[str, Any] | str:
+    """The costliest checkpoint load on the device: the loaded state's size and the peak while loading it.
+
+    Loaded straight onto the device (``map_location``), the peak stays below what the job held
+    before plus the state once; a load through the CPU or onto another GPU shows here.
+    """
+    loads = [m["device_memory"] for record in records for m in record.restored if m and m.get("device_memory")]
+    if not loads:
+        return NOT_AVAILABLE
+    worst = max(loads, key=lambda load: int(load["peak_during_load_bytes"]) - int(load["allocated_before_bytes"]))
+    growth = int(worst["peak_during_load_bytes"]) - int(worst["allocated_before_bytes"])
+    state = int(worst["state_bytes"])
+    return {
+        "state_bytes": state,
+        "allocated_before_bytes": int(worst["allocated_before_bytes"]),
+        "peak_during_load_bytes": int(worst["peak_during_load_bytes"]),
+        "growth_over_state": round(growth / state, 3) if state else None,
+        "loads": len(loads),
+    }
+
+
 def startup_measurements(records: list[RunRecord], import_torch_s: float, deterministic_mode_s: float) -> dict[str, Any]:
     starts = [m.get("start_s") for record in records for m in record.ready if m is not None]
     return {

@@ -43,6 +43,9 @@ from spikelint.smoke.child import ChildConfig
 from spikelint.smoke.child import child_target
 from spikelint.smoke.child import config_to_json
 from spikelint.smoke.determinism import NUM_THREADS
+from spikelint.smoke.determinism import nondeterministic_op
+from spikelint.smoke.determinism import nondeterministic_op_error
+from spikelint.smoke.determinism import nondeterministic_ops_warning
 from spikelint.smoke.determinism import scoped_environment
 from spikelint.smoke.determinism import training_environment
 from spikelint.smoke.determinism import warm_up_deterministic_mode
@@ -73,6 +76,7 @@ from spikelint.smoke.protocol import ERROR
 from spikelint.smoke.protocol import EXIT_PREEMPTED
 from spikelint.smoke.protocol import HANDLER
 from spikelint.smoke.protocol import HOLD
+from spikelint.smoke.protocol import NONDETERMINISTIC
 from spikelint.smoke.protocol import PREEMPTED
 from spikelint.smoke.protocol import READY
 from spikelint.smoke.protocol import STEP
@@ -172,6 +176,7 @@ class SmokeRun:
         self.git = git_revision(Path.cwd())
         self.exec_labels: set[str] = set()  # runs started in a fresh interpreter
         self.last_heartbeat = time.monotonic()
+        self.nondeterministic_ops: dict[str, str] = {}  # --warn-only: op -> where it was first seen
 
     # ----------------------------------------------------------------- set-up
 
@@ -282,6 +287,7 @@ class SmokeRun:
             check_weights_only=role == REFERENCE,
             job_spec=self.options.job,
             restart="exec" if self.runs_in_exec(label, role, spec) else "fork",
+            warn_only=self.options.warn_only,
         )
 
     def runs_in_exec(self, label: str, role: str, spec: VariantSpec | None) -> bool:
@@ -369,8 +375,26 @@ class SmokeRun:
                                       f"{message.get('message')} (in {message.get('stage')})")
                 elif kind == HANDLER:
                     self.journal.event("sigterm_handler_replaced", **details, handler=message.get("handler"))
+                elif kind == NONDETERMINISTIC:
+                    self.note_nondeterministic_op(group.name, message)
 
         return on_messages
+
+    def note_nondeterministic_op(self, run: str, message: dict[str, Any]) -> None:
+        """--warn-only: an op without a deterministic implementation ran; said once per op."""
+        op = str(message.get("op"))
+        self.journal.event("nondeterministic_op", run=run, rank=message.get("rank"), op=op, stage=message.get("stage"))
+        if op not in self.nondeterministic_ops:
+            self.nondeterministic_ops[op] = f"{message.get('stage')} of the {run} run"
+            self.journal.progress(f"warning: {run}: {op} has no deterministic implementation; run anyway (--warn-only)")
+
+    def refuse_nondeterministic_op(self, group: ProcessGroup, record: RunRecord) -> None:
+        """An op that deterministic mode refused ends the whole smoke run as a setup error, with the fix."""
+        for error in record.errors:
+            op = nondeterministic_op(str(error.get("message") or ""))
+            if op is not None:
+                where = f"{error.get('stage') or 'set-up'} of the {group.name} run"
+                raise SetupError(nondeterministic_op_error(op, where, self.device.type) + f" (see {self.folder.log_for(group.name, 0)})")
 
     def wait(self, group: ProcessGroup, condition: Any) -> bool:
         return group.wait_until(condition, self.deadline, self.tick(group))
@@ -382,6 +406,8 @@ class SmokeRun:
         record.restart = "exec" if group.name in self.exec_labels else "fork"
         self.records.append(record)
         self.journal.event("process_ended", run=group.name, exits=[describe_exit(c) for c in record.exit_codes])
+        if not self.options.warn_only:
+            self.refuse_nondeterministic_op(group, record)
         return record
 
     # ------------------------------------------------------------------ runs
@@ -601,6 +627,9 @@ class SmokeRun:
             why = analysis.why_variants_disagree(results)
             if why:
                 message += f". {why}"
+            if self.nondeterministic_ops:
+                message += (f". The job ran {', '.join(self.nondeterministic_ops)} without a deterministic "
+                            "implementation (--warn-only), which alone can make two runs differ")
         else:
             message = f"resume verified bit for bit in all {len(results)} interruption variants ({proved})"
         summary = base_summary(verdict, message)
@@ -610,6 +639,7 @@ class SmokeRun:
             "startup": measure.startup_measurements(self.records, self.import_torch_s, self.deterministic_mode_s),
             **measure.step_measurements(reference),
             **measure.memory_measurements(self.records),
+            "resume_device_memory": measure.resume_device_memory(self.records),
             "parent_peak_host_memory_bytes": int(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss) * 1024,
             "gpu_utilisation": gpu,
             **measure.checkpoint_measurements(self.records),
@@ -652,9 +682,11 @@ class SmokeRun:
             "restart": self.options.restart,
             "exec_check": self.options.exec_check and self.options.restart == "fork",
             "sigterm_to": self.options.sigterm_to,
+            "warn_only": self.options.warn_only,
         }
         summary["storage"] = self.storage._asdict() if self.storage else None
-        summary["warnings"] = list(self.warnings) + summary["warnings"]
+        nondeterminism = nondeterministic_ops_warning(self.nondeterministic_ops)
+        summary["warnings"] = list(self.warnings) + summary["warnings"] + ([nondeterminism] if nondeterminism else [])
         return summary
 
     def clean_up(self, verdict: str) -> bool:

@@ -55,6 +55,7 @@ class SmokeOptions:
     resume_arg: str = "--resume"
     progress_regex: str = r"step[=: ](\d+)"
     loss_regex: str = r"loss[=: ](\S+)"
+    warn_only: bool = False  # deterministic algorithms in warn-only mode: ops without one warn instead of raising
 
 
 class VariantSpec(NamedTuple):

@@ -23,6 +23,7 @@ PREEMPTED = "preempted"
 DONE = "done"
 ERROR = "error"
 HANDLER = "handler"  # the job replaced the SIGTERM handler
+NONDETERMINISTIC = "nondeterministic"  # warn-only mode: an op without a deterministic implementation ran
 
 RELEASE = b"go\n"
 EXIT_PREEMPTED = 143  # 128 + SIGTERM, what Kubernetes and Lightning expect after a graceful stop

@@ -163,6 +163,12 @@ def render_text(summary: dict[str, Any]) -> str:
             f"  memory           peak host {_bytes(measurements['peak_host_memory_bytes'])}, "
             f"peak device {_bytes(measurements['peak_device_memory_bytes'])}"
         )
+        resume = measurements.get("resume_device_memory")
+        if isinstance(resume, dict):
+            lines.append(
+                f"  resume memory    state of {_bytes(resume['state_bytes'])} loaded onto the device: peak "
+                f"{_bytes(resume['peak_during_load_bytes'])}, {_bytes(resume['allocated_before_bytes'])} before"
+            )
         utilisation = measurements["gpu_utilisation"]
         if isinstance(utilisation, dict):
             utilisation = (

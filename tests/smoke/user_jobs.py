@@ -16,6 +16,7 @@ from typing import Any
 
 import numpy as np
 import torch
+import torch.nn.functional as F
 from torch.utils.data import DataLoader
 
 from spikelint.smoke.job import TinyJob
@@ -329,16 +330,65 @@ class SetOrderedGroups(TinyJob):
 # --- signals -----------------------------------------------------------------------------------
 
 
+class AugmentedSamples(torch.utils.data.Dataset[Any]):
+    """Adds noise in the worker: torch's RNG there is seeded by the DataLoader, NumPy's by ``seed_worker``."""
+
+    def __init__(self, base: Any) -> None:
+        self.base = base
+
+    def __len__(self) -> int:
+        return len(self.base)
+
+    def __getitem__(self, index: int) -> Any:
+        sample, inputs, targets = self.base[index]
+        jitter = torch.randn(inputs.shape) * 0.01 + float(np.random.uniform(-0.01, 0.01))
+        return sample, inputs + jitter, targets
+
+
+def seed_worker(worker_id: int) -> None:
+    """The DataLoader seeds torch in each worker from the loader generator; NumPy and random follow it."""
+    worker_seed = torch.initial_seed() % 2**32
+    np.random.seed(worker_seed)
+    random.seed(worker_seed)
+
+
 class LoaderWorkers(TinyJob):
-    """Two DataLoader worker processes, as most real jobs have."""
+    """Two DataLoader worker processes that draw augmentation noise, as most real jobs have.
+
+    The workers' RNGs come from the base seed that ``iter(loader)`` draws from the loader generator,
+    so restoring that generator and replaying the epoch's order restores them too.
+    """
 
     def setup(self, device: str, seed: int) -> None:
         super().setup(device, seed)
         self.loader = DataLoader(
-            self.loader.dataset, batch_size=self.batch_size, shuffle=True, generator=self.loader_generator,
-            drop_last=True, num_workers=2,
+            AugmentedSamples(self.loader.dataset), batch_size=self.batch_size, shuffle=True,
+            generator=self.loader_generator, drop_last=True, num_workers=2, worker_init_fn=seed_worker,
         )
         self._open_epoch()
+
+
+class LoaderWorkersWithoutGenerator(LoaderWorkers):
+    """Saves the epoch and the batch in it, but not the loader generator: new order and new worker seeds."""
+
+    def state_dict(self) -> dict[str, Any]:
+        state = super().state_dict()
+        state["data"] = {key: value for key, value in state["data"].items() if key != "epoch_start_generator"}
+        return state
+
+    def load_state_dict(self, state: dict[str, Any]) -> None:
+        data = {**state["data"], "epoch_start_generator": self.loader_generator.get_state()}
+        super().load_state_dict({**state, "data": data})
+
+
+class NoDeterministicKernel(TinyJob):
+    """Calls max_unpool1d every step, an op torch has no deterministic implementation of (CPU and CUDA)."""
+
+    def train_step(self) -> float:
+        values = torch.arange(8.0, device=self.device).view(1, 1, 8)
+        pooled, where = F.max_pool1d(values, 2, return_indices=True)
+        F.max_unpool1d(pooled, where, 2)
+        return super().train_step()
 
 
 class OwnSigtermHandler(TinyJob):
@@ -394,3 +444,11 @@ def loader_workers() -> LoaderWorkers:
 
 def own_sigterm_handler() -> OwnSigtermHandler:
     return OwnSigtermHandler(TOTAL_STEPS)
+
+
+def loader_workers_without_generator() -> LoaderWorkersWithoutGenerator:
+    return LoaderWorkersWithoutGenerator(TOTAL_STEPS)
+
+
+def no_deterministic_kernel() -> NoDeterministicKernel:
+    return NoDeterministicKernel(TOTAL_STEPS)
