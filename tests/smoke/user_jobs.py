@@ -382,13 +382,23 @@ class LoaderWorkersWithoutGenerator(LoaderWorkers):
 
 
 class NoDeterministicKernel(TinyJob):
-    """Calls max_unpool1d every step, an op torch has no deterministic implementation of (CPU and CUDA)."""
+    """Calls max_unpool1d every step, an op torch has no deterministic implementation of (CPU and CUDA);
+    on CUDA also torch.histc, listed as such for CUDA tensors. Their results are not used."""
 
     def train_step(self) -> float:
         values = torch.arange(8.0, device=self.device).view(1, 1, 8)
         pooled, where = F.max_pool1d(values, 2, return_indices=True)
         F.max_unpool1d(pooled, where, 2)
+        if self.device.startswith("cuda"):
+            torch.histc(values, bins=4)
         return super().train_step()
+
+
+class LargeState(TinyJob):
+    """The built-in job with a hidden layer of 500,000 units: 10 M parameters, a 120 MB state with
+    AdamW's moments, so that what a resume costs in device memory is measurable (the GPU check)."""
+
+    hidden = 500_000
 
 
 class OwnSigtermHandler(TinyJob):
@@ -452,3 +462,7 @@ def loader_workers_without_generator() -> LoaderWorkersWithoutGenerator:
 
 def no_deterministic_kernel() -> NoDeterministicKernel:
     return NoDeterministicKernel(TOTAL_STEPS)
+
+
+def large_state() -> LargeState:
+    return LargeState(TOTAL_STEPS)
