@@ -113,6 +113,15 @@ def test_with_warn_only_the_op_runs_is_named_and_the_comparison_decides(tmp_path
     assert manifest["determinism"]["deterministic_warn_only"] is True
 
 
+def test_with_warn_only_a_job_that_does_not_repeat_itself_names_the_ops(tmp_path: Path) -> None:
+    result = run_smoke(tmp_path / "run", *SHORT, "--signal", "term", "--warn-only",
+                       "--job", user_job("varying_without_deterministic_kernel"))
+    summary = result.summary()
+    assert result.exit_code == 1 and summary["verdict"] == "state_differs"
+    assert "already differed from the uninterrupted one at step 1" in summary["message"]
+    assert f"The job ran {OP} without a deterministic implementation (--warn-only)" in summary["message"]
+
+
 def test_warn_only_does_not_apply_to_a_command(tmp_path: Path) -> None:
     stdout, stderr = io.StringIO(), io.StringIO()
     code = main(["--cmd", "python train.py {resume}", "--warn-only", "--run-dir", str(tmp_path / "run")],

@@ -394,6 +394,16 @@ class NoDeterministicKernel(TinyJob):
         return super().train_step()
 
 
+class VaryingWithoutDeterministicKernel(Nondeterministic):
+    """Both at once: an op without a deterministic implementation and results that differ run to run."""
+
+    def train_step(self) -> float:
+        values = torch.arange(8.0).view(1, 1, 8)
+        pooled, where = F.max_pool1d(values, 2, return_indices=True)
+        F.max_unpool1d(pooled, where, 2)
+        return super().train_step()
+
+
 class LargeState(TinyJob):
     """The built-in job with a hidden layer of 500,000 units: 10 M parameters, a 120 MB state with
     AdamW's moments, so that what a resume costs in device memory is measurable (the GPU check)."""
@@ -462,6 +472,10 @@ def loader_workers_without_generator() -> LoaderWorkersWithoutGenerator:
 
 def no_deterministic_kernel() -> NoDeterministicKernel:
     return NoDeterministicKernel(TOTAL_STEPS)
+
+
+def varying_without_deterministic_kernel() -> VaryingWithoutDeterministicKernel:
+    return VaryingWithoutDeterministicKernel()
 
 
 def large_state() -> LargeState:
