@@ -99,6 +99,9 @@ def build_parser() -> argparse.ArgumentParser:
                         help="a line of the command's output with the step number in group 1 (default %(default)s)")
     parser.add_argument("--loss-regex", default=defaults.loss_regex, metavar="REGEX",
                         help="the loss on a progress line, in group 1 (default %(default)s)")
+    parser.add_argument("--grace-period", type=positive_seconds, default=defaults.grace_period, metavar="SECONDS",
+                        help="with --cmd: seconds from SIGTERM to SIGKILL, the pod's terminationGracePeriodSeconds "
+                             f"(default {defaults.grace_period:g})")
     parser.add_argument("--timeout", type=positive_seconds, default=defaults.timeout, metavar="SECONDS",
                         help=f"limit for the whole smoke run (default {defaults.timeout:g} s)")
     return parser
@@ -126,6 +129,7 @@ def options_from_args(args: argparse.Namespace) -> SmokeOptions:
         resume_arg=args.resume_arg,
         progress_regex=args.progress_regex,
         loss_regex=args.loss_regex,
+        grace_period=args.grace_period,
     )
 
 

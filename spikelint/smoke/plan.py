@@ -55,6 +55,7 @@ class SmokeOptions:
     resume_arg: str = "--resume"
     progress_regex: str = r"step[=: ](\d+)"
     loss_regex: str = r"loss[=: ](\S+)"
+    grace_period: float = 30.0  # --cmd: seconds from SIGTERM to SIGKILL (Kubernetes terminationGracePeriodSeconds)
 
 
 class VariantSpec(NamedTuple):
