@@ -18,6 +18,7 @@ from spikelint.smoke.analysis import difference_json
 from spikelint.smoke.analysis import why_variants_disagree
 from spikelint.smoke.command import CommandRun
 from spikelint.smoke.command import compare_folders
+from spikelint.smoke.command import load_checkpoint_file
 from spikelint.smoke.command import written_since
 from spikelint.smoke.commandfiles import Damage
 from spikelint.smoke.commandfiles import step_of
@@ -123,6 +124,24 @@ def placement_notes(spec: VariantSpec, runs: Runs, resume_step: int, on_disk: li
     return notes
 
 
+def optimizer_missing(folder: Path, names: list[Path]) -> bool:
+    """The compared files hold a model but no optimizer state, by file name or top-level key.
+
+    The checkpoints are all the command driver sees, so a piece the job never saves cannot
+    differ on disk; only the model drifts. Only the optimizer is named: every training job
+    has one, while a scheduler or an RNG state may rightly be absent.
+    """
+    words = [str(name).lower() for name in names]
+    for name in names:
+        try:
+            loaded = load_checkpoint_file(folder / name)
+        except Exception:  # unreadable here: compare_folders has reported it
+            continue
+        if isinstance(loaded, dict):
+            words += [str(key).lower() for key in loaded]
+    return any("model" in word for word in words) and not any("optim" in word for word in words)
+
+
 def judge(spec: VariantSpec, result: dict[str, Any], runs: Runs, on_disk: list[int]) -> dict[str, Any]:
     """Fill in ``result`` from the variant's runs: resume checks, file comparison, losses."""
     problem = resume_problem(spec, runs)
@@ -174,6 +193,9 @@ def judge(spec: VariantSpec, result: dict[str, Any], runs: Runs, on_disk: list[i
             parts.append(f"first differing key {file}:{first.key} ({first.kind}{delta})")
         if loss_step is not None:
             parts.append(f"losses differ from step {loss_step}")
+        if optimizer_missing(runs.reference_folder, names):
+            parts.append("no optimizer state in any checkpoint file, only the model's: save optimizer.state_dict() "
+                         "in the checkpoint and load it on resume, or every resume restarts the optimizer's moments")
         result["message"] = "; ".join(parts)
     else:
         result["verdict"] = VERIFIED
