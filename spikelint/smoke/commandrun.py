@@ -147,6 +147,17 @@ class CommandSmoke:
                 "so it was SIGKILLed as Kubernetes does after terminationGracePeriodSeconds: it ignores SIGTERM, "
                 f"or its preemption checkpoint takes too long; {PREEMPTION_FIX}; last output: {interrupted.tail()}")
             return result
+        if interrupted.exit_code == 0 and (interrupted.last_step() or 0) >= self.plan.steps:
+            if spec.signal == "SIGTERM":
+                result["message"] = (
+                    f"after SIGTERM (sent after step {interrupted.signalled_at_step}) the command went on to step "
+                    f"{interrupted.last_step()} and exited 0: it ignores SIGTERM, and a scheduler would SIGKILL it "
+                    f"after the grace period; {PREEMPTION_FIX}")
+            else:
+                result["message"] = (
+                    f"the command finished (step {interrupted.last_step()}) before the SIGKILL sent after step "
+                    f"{interrupted.signalled_at_step} landed: give it more --steps")
+            return result
         on_disk = checkpoint_steps(folder)
         result["checkpoints_before_interruption"] = on_disk
         self.journal.progress(f"{spec.name}: {spec.signal} to the command after step {interrupted.signalled_at_step} "

@@ -90,6 +90,11 @@ def test_a_command_that_ignores_sigterm_is_killed_after_the_grace_period_and_rep
     assert "SIGKILLed as Kubernetes does" in sigterm["message"] and sigterm["interrupted_exit"] == ["killed by SIGKILL"]
     assert time.monotonic() - started < 10
 
+    finished = run_smoke(tmp_path / "finished", "--steps", "12", "--signal", "term", "--kill-at-step", "9",
+                         "--cmd", COMMAND + " --bug ignore-sigterm")
+    sigterm = variants(finished.summary())["sigterm"]
+    assert finished.exit_code == 1 and "the command went on to step 12 and exited 0: it ignores SIGTERM" in sigterm["message"]
+
 
 def test_a_command_without_a_sigterm_handler_loses_the_steps_since_its_last_checkpoint(tmp_path: Path) -> None:
     result = run_smoke(tmp_path / "run", "--steps", "12", "--signal", "term", "--kill-at-step", "6",
