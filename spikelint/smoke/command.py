@@ -140,15 +140,18 @@ def run_command(
     grace_s: float = 30.0,
     heartbeat: Heartbeat | None = None,
     heartbeat_s: float = 5.0,
+    signal_delay_s: float = 0.0,
 ) -> CommandRun:
     """Start, read progress, signal once ``stop_at_step`` is printed, wait for the end.
 
     SIGKILL ends the whole process tree at once. SIGTERM goes to the main process (or its
     group with ``to_group``); a command still running ``grace_s`` later is SIGKILLed, as the
     kubelet does after ``terminationGracePeriodSeconds``, and ``grace_expired`` says so.
+    ``signal_delay_s`` holds the signal back after the step line, to land inside the next step.
     """
     started = time.monotonic()
     signalled: float | None = None
+    due: float | None = None  # when the held-back signal is sent
     last_output = last_beat = started
     with open(run.log, "wb") as log:
         try:
@@ -158,8 +161,21 @@ def run_command(
             raise CommandError(f"cannot start {run.argv[0]}: {error.strerror}") from None
         assert process.stdout is not None
         pending = b""
+
+        def deliver() -> None:
+            if signum == signal.SIGKILL:
+                kill_tree(process.pid)
+                return
+            try:
+                os.killpg(process.pid, signum) if to_group else os.kill(process.pid, signum)
+            except ProcessLookupError:
+                pass
+
         while True:
             now = time.monotonic()
+            if due is not None and now >= due:
+                due, signalled = None, now
+                deliver()
             if now >= deadline:
                 run.timed_out = True
                 kill_tree(process.pid)
@@ -174,6 +190,8 @@ def run_command(
             wait = min(deadline - now, 0.5, heartbeat_s)
             if signalled is not None:
                 wait = min(wait, max(0.0, signalled + grace_s - now))
+            if due is not None:
+                wait = min(wait, max(0.0, due - now))
             ready, _, _ = select.select([process.stdout], [], [], wait)
             if not ready:
                 if process.poll() is not None:
@@ -198,14 +216,11 @@ def run_command(
                 run.step_s[step] = last_output - started
                 if stop_at_step is not None and run.signalled_at_step is None and step >= stop_at_step:
                     run.signalled_at_step = step
-                    signalled = time.monotonic()
-                    if signum == signal.SIGKILL:
-                        kill_tree(process.pid)
-                        continue
-                    try:
-                        os.killpg(process.pid, signum) if to_group else os.kill(process.pid, signum)
-                    except ProcessLookupError:
-                        pass
+                    if signal_delay_s > 0:
+                        due = time.monotonic() + signal_delay_s
+                    else:
+                        signalled = time.monotonic()
+                        deliver()
         run.exit_code = process.wait()
         if signalled is not None:
             run.signal_to_exit_s = time.monotonic() - signalled

@@ -30,6 +30,8 @@ from spikelint.smoke.commandverdict import empty_variant
 from spikelint.smoke.commandverdict import judge
 from spikelint.smoke.commandverdict import why_disagree
 from spikelint.smoke.plan import KILL_DURING_WRITE
+from spikelint.smoke.plan import SIGTERM_MID_STEP
+from spikelint.smoke.plan import SIGTERM_PREEMPTION
 from spikelint.smoke.plan import TRUNCATED_NEWEST
 from spikelint.smoke.plan import SmokeOptions
 from spikelint.smoke.plan import SmokePlan
@@ -42,6 +44,16 @@ from spikelint.smoke.runfolder import Journal
 from spikelint.smoke.runfolder import create_run_folder
 from spikelint.smoke.runfolder import new_run_id
 from spikelint.smoke.runfolder import write_json_atomically
+
+
+MIN_AIMED_STEP_S = 0.01  # shorter steps cannot be aimed into: half a step is lost in process scheduling
+
+
+def median_step_s(run: CommandRun) -> float | None:
+    """The median time between two step lines of a run."""
+    times = [run.step_s[step] for step in sorted(run.step_s)]
+    gaps = sorted(later - earlier for earlier, later in zip(times, times[1:]))
+    return gaps[len(gaps) // 2] if gaps else None
 
 
 class ReferenceFailed(Exception):
@@ -92,13 +104,13 @@ class CommandSmoke:
         self.journal.progress(f"{run.label}: still running ({stage}{quiet})")
 
     def run(self, label: str, folder: Path, resume: bool, every: int, stop_at: int | None = None,
-            signum: int = signal.SIGKILL) -> CommandRun:
+            signum: int = signal.SIGKILL, delay_s: float = 0.0) -> CommandRun:
         folder.mkdir(parents=True, exist_ok=True)
         run = CommandRun(label, self.argv(folder, resume, every), self.root / "logs" / f"{label}.log")
         self.journal.progress(f"{label}: {' '.join(run.argv)}")
         run_command(run, self.progress, self.loss, self.deadline, stop_at, signum,
                     to_group=self.options.sigterm_to == "group" and signum == signal.SIGTERM,
-                    grace_s=self.options.grace_period, heartbeat=self.heartbeat)
+                    grace_s=self.options.grace_period, heartbeat=self.heartbeat, signal_delay_s=delay_s)
         self.journal.event("command_ended", run=label, exit_code=run.exit_code, steps=len(run.steps),
                            signalled_at_step=run.signalled_at_step, wall_s=round(run.wall_s, 3),
                            grace_expired=run.grace_expired, timed_out=run.timed_out)
@@ -131,7 +143,9 @@ class CommandSmoke:
             return result
         folder = self.root / "checkpoints" / spec.name
         signum = signal.SIGTERM if spec.signal == "SIGTERM" else signal.SIGKILL
-        interrupted = self.run(f"{spec.name}.interrupted", folder, False, every, spec.hold_at_step, signum)
+        step_s = median_step_s(reference)
+        delay = step_s / 2 if spec.name == SIGTERM_MID_STEP and step_s is not None else 0.0
+        interrupted = self.run(f"{spec.name}.interrupted", folder, False, every, spec.hold_at_step, signum, delay)
         result["interrupted_exit"] = [describe(interrupted.exit_code)]
         result["interrupted_at_step"] = interrupted.signalled_at_step
         if spec.signal == "SIGTERM":
@@ -175,9 +189,28 @@ class CommandSmoke:
                                   f"{damage.truncated_to} of {damage.size_bytes} bytes")
         before_resume = snapshot(folder)
         resumed = self.run(f"{spec.name}.resumed", folder, True, every)
+        if spec.name == SIGTERM_MID_STEP:
+            aim = (f"SIGTERM sent {delay * 1000:.1f} ms after the step {interrupted.signalled_at_step} line, half the "
+                   f"uninterrupted run's median step")
+            result["notes"] = [aim]
         runs = Runs(reference, reference_folder, interrupted, resumed, folder, before_resume, damage, every,
                     self.plan.checkpoint_every, self.plan.steps, self.options.resume_arg)
         return judge(spec, result, runs, on_disk)
+
+    def variants(self) -> list[VariantSpec]:
+        """The plan's variants, and with a SIGTERM one the same signal delivered half a step later.
+
+        The plain ``sigterm`` lands as the step line is read, between two steps; a handler that
+        saves (or exits) at once passes there and fails inside a step, where half of it is done.
+        """
+        specs = list(self.plan.variants)
+        for spec in self.plan.variants:
+            if spec.name == SIGTERM_PREEMPTION:
+                specs.append(spec._replace(
+                    name=SIGTERM_MID_STEP, expected_resume_step=spec.expected_resume_step + 1,
+                    description=f"SIGTERM half a step after step {spec.hold_at_step}, inside the next step: checkpoint "
+                                "at the next step boundary, exit 143"))
+        return specs
 
     def runnable(self, spec: VariantSpec) -> str | None:
         """Why a variant of the plan cannot be run on a command (``None``: it can)."""
@@ -185,6 +218,12 @@ class CommandSmoke:
         if spec.name == KILL_DURING_WRITE:
             return ("an opaque command cannot be paused inside its checkpoint write; the torn file such a kill "
                     f"leaves is what {TRUNCATED_NEWEST} makes on purpose")
+        if spec.name == SIGTERM_MID_STEP:
+            step_s = median_step_s(self.references[self.plan.checkpoint_every][0])
+            if step_s is None or step_s < MIN_AIMED_STEP_S:
+                shown = f"{step_s * 1000:.1f} ms" if step_s is not None else "unknown"
+                return (f"the command's steps ({shown}, median) are too short to aim a signal inside one; "
+                        f"{SIGTERM_PREEMPTION} covers the boundary")
         if spec.checkpoint_every is not None and "{every}" not in self.options.cmd:
             return "--cmd has no {every} placeholder, so its checkpoint interval cannot be set off the period"
         return None
@@ -195,7 +234,7 @@ class CommandSmoke:
         except ReferenceFailed as error:
             return setup_error_summary(str(error))
         results = []
-        for spec in self.plan.variants:
+        for spec in self.variants():
             reason = self.runnable(spec)
             if reason is not None:
                 self.not_applicable.append({"name": spec.name, "reason": reason})

@@ -23,6 +23,7 @@ from spikelint.smoke.command import written_since
 from spikelint.smoke.commandfiles import Damage
 from spikelint.smoke.commandfiles import step_of
 from spikelint.smoke.plan import KILL_OFF_PERIOD
+from spikelint.smoke.plan import SIGTERM_MID_STEP
 from spikelint.smoke.plan import SIGTERM_PREEMPTION
 from spikelint.smoke.plan import TRUNCATED_NEWEST
 from spikelint.smoke.plan import VariantSpec
@@ -170,7 +171,7 @@ def judge(spec: VariantSpec, result: dict[str, Any], runs: Runs, on_disk: list[i
     result["losses"] = {"compared_steps": [resume_step + 1, runs.steps], "equal": loss_step is None,
                         "first_differing_step": loss_step}
     result["first_divergent_step"] = loss_step
-    result["notes"] = [f"compared files: {', '.join(str(name) for name in names)}",
+    result["notes"] = [f"compared files: {', '.join(str(name) for name in names)}", *result.get("notes", []),
                        *placement_notes(spec, runs, resume_step, on_disk)]
     interrupted = runs.interrupted
     before = first_loss_difference(reference.steps, interrupted.steps, interrupted.last_step() or 0)
@@ -216,6 +217,10 @@ def why_disagree(results: list[dict[str, Any]]) -> str:
         return ("Variants disagree: only the run whose newest checkpoint was torn failed: the command resumes from "
                 "intact checkpoints but trusts the newest file unchecked, and a kill mid-write or a full disk "
                 "leaves exactly that file")
+    if failed == {SIGTERM_MID_STEP}:
+        return ("Variants disagree: only the SIGTERM that landed inside a step failed, the one between two steps "
+                "passed: the command saves or exits in its SIGTERM handler, in the middle of a step, so the "
+                "checkpoint holds half a step; " + PREEMPTION_FIX)
     if failed == {SIGTERM_PREEMPTION}:
         return ("Variants disagree: only the SIGTERM run failed: checkpoints on the command's own schedule resume "
                 "correctly, its preemption path does not; " + PREEMPTION_FIX)

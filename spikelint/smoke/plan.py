@@ -18,6 +18,7 @@ KILL_BETWEEN = "kill-between-checkpoints"
 KILL_DURING_WRITE = "kill-during-write"
 TRUNCATED_NEWEST = "truncated-newest"
 SIGTERM_PREEMPTION = "sigterm"
+SIGTERM_MID_STEP = "sigterm-mid-step"  # --cmd only: the signal held back half a step after the step line
 KILL_OFF_PERIOD = "kill-off-period"
 RESTART_CHOICES = ("fork", "exec")
 SIGTERM_TARGETS = ("pid", "group")

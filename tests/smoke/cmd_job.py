@@ -18,7 +18,7 @@ import time
 from pathlib import Path
 from typing import Any
 
-BUGS = ("forget-accumulation", "no-fallback", "load-torn", "ignore-sigterm", "no-sigterm-handler")
+BUGS = ("forget-accumulation", "no-fallback", "load-torn", "ignore-sigterm", "no-sigterm-handler", "save-in-handler")
 
 
 def main(argv: list[str]) -> int:
@@ -34,6 +34,13 @@ def main(argv: list[str]) -> int:
     stop = {"requested": False}
     if args.bug == "ignore-sigterm":
         signal.signal(signal.SIGTERM, signal.SIG_IGN)
+    elif args.bug == "save-in-handler":  # saves at once, wherever the step is, and exits
+
+        def save_and_exit(signum: int, frame: Any) -> None:
+            save(f"step-{state['step']}.json")
+            sys.exit(143)
+
+        signal.signal(signal.SIGTERM, save_and_exit)
     elif args.bug != "no-sigterm-handler":
         signal.signal(signal.SIGTERM, lambda signum, frame: stop.update(requested=True))
     rng = random.Random(7)
@@ -69,15 +76,16 @@ def main(argv: list[str]) -> int:
             state.update(saved)
             break
     while state["step"] < args.max_steps:
-        time.sleep(args.step_time)
+        time.sleep(args.step_time / 4)  # the step's first quarter: data
         x = rng.gauss(0.0, 1.0)
         error = state["w"] * x - 3.0 * x
         state["accumulated"] += 2.0 * error * x
-        state["step"] += 1
-        if state["step"] % args.accumulate == 0:
+        if (state["step"] + 1) % args.accumulate == 0:
             state["momentum"] = 0.9 * state["momentum"] + state["accumulated"] / args.accumulate
             state["w"] -= 0.05 * state["momentum"]
             state["accumulated"] = 0.0
+        time.sleep(args.step_time * 3 / 4)  # the rest: the step is done only when its counter moves
+        state["step"] += 1
         print(f"step={state['step']} loss={error * error!r}", flush=True)
         if state["step"] % args.save_every == 0:
             save(f"step-{state['step']}.json")

@@ -42,12 +42,12 @@ LAUNCHERS = {
 def test_a_real_train_py_resume_is_verified_and_a_broken_one_caught(tmp_path: Path, launcher: str) -> None:
     """The tiny real script as one process and as two torchrun workers (gloo): SIGTERM goes to the
     main process, which under torchrun forwards it to the workers; every rank loads on resume."""
-    command = EXAMPLE.replace(f"{sys.executable} -m", LAUNCHERS[launcher]) + " --step-time 0.01"
+    command = EXAMPLE.replace(f"{sys.executable} -m", LAUNCHERS[launcher])
     good = run_smoke(tmp_path / "good", "--steps", "12", "--kill-at-step", "7", "--signal", "term", "--cmd", command)
     summary = good.summary()
     assert validation_errors("smoke-summary.v1.schema.json", summary) == []
     assert good.exit_code == 0 and summary["verdict"] == "verified", summary["message"]
-    (variant,) = summary["variants"]
+    variant = summary["variants"][0]  # and sigterm-mid-step where the steps are long enough to aim into
     # The signal lands when the step line is read: at step 7, or the step after on a busy machine.
     assert variant["resumed_from_step"] in (7, 8) and variant["leaves_compared"] > 20
     assert "last.pt" in variant["notes"][0] and variant["losses"]["equal"]

@@ -36,7 +36,8 @@ def test_a_correct_command_passes_every_variant_and_kill_during_write_is_said_no
     assert validation_errors("smoke-summary.v1.schema.json", summary) == []
     assert result.exit_code == 0 and summary["verdict"] == "verified", summary["message"]
     found = variants(summary)
-    assert list(found) == ["kill-between-checkpoints", "truncated-newest", "kill-off-period", "sigterm"]
+    assert list(found) == ["kill-between-checkpoints", "truncated-newest", "kill-off-period", "sigterm",
+                           "sigterm-mid-step"]
     assert summary["plan"]["not_applicable"][0]["name"] == "kill-during-write"
     assert "cannot be paused inside its checkpoint write" in summary["plan"]["not_applicable"][0]["reason"]
     torn = found["truncated-newest"]
@@ -103,6 +104,18 @@ def test_a_command_without_a_sigterm_handler_loses_the_steps_since_its_last_chec
     assert result.exit_code == 1 and sigterm["interrupted_exit"] == ["killed by SIGTERM"]
     assert "without a checkpoint at the step boundary: the resume started at step 4" in sigterm["message"]
     assert "exit 143" in sigterm["message"]
+
+
+def test_a_sigterm_handler_that_saves_at_once_passes_between_steps_and_fails_inside_one(tmp_path: Path) -> None:
+    result = run_smoke(tmp_path / "run", "--steps", "12", "--signal", "term", "--kill-at-step", "6",
+                       "--cmd", COMMAND + " --step-time 0.2 --bug save-in-handler")
+    summary = result.summary()
+    found = variants(summary)
+    assert found["sigterm"]["verdict"] == "verified", found["sigterm"]["message"]
+    assert found["sigterm-mid-step"]["verdict"] == "state_differs"
+    assert any("ms after the step 6 line, half the uninterrupted run's median step" in note
+               for note in found["sigterm-mid-step"]["notes"])
+    assert "only the SIGTERM that landed inside a step failed" in summary["message"]
 
 
 def test_a_silent_command_gets_a_heartbeat_with_its_last_step(tmp_path: Path) -> None:
