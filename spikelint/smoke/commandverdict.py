@@ -17,11 +17,11 @@ from spikelint.smoke.analysis import describe_exit
 from spikelint.smoke.analysis import difference_json
 from spikelint.smoke.analysis import why_variants_disagree
 from spikelint.smoke.command import CommandRun
-from spikelint.smoke.command import compare_folders
-from spikelint.smoke.command import load_checkpoint_file
 from spikelint.smoke.command import written_since
 from spikelint.smoke.commandfiles import Damage
 from spikelint.smoke.commandfiles import step_of
+from spikelint.smoke.loaders import compare_folders
+from spikelint.smoke.loaders import load_checkpoint_file
 from spikelint.smoke.plan import KILL_OFF_PERIOD
 from spikelint.smoke.plan import SIGTERM_MID_STEP
 from spikelint.smoke.plan import SIGTERM_PREEMPTION
