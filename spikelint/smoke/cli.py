@@ -102,6 +102,9 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument("--warn-only", action="store_true",
                         help="deterministic algorithms in warn-only mode: an op without a deterministic implementation "
                              "runs anyway and is named in the summary's warnings (default: it stops the run, exit 2)")
+    parser.add_argument("--grace-period", type=positive_seconds, default=defaults.grace_period, metavar="SECONDS",
+                        help="with --cmd: seconds from SIGTERM to SIGKILL, the pod's terminationGracePeriodSeconds "
+                             f"(default {defaults.grace_period:g})")
     parser.add_argument("--timeout", type=positive_seconds, default=defaults.timeout, metavar="SECONDS",
                         help=f"limit for the whole smoke run (default {defaults.timeout:g} s)")
     return parser
@@ -130,6 +133,7 @@ def options_from_args(args: argparse.Namespace) -> SmokeOptions:
         progress_regex=args.progress_regex,
         loss_regex=args.loss_regex,
         warn_only=args.warn_only,
+        grace_period=args.grace_period,
     )
 
 

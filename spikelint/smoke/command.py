@@ -4,8 +4,9 @@ Each run is a new process of the command with its placeholders filled in: ``{ste
 ``{every}``, ``{ckpt}`` (a new folder per variant, shared by the interrupted run and its
 resume), ``{seed}`` and ``{resume}`` (``--resume-arg`` on a resumed run, nothing on a fresh
 one). Progress is read from the lines the command prints (``--progress-regex``, with an
-optional loss on the same line); SIGKILL and SIGTERM go to the command's main process, as
-Kubernetes delivers them (``--sigterm-to group`` for the whole process group). The proof is the
+optional loss on the same line); SIGTERM goes to the command's main process, as
+Kubernetes delivers it (``--sigterm-to group`` for the whole process group), and SIGKILL to
+every process the command started, as the end of a container does. The proof is the
 checkpoint files the resumed run wrote, compared leaf by leaf with the reference's files of the
 same name through the format-aware loaders of ``loaders.py`` (``torch.save`` files with
 ``weights_only=True``, safetensors, JSON, Hugging Face ``checkpoint-N/`` files, DCP folders),
@@ -24,6 +25,7 @@ import time
 from dataclasses import dataclass
 from dataclasses import field
 from pathlib import Path
+from typing import Callable
 
 from spikelint.smoke.loaders import compare_folders  # noqa: F401  (the loaders used to live here)
 from spikelint.smoke.loaders import load_checkpoint_file  # noqa: F401
@@ -64,8 +66,12 @@ class CommandRun:
     argv: list[str]
     log: Path
     steps: dict[int, str] = field(default_factory=dict)  # step -> loss text ("" without a loss)
+    step_s: dict[int, float] = field(default_factory=dict)  # step -> seconds after the start when it was read
     exit_code: int | None = None
     signalled_at_step: int | None = None
+    signal_to_exit_s: float | None = None
+    grace_expired: bool = False  # SIGTERM was not followed by an exit within the grace period: SIGKILLed
+    timed_out: bool = False
     wall_s: float = 0.0
 
     def tail(self, lines: int = 6) -> str:
@@ -74,6 +80,53 @@ class CommandRun:
         except OSError:
             return ""
         return " | ".join([line for line in text.splitlines() if line.strip()][-lines:])
+
+    def last_step(self) -> int | None:
+        return max(self.steps) if self.steps else None
+
+
+Heartbeat = Callable[[CommandRun, float], None]  # (run, seconds since its last output line)
+
+
+def process_tree(pid: int) -> list[int]:
+    """``pid`` and every process below it (Linux ``/proc``; just ``pid`` elsewhere).
+
+    torchrun starts its workers in sessions of their own, so neither the main process's group
+    nor its death reaches them; a container's SIGKILL does, and so must ours.
+    """
+    children: dict[int, list[int]] = {}
+    try:
+        entries = os.listdir("/proc")
+    except OSError:
+        return [pid]
+    for entry in entries:
+        if not entry.isdigit():
+            continue
+        try:
+            with open(f"/proc/{entry}/stat", "rb") as handle:
+                fields = handle.read().rsplit(b")", 1)[1].split()
+        except (OSError, IndexError):
+            continue
+        children.setdefault(int(fields[1]), []).append(int(entry))
+    found, pending = [], [pid]
+    while pending:
+        current = pending.pop()
+        found.append(current)
+        pending += children.get(current, [])
+    return found
+
+
+def kill_tree(pid: int) -> None:
+    """SIGKILL the command, its process group and everything it started, as a container's end does."""
+    for target in process_tree(pid):
+        try:
+            os.kill(target, signal.SIGKILL)
+        except (ProcessLookupError, PermissionError):
+            pass
+    try:
+        os.killpg(pid, signal.SIGKILL)
+    except (ProcessLookupError, PermissionError):
+        pass
 
 
 def run_command(
@@ -84,9 +137,22 @@ def run_command(
     stop_at_step: int | None = None,
     signum: int = signal.SIGKILL,
     to_group: bool = False,
+    grace_s: float = 30.0,
+    heartbeat: Heartbeat | None = None,
+    heartbeat_s: float = 5.0,
+    signal_delay_s: float = 0.0,
 ) -> CommandRun:
-    """Start, read progress, signal once ``stop_at_step`` is printed, wait for the end."""
+    """Start, read progress, signal once ``stop_at_step`` is printed, wait for the end.
+
+    SIGKILL ends the whole process tree at once. SIGTERM goes to the main process (or its
+    group with ``to_group``); a command still running ``grace_s`` later is SIGKILLed, as the
+    kubelet does after ``terminationGracePeriodSeconds``, and ``grace_expired`` says so.
+    ``signal_delay_s`` holds the signal back after the step line, to land inside the next step.
+    """
     started = time.monotonic()
+    signalled: float | None = None
+    due: float | None = None  # when the held-back signal is sent
+    last_output = last_beat = started
     with open(run.log, "wb") as log:
         try:
             process = subprocess.Popen(run.argv, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
@@ -95,12 +161,38 @@ def run_command(
             raise CommandError(f"cannot start {run.argv[0]}: {error.strerror}") from None
         assert process.stdout is not None
         pending = b""
+
+        def deliver() -> None:
+            if signum == signal.SIGKILL:
+                kill_tree(process.pid)
+                return
+            try:
+                os.killpg(process.pid, signum) if to_group else os.kill(process.pid, signum)
+            except ProcessLookupError:
+                pass
+
         while True:
-            remaining = deadline - time.monotonic()
-            if remaining <= 0:
-                os.killpg(process.pid, signal.SIGKILL)
+            now = time.monotonic()
+            if due is not None and now >= due:
+                due, signalled = None, now
+                deliver()
+            if now >= deadline:
+                run.timed_out = True
+                kill_tree(process.pid)
                 break
-            ready, _, _ = select.select([process.stdout], [], [], min(remaining, 0.5))
+            if signalled is not None and signum == signal.SIGTERM and now - signalled >= grace_s:
+                run.grace_expired = True
+                kill_tree(process.pid)
+                break
+            if heartbeat is not None and now - last_beat >= heartbeat_s:
+                last_beat = now
+                heartbeat(run, now - last_output)
+            wait = min(deadline - now, 0.5, heartbeat_s)
+            if signalled is not None:
+                wait = min(wait, max(0.0, signalled + grace_s - now))
+            if due is not None:
+                wait = min(wait, max(0.0, due - now))
+            ready, _, _ = select.select([process.stdout], [], [], wait)
             if not ready:
                 if process.poll() is not None:
                     break
@@ -108,6 +200,7 @@ def run_command(
             chunk = os.read(process.stdout.fileno(), 65536)
             if not chunk:
                 break
+            last_output = time.monotonic()
             log.write(chunk)
             log.flush()
             pending += chunk
@@ -120,15 +213,19 @@ def run_command(
                 step = int(found.group(1))
                 value = loss.search(line)
                 run.steps[step] = value.group(1) if value else ""
+                run.step_s[step] = last_output - started
                 if stop_at_step is not None and run.signalled_at_step is None and step >= stop_at_step:
                     run.signalled_at_step = step
-                    try:
-                        os.killpg(process.pid, signum) if to_group else os.kill(process.pid, signum)
-                    except ProcessLookupError:
-                        pass
+                    if signal_delay_s > 0:
+                        due = time.monotonic() + signal_delay_s
+                    else:
+                        signalled = time.monotonic()
+                        deliver()
         run.exit_code = process.wait()
-        try:
-            os.killpg(process.pid, signal.SIGKILL)  # whatever the command left behind
+        if signalled is not None:
+            run.signal_to_exit_s = time.monotonic() - signalled
+        try:  # whatever the command left behind in its group (its pid is reaped: no tree walk now)
+            os.killpg(process.pid, signal.SIGKILL)
         except (ProcessLookupError, PermissionError):
             pass
     run.wall_s = time.monotonic() - started

@@ -1,4 +1,4 @@
-"""The smoke protocol for ``--cmd``: reference, SIGKILL and SIGTERM variants, resumes, comparison.
+"""The smoke protocol for ``--cmd``: references, every interruption variant, resumes, comparison.
 
 The parent never imports the job: every run is the team's command in a new process, so each
 resume is a real restart. Only the comparison loads torch (for ``torch.save`` files).
@@ -13,21 +13,26 @@ from pathlib import Path
 from typing import Any
 from typing import TextIO
 
-from spikelint.smoke.analysis import RESUME_FAILED
-from spikelint.smoke.analysis import STATE_DIFFERS
 from spikelint.smoke.analysis import VERIFIED
-from spikelint.smoke.analysis import describe_exit
-from spikelint.smoke.analysis import difference_json
 from spikelint.smoke.analysis import overall_verdict
 from spikelint.smoke.command import CommandError
 from spikelint.smoke.command import CommandRun
-from spikelint.smoke.command import compare_folders
 from spikelint.smoke.command import expand
 from spikelint.smoke.command import run_command
 from spikelint.smoke.command import snapshot
-from spikelint.smoke.command import written_since
-from spikelint.smoke.plan import KILL_BETWEEN
+from spikelint.smoke.commandfiles import Damage
+from spikelint.smoke.commandfiles import checkpoint_steps
+from spikelint.smoke.commandfiles import truncate_newest
+from spikelint.smoke.commandverdict import PREEMPTION_FIX
+from spikelint.smoke.commandverdict import Runs
+from spikelint.smoke.commandverdict import describe
+from spikelint.smoke.commandverdict import empty_variant
+from spikelint.smoke.commandverdict import judge
+from spikelint.smoke.commandverdict import why_disagree
+from spikelint.smoke.plan import KILL_DURING_WRITE
+from spikelint.smoke.plan import SIGTERM_MID_STEP
 from spikelint.smoke.plan import SIGTERM_PREEMPTION
+from spikelint.smoke.plan import TRUNCATED_NEWEST
 from spikelint.smoke.plan import SmokeOptions
 from spikelint.smoke.plan import SmokePlan
 from spikelint.smoke.plan import VariantSpec
@@ -40,10 +45,36 @@ from spikelint.smoke.runfolder import create_run_folder
 from spikelint.smoke.runfolder import new_run_id
 from spikelint.smoke.runfolder import write_json_atomically
 
-NON_FINITE = ("nan", "-nan", "inf", "-inf")
+
+MIN_AIMED_STEP_S = 0.01  # shorter steps cannot be aimed into: half a step is lost in process scheduling
+
+
+def median_step_s(run: CommandRun) -> float | None:
+    """The median time between two step lines of a run."""
+    times = [run.step_s[step] for step in sorted(run.step_s)]
+    gaps = sorted(later - earlier for earlier, later in zip(times, times[1:]))
+    return gaps[len(gaps) // 2] if gaps else None
+
+
+class ReferenceFailed(Exception):
+    """The uninterrupted command failed: nothing can be compared against it."""
 
 
 class CommandSmoke:
+    """Every variant of the plan on the team's command, each run a new process.
+
+    ``kill-during-write`` is not run: an opaque command cannot be paused inside its write, and
+    a kill timed by watching its folder would land at a different point each time. What such a
+    kill leaves is either a torn file under the final name (a writer without temporary file
+    and rename), which ``truncated-newest`` makes on purpose, or an unfinished temporary file,
+    which only the job's own loader knows to ignore.
+
+    ``kill-off-period`` runs the command with an odd ``{every}`` and against its own
+    uninterrupted run with that ``{every}``: the resumed run's files are then compared with
+    files of the same names, written on the same schedule; a reference with another interval
+    would compare checkpoints that were never written at the same steps.
+    """
+
     def __init__(self, options: SmokeOptions, plan: SmokePlan, root: Path, journal: Journal) -> None:
         assert options.cmd is not None
         self.options = options
@@ -53,139 +84,183 @@ class CommandSmoke:
         self.deadline = time.monotonic() + options.timeout
         self.progress = re.compile(options.progress_regex)
         self.loss = re.compile(options.loss_regex)
+        self.references: dict[int, tuple[CommandRun, Path]] = {}
+        self.not_applicable: list[dict[str, str]] = []
         (root / "checkpoints").mkdir(exist_ok=True)
 
-    def argv(self, folder: Path, resume: bool) -> list[str]:
+    def argv(self, folder: Path, resume: bool, every: int) -> list[str]:
         assert self.options.cmd is not None
-        values = {"steps": str(self.plan.steps), "every": str(self.plan.checkpoint_every), "ckpt": str(folder),
+        values = {"steps": str(self.plan.steps), "every": str(every), "ckpt": str(folder),
                   "seed": str(self.options.seed), "resume": self.options.resume_arg if resume else ""}
         return expand(self.options.cmd, values)
 
-    def run(self, label: str, folder: Path, resume: bool, stop_at: int | None = None,
-            signum: int = signal.SIGKILL) -> CommandRun:
+    def heartbeat(self, run: CommandRun, silent_s: float) -> None:
+        """A line every few seconds while a command runs: which run, which step, how long it has been quiet."""
+        last = run.last_step()
+        stage = f"step {last} of {self.plan.steps}" if last is not None else "no step line yet"
+        if run.signalled_at_step is not None:
+            stage += f", signalled after step {run.signalled_at_step}"
+        quiet = f"; no output for {silent_s:.0f} s" if silent_s >= 1 else ""
+        self.journal.progress(f"{run.label}: still running ({stage}{quiet})")
+
+    def run(self, label: str, folder: Path, resume: bool, every: int, stop_at: int | None = None,
+            signum: int = signal.SIGKILL, delay_s: float = 0.0) -> CommandRun:
         folder.mkdir(parents=True, exist_ok=True)
-        run = CommandRun(label, self.argv(folder, resume), self.root / "logs" / f"{label}.log")
+        run = CommandRun(label, self.argv(folder, resume, every), self.root / "logs" / f"{label}.log")
         self.journal.progress(f"{label}: {' '.join(run.argv)}")
         run_command(run, self.progress, self.loss, self.deadline, stop_at, signum,
-                    to_group=self.options.sigterm_to == "group" and signum == signal.SIGTERM)
+                    to_group=self.options.sigterm_to == "group" and signum == signal.SIGTERM,
+                    grace_s=self.options.grace_period, heartbeat=self.heartbeat, signal_delay_s=delay_s)
         self.journal.event("command_ended", run=label, exit_code=run.exit_code, steps=len(run.steps),
-                           signalled_at_step=run.signalled_at_step)
+                           signalled_at_step=run.signalled_at_step, wall_s=round(run.wall_s, 3),
+                           grace_expired=run.grace_expired, timed_out=run.timed_out)
         return run
 
-    def variant(self, spec: VariantSpec, reference: CommandRun, reference_folder: Path) -> dict[str, Any]:
+    def reference(self, every: int) -> tuple[CommandRun, Path]:
+        """The uninterrupted command with this ``{every}`` (run once per interval)."""
+        if every in self.references:
+            return self.references[every]
+        label = "reference" if every == self.plan.checkpoint_every else f"reference-every-{every}"
+        folder = self.root / "checkpoints" / label
+        reference = self.run(label, folder, False, every)
+        where = "" if label == "reference" else f" (with {{every}} = {every})"
+        if reference.exit_code != 0:
+            raise ReferenceFailed(f"the uninterrupted command{where} ended with {describe(reference.exit_code)}; "
+                                  f"last output: {reference.tail()}")
+        if not reference.steps:
+            raise ReferenceFailed(f"the command{where} printed no line matching --progress-regex "
+                                  f"{self.options.progress_regex!r}")
+        self.references[every] = reference, folder
+        return reference, folder
+
+    def variant(self, spec: VariantSpec) -> dict[str, Any]:
+        every = spec.checkpoint_every or self.plan.checkpoint_every
+        result = empty_variant(spec)
+        try:
+            reference, reference_folder = self.reference(every)
+        except ReferenceFailed as error:
+            result["message"] = str(error)
+            return result
         folder = self.root / "checkpoints" / spec.name
         signum = signal.SIGTERM if spec.signal == "SIGTERM" else signal.SIGKILL
-        interrupted = self.run(f"{spec.name}.interrupted", folder, False, spec.hold_at_step, signum)
-        result = empty_variant(spec)
+        step_s = median_step_s(reference)
+        delay = step_s / 2 if spec.name == SIGTERM_MID_STEP and step_s is not None else 0.0
+        interrupted = self.run(f"{spec.name}.interrupted", folder, False, every, spec.hold_at_step, signum, delay)
         result["interrupted_exit"] = [describe(interrupted.exit_code)]
         result["interrupted_at_step"] = interrupted.signalled_at_step
+        if spec.signal == "SIGTERM":
+            result["sigterm"] = {"checkpoint_write_s": None, "signal_to_exit_s": interrupted.signal_to_exit_s}
         if interrupted.signalled_at_step is None:
             result["message"] = (f"the command ended ({describe(interrupted.exit_code)}) before printing step "
                                  f"{spec.hold_at_step}; last output: {interrupted.tail()}")
             return result
-        self.journal.progress(f"{spec.name}: {spec.signal} to the command after step {interrupted.signalled_at_step}")
-        before = first_loss_difference(reference.steps, interrupted.steps, max(interrupted.steps))
+        if interrupted.grace_expired:
+            result["message"] = (
+                f"the command did not exit within the {self.options.grace_period:g} s grace period after SIGTERM "
+                f"(sent after step {interrupted.signalled_at_step}; last step printed {interrupted.last_step()}), "
+                "so it was SIGKILLed as Kubernetes does after terminationGracePeriodSeconds: it ignores SIGTERM, "
+                f"or its preemption checkpoint takes too long; {PREEMPTION_FIX}; last output: {interrupted.tail()}")
+            return result
+        if interrupted.exit_code == 0 and (interrupted.last_step() or 0) >= self.plan.steps:
+            if spec.signal == "SIGTERM":
+                result["message"] = (
+                    f"after SIGTERM (sent after step {interrupted.signalled_at_step}) the command went on to step "
+                    f"{interrupted.last_step()} and exited 0: it ignores SIGTERM, and a scheduler would SIGKILL it "
+                    f"after the grace period; {PREEMPTION_FIX}")
+            else:
+                result["message"] = (
+                    f"the command finished (step {interrupted.last_step()}) before the SIGKILL sent after step "
+                    f"{interrupted.signalled_at_step} landed: give it more --steps")
+            return result
+        on_disk = checkpoint_steps(folder)
+        result["checkpoints_before_interruption"] = on_disk
+        self.journal.progress(f"{spec.name}: {spec.signal} to the command after step {interrupted.signalled_at_step} "
+                              f"(checkpoints on disk: {', '.join(map(str, on_disk)) or 'none'})")
+        damage: Damage | None = None
+        if spec.truncate_newest:
+            torn = truncate_newest(folder)
+            if isinstance(torn, str):
+                result["message"] = torn
+                return result
+            damage = torn
+            self.journal.event("checkpoint_damaged", variant=spec.name, path=damage.path, step=damage.step,
+                               size_bytes=damage.size_bytes, truncated_to=damage.truncated_to)
+            self.journal.progress(f"{spec.name}: truncated the newest checkpoint {damage.path} to "
+                                  f"{damage.truncated_to} of {damage.size_bytes} bytes")
         before_resume = snapshot(folder)
-        resumed = self.run(f"{spec.name}.resumed", folder, True)
-        if resumed.exit_code != 0:
-            result["message"] = f"resume failed: the resumed command ended with {describe(resumed.exit_code)}; last output: {resumed.tail()}"
-            return result
-        if not resumed.steps:
-            result["message"] = "resume failed: the resumed command printed no step lines (see --progress-regex)"
-            return result
-        resume_step = min(resumed.steps) - 1
-        result["resumed_from_step"] = resume_step
-        if resume_step == 0:
-            result["message"] = (f"resume failed: the resumed command started again at step 1; did "
-                                 f"{self.options.resume_arg!r} reach it ({{resume}} in --cmd)?")
-            return result
-        names = written_since(folder, before_resume)
-        if not names:
-            result["message"] = "resume failed: the resumed command wrote no checkpoint files to compare"
-            return result
-        leaves, differences, problems = compare_folders(reference_folder, folder, names)
-        result["leaves_compared"] = leaves
-        result["differences"] = [dict(difference_json(spec.name, 0, d, file), key=f"{file}:{d.key}")
-                                 for file, d in differences[:25]]
-        loss_step = first_loss_difference(reference.steps, resumed.steps, self.plan.steps, start=resume_step + 1)
-        result["losses"] = {"compared_steps": [resume_step + 1, self.plan.steps], "equal": loss_step is None,
-                            "first_differing_step": loss_step}
-        result["first_divergent_step"] = loss_step
-        nan = next((step for step, text in sorted(reference.steps.items()) if text.lower() in NON_FINITE), None)
-        notes = [f"compared files: {', '.join(str(name) for name in names)}"]
-        if spec.signal == "SIGTERM" and interrupted.exit_code not in (0, 143):
-            notes.append(f"after SIGTERM the command ended with {describe(interrupted.exit_code)}, not 143")
-        result["notes"] = notes
-        if before is not None:
-            result["verdict"] = STATE_DIFFERS
-            result["message"] = (f"the interrupted run already differed from the uninterrupted one at step {before}: "
-                                 "the command is not deterministic")
-        elif nan is not None:
-            result["verdict"] = STATE_DIFFERS
-            result["message"] = f"the loss is {reference.steps[nan]} at step {nan}: non-finite losses prove nothing"
-        elif problems:
-            result["message"] = "resume failed: " + "; ".join(problems)
-        elif differences or loss_step is not None:
-            result["verdict"] = STATE_DIFFERS
-            parts = [f"resumed from step {resume_step}, but the state differs"]
-            if differences:
-                file, first = differences[0]
-                delta = f", largest |difference| {first.max_abs_diff:.3g}" if first.max_abs_diff is not None else ""
-                parts.append(f"first differing key {file}:{first.key} ({first.kind}{delta})")
-            if loss_step is not None:
-                parts.append(f"losses differ from step {loss_step}")
-            result["message"] = "; ".join(parts)
-        else:
-            result["verdict"] = VERIFIED
-            result["message"] = (f"resumed from step {resume_step}; {leaves} leaves of {len(names)} checkpoint file(s) "
-                                 f"and the losses of steps {resume_step + 1}-{self.plan.steps} equal the uninterrupted "
-                                 "run bit for bit")
-        return result
+        resumed = self.run(f"{spec.name}.resumed", folder, True, every)
+        if spec.name == SIGTERM_MID_STEP:
+            aim = (f"SIGTERM sent {delay * 1000:.1f} ms after the step {interrupted.signalled_at_step} line, half the "
+                   f"uninterrupted run's median step")
+            result["notes"] = [aim]
+        runs = Runs(reference, reference_folder, interrupted, resumed, folder, before_resume, damage, every,
+                    self.plan.checkpoint_every, self.plan.steps, self.options.resume_arg)
+        return judge(spec, result, runs, on_disk)
+
+    def variants(self) -> list[VariantSpec]:
+        """The plan's variants, and with a SIGTERM one the same signal delivered half a step later.
+
+        The plain ``sigterm`` lands as the step line is read, between two steps; a handler that
+        saves (or exits) at once passes there and fails inside a step, where half of it is done.
+        """
+        specs = list(self.plan.variants)
+        for spec in self.plan.variants:
+            if spec.name == SIGTERM_PREEMPTION:
+                specs.append(spec._replace(
+                    name=SIGTERM_MID_STEP, expected_resume_step=spec.expected_resume_step + 1,
+                    description=f"SIGTERM half a step after step {spec.hold_at_step}, inside the next step: checkpoint "
+                                "at the next step boundary, exit 143"))
+        return specs
+
+    def runnable(self, spec: VariantSpec) -> str | None:
+        """Why a variant of the plan cannot be run on a command (``None``: it can)."""
+        assert self.options.cmd is not None
+        if spec.name == KILL_DURING_WRITE:
+            return ("an opaque command cannot be paused inside its checkpoint write; the torn file such a kill "
+                    f"leaves is what {TRUNCATED_NEWEST} makes on purpose")
+        if spec.name == SIGTERM_MID_STEP:
+            step_s = median_step_s(self.references[self.plan.checkpoint_every][0])
+            if step_s is None or step_s < MIN_AIMED_STEP_S:
+                shown = f"{step_s * 1000:.1f} ms" if step_s is not None else "unknown"
+                return (f"the command's steps ({shown}, median) are too short to aim a signal inside one; "
+                        f"{SIGTERM_PREEMPTION} covers the boundary")
+        if spec.checkpoint_every is not None and "{every}" not in self.options.cmd:
+            return "--cmd has no {every} placeholder, so its checkpoint interval cannot be set off the period"
+        return None
 
     def execute(self) -> dict[str, Any]:
-        reference_folder = self.root / "checkpoints" / "reference"
-        reference = self.run("reference", reference_folder, False)
-        if reference.exit_code != 0:
-            return setup_error_summary(f"the uninterrupted command ended with {describe(reference.exit_code)}; "
-                                       f"last output: {reference.tail()}")
-        if not reference.steps:
-            return setup_error_summary("the command printed no line matching --progress-regex "
-                                       f"{self.options.progress_regex!r}")
-        specs = [spec for spec in self.plan.variants if spec.name in (KILL_BETWEEN, SIGTERM_PREEMPTION)]
-        results = [self.variant(spec, reference, reference_folder) for spec in specs]
-        for result in results:
-            self.journal.progress(f"compared {result['name']}: {result['verdict']}")
+        try:
+            self.reference(self.plan.checkpoint_every)
+        except ReferenceFailed as error:
+            return setup_error_summary(str(error))
+        results = []
+        for spec in self.variants():
+            reason = self.runnable(spec)
+            if reason is not None:
+                self.not_applicable.append({"name": spec.name, "reason": reason})
+                self.journal.progress(f"{spec.name}: not run with --cmd: {reason}")
+                continue
+            if time.monotonic() >= self.deadline:
+                result = empty_variant(spec)
+                result["message"] = "not run: the time limit (--timeout) was reached"
+            else:
+                result = self.variant(spec)
+            self.journal.progress(f"compared {result['name']}: {result['verdict']}: {result['message']}")
+            results.append(result)
         verdict = overall_verdict(results)
         failing = [r for r in results if r["verdict"] != VERIFIED]
-        message = (f"{len(failing)} of {len(results)} variants failed; {failing[0]['name']}: {failing[0]['message']}"
-                   if failing else f"resume of the command verified bit for bit in all {len(results)} variants "
-                   "(every run a new process)")
+        if failing:
+            message = f"{len(failing)} of {len(results)} variants failed; {failing[0]['name']}: {failing[0]['message']}"
+            why = why_disagree(results)
+            if why:
+                message += f". {why}"
+        else:
+            message = (f"resume of the command verified bit for bit in all {len(results)} variants "
+                       "(every run a new process)")
         summary = base_summary(verdict, message)
         summary["variants"] = results
         summary["differences"] = [d for r in results for d in r["differences"]]
         return summary
-
-
-def describe(code: int | None) -> str:
-    """How a command run ended, in the words the job-object runs use."""
-    return "no exit code" if code is None else describe_exit(code)
-
-
-def first_loss_difference(reference: dict[int, str], other: dict[int, str], last: int, start: int = 1) -> int | None:
-    for step in range(start, last + 1):
-        if step in other and reference.get(step) != other[step]:
-            return step
-    return None
-
-
-def empty_variant(spec: VariantSpec) -> dict[str, Any]:
-    return {
-        "name": spec.name, "signal": spec.signal, "description": spec.description, "verdict": RESUME_FAILED,
-        "message": "", "interrupted_at_step": None, "interrupted_exit": [], "checkpoints_before_interruption": [],
-        "expected_resume_step": spec.expected_resume_step, "resumed_from_step": None, "refused_checkpoints": [],
-        "removed_temporaries": [], "leaves_compared": 0, "losses": None, "data_position": None,
-        "restore_check": None, "first_divergent_step": None, "differences": [], "restart": "exec",
-    }
 
 
 def run_command_smoke(options: SmokeOptions, plan: SmokePlan, stdout: TextIO, stderr: TextIO, started: float) -> int:
@@ -199,9 +274,11 @@ def run_command_smoke(options: SmokeOptions, plan: SmokePlan, stdout: TextIO, st
         stdout.write(render_json(summary) if options.format == "json" else render_text(summary))
         return 2
     journal = Journal(folder.events, folder.logs / "spikelint.log", stderr, started)
+    smoke: CommandSmoke | None = None
     try:
         try:
-            summary = CommandSmoke(options, plan, folder.root, journal).execute()
+            smoke = CommandSmoke(options, plan, folder.root, journal)
+            summary = smoke.execute()
         except CommandError as error:
             summary = setup_error_summary(str(error))
         except OSError as error:
@@ -213,6 +290,7 @@ def run_command_smoke(options: SmokeOptions, plan: SmokePlan, stdout: TextIO, st
         summary["plan"] = {"steps": plan.steps, "checkpoint_every": plan.checkpoint_every, "kill_at_step": plan.kill_at_step,
                            "signal": options.signal, "seed": options.seed, "nproc": 1,
                            "variants": [v["name"] for v in summary["variants"]], "restart": "exec",
+                           "not_applicable": smoke.not_applicable if smoke else [],
                            "sigterm_to": options.sigterm_to}
         summary["measurements"]["total_wall_s"] = time.monotonic() - started
         summary["checkpoints_kept"] = True

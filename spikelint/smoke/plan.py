@@ -18,6 +18,7 @@ KILL_BETWEEN = "kill-between-checkpoints"
 KILL_DURING_WRITE = "kill-during-write"
 TRUNCATED_NEWEST = "truncated-newest"
 SIGTERM_PREEMPTION = "sigterm"
+SIGTERM_MID_STEP = "sigterm-mid-step"  # --cmd only: the signal held back half a step after the step line
 KILL_OFF_PERIOD = "kill-off-period"
 RESTART_CHOICES = ("fork", "exec")
 SIGTERM_TARGETS = ("pid", "group")
@@ -56,6 +57,7 @@ class SmokeOptions:
     progress_regex: str = r"step[=: ](\d+)"
     loss_regex: str = r"loss[=: ](\S+)"
     warn_only: bool = False  # deterministic algorithms in warn-only mode: ops without one warn instead of raising
+    grace_period: float = 30.0  # --cmd: seconds from SIGTERM to SIGKILL (Kubernetes terminationGracePeriodSeconds)
 
 
 class VariantSpec(NamedTuple):

@@ -127,6 +127,8 @@ def render_text(summary: dict[str, Any]) -> str:
             f"plan:    {plan['steps']} steps, checkpoint every {plan['checkpoint_every']}, "
             f"interruption at step {plan['kill_at_step']}, seed {plan['seed']}"
         )
+        for skipped in plan.get("not_applicable", []):
+            lines.append(f"         {skipped['name']} not run: {skipped['reason']}")
     storage = summary.get("storage")
     if storage:
         lines.append(

@@ -26,22 +26,42 @@ def test_placeholders_expand_per_word_and_an_empty_resume_disappears() -> None:
         expand("t {step}", values)
 
 
-def test_a_real_train_py_resume_is_verified_and_a_broken_one_caught(tmp_path: Path) -> None:
-    good = run_smoke(tmp_path / "good", "--steps", "12", "--kill-at-step", "7", "--signal", "term", "--cmd", EXAMPLE)
+def torchrun() -> str:
+    """torchrun itself, next to this interpreter (its module where the script is not installed)."""
+    script = Path(sys.executable).with_name("torchrun")
+    return str(script) if script.is_file() else f"{sys.executable} -m torch.distributed.run"
+
+
+LAUNCHERS = {
+    "python": f"{sys.executable} -m",
+    "torchrun": f"{torchrun()} --standalone --nproc_per_node 2 -m",
+}
+
+
+@pytest.mark.parametrize("launcher", list(LAUNCHERS))
+def test_a_real_train_py_resume_is_verified_and_a_broken_one_caught(tmp_path: Path, launcher: str) -> None:
+    """The tiny real script as one process and as two torchrun workers (gloo): SIGTERM goes to the
+    main process, which under torchrun forwards it to the workers; every rank loads on resume."""
+    command = EXAMPLE.replace(f"{sys.executable} -m", LAUNCHERS[launcher])
+    good = run_smoke(tmp_path / "good", "--steps", "12", "--kill-at-step", "7", "--signal", "term", "--cmd", command)
     summary = good.summary()
     assert validation_errors("smoke-summary.v1.schema.json", summary) == []
     assert good.exit_code == 0 and summary["verdict"] == "verified", summary["message"]
-    (variant,) = summary["variants"]
+    variant = summary["variants"][0]  # and sigterm-mid-step where the steps are long enough to aim into
     # The signal lands when the step line is read: at step 7, or the step after on a busy machine.
     assert variant["resumed_from_step"] in (7, 8) and variant["leaves_compared"] > 20
     assert "last.pt" in variant["notes"][0] and variant["losses"]["equal"]
+    if launcher == "torchrun":
+        assert "last-rng-rank1.pt" in variant["notes"][0]  # every rank's own RNG state compared
 
     broken = run_smoke(tmp_path / "broken", "--steps", "12", "--checkpoint-every", "2", "--kill-at-step", "5",
-                       "--signal", "term", "--cmd", EXAMPLE + " --forget-optimizer")
+                       "--signal", "term", "--cmd", command + " --forget-optimizer")
     failed = broken.summary()
     assert validation_errors("smoke-summary.v1.schema.json", failed) == []
     assert broken.exit_code == 1 and failed["verdict"] == "state_differs"
-    assert "first differing key" in failed["variants"][0]["message"]
+    message = failed["variants"][0]["message"]
+    assert "first differing key step-" in message and ".pt:model." in message
+    assert "no optimizer state in any checkpoint file" in message
 
 
 def test_a_command_that_never_prints_progress_is_a_setup_error(tmp_path: Path) -> None:

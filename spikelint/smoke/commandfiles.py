@@ -1,0 +1,68 @@
+"""The checkpoints an opaque command left in its folder, and the torn one ``truncated-newest`` makes.
+
+The command's checkpoint format is not known, so a checkpoint is named by the first number
+in its path relative to the folder: ``step-8.pt``, ``checkpoint-8/optimizer.pt`` and
+``model_00008.safetensors`` are all step 8; ``last.pt`` has no step. The files of one step
+are one checkpoint (a Hugging Face ``checkpoint-N/`` folder, a model file and per-rank RNG
+files). Hidden temporaries are left out, as ``command.snapshot`` does.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+from pathlib import Path
+from typing import NamedTuple
+
+from spikelint.smoke.command import snapshot
+
+NUMBER = re.compile(r"\d+")
+
+
+class Damage(NamedTuple):
+    """The newest checkpoint's largest file, cut to half its size as a kill mid-write leaves it."""
+
+    path: str  # relative to the checkpoint folder
+    step: int | None
+    size_bytes: int
+    truncated_to: int
+
+
+def step_of(relative: Path) -> int | None:
+    found = NUMBER.search(relative.as_posix())
+    return int(found.group()) if found else None
+
+
+def checkpoint_steps(folder: Path) -> list[int]:
+    """The steps of the checkpoints on disk, oldest first."""
+    return sorted({step for name in snapshot(folder) if (step := step_of(name)) is not None})
+
+
+def newest_checkpoint(folder: Path) -> tuple[int | None, list[Path]]:
+    """(step, files) of the newest checkpoint; without numbered files, the file written last."""
+    files = snapshot(folder)
+    numbered = [(step, name) for name in files if (step := step_of(name)) is not None]
+    if numbered:
+        newest = max(step for step, _ in numbered)
+        return newest, [name for step, name in numbered if step == newest]
+    if not files:
+        return None, []
+    return None, [max(files, key=lambda name: files[name])]
+
+
+def truncate_newest(folder: Path) -> Damage | str:
+    """Truncate the largest file of the newest checkpoint to half its size; a reason when impossible.
+
+    The largest file is the one a kill is most likely to catch half-written (the weights or
+    the optimizer state), and the one the resume cannot do without.
+    """
+    step, names = newest_checkpoint(folder)
+    candidates = [(folder / name).stat().st_size for name in names]
+    if not names or max(candidates) == 0:
+        return "no checkpoint file on disk to truncate"
+    size, name = max(zip(candidates, names), key=lambda pair: (pair[0], str(pair[1])))
+    try:
+        os.truncate(folder / name, size // 2)
+    except OSError as error:
+        return f"could not truncate the newest checkpoint {name}: {error.strerror}"
+    return Damage(str(name), step, size, size // 2)

@@ -1,0 +1,227 @@
+"""What one ``--cmd`` variant proved: the verdict and message from its runs' output and files.
+
+The runs are opaque processes, so everything here rests on what they printed (the step lines
+and losses), how they ended, and the checkpoint files the resumed run wrote.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+from typing import NamedTuple
+
+from spikelint.smoke.analysis import RESUME_FAILED
+from spikelint.smoke.analysis import STATE_DIFFERS
+from spikelint.smoke.analysis import VERIFIED
+from spikelint.smoke.analysis import describe_exit
+from spikelint.smoke.analysis import difference_json
+from spikelint.smoke.analysis import why_variants_disagree
+from spikelint.smoke.command import CommandRun
+from spikelint.smoke.command import written_since
+from spikelint.smoke.commandfiles import Damage
+from spikelint.smoke.commandfiles import step_of
+from spikelint.smoke.loaders import compare_folders
+from spikelint.smoke.loaders import load_checkpoint_file
+from spikelint.smoke.plan import KILL_OFF_PERIOD
+from spikelint.smoke.plan import SIGTERM_MID_STEP
+from spikelint.smoke.plan import SIGTERM_PREEMPTION
+from spikelint.smoke.plan import TRUNCATED_NEWEST
+from spikelint.smoke.plan import VariantSpec
+
+NON_FINITE = ("nan", "-nan", "inf", "-inf")
+EXIT_PREEMPTED = 143
+PREEMPTION_FIX = ("on SIGTERM only set a flag, then checkpoint at the next step boundary and exit "
+                  f"{EXIT_PREEMPTED}")
+
+
+class Runs(NamedTuple):
+    """A variant's runs and folders, as the driver hands them over."""
+
+    reference: CommandRun
+    reference_folder: Path
+    interrupted: CommandRun
+    resumed: CommandRun
+    folder: Path
+    before_resume: dict[Path, int]
+    damage: Damage | None
+    every: int  # the variant's {every}
+    plan_every: int  # --checkpoint-every
+    steps: int
+    resume_arg: str
+
+
+def describe(code: int | None) -> str:
+    """How a command run ended, in the words the job-object runs use."""
+    return "no exit code" if code is None else describe_exit(code)
+
+
+def first_loss_difference(reference: dict[int, str], other: dict[int, str], last: int, start: int = 1) -> int | None:
+    for step in range(start, last + 1):
+        if step in other and reference.get(step) != other[step]:
+            return step
+    return None
+
+
+def empty_variant(spec: VariantSpec) -> dict[str, Any]:
+    return {
+        "name": spec.name, "signal": spec.signal, "description": spec.description, "verdict": RESUME_FAILED,
+        "message": "", "interrupted_at_step": None, "interrupted_exit": [], "checkpoints_before_interruption": [],
+        "expected_resume_step": spec.expected_resume_step, "resumed_from_step": None, "refused_checkpoints": [],
+        "removed_temporaries": [], "leaves_compared": 0, "losses": None, "data_position": None,
+        "restore_check": None, "first_divergent_step": None, "differences": [], "restart": "exec",
+    }
+
+
+def damaged(damage: Damage) -> str:
+    return f"{damage.path} (truncated to {damage.truncated_to} of {damage.size_bytes} bytes, as a kill mid-write leaves it)"
+
+
+def resume_problem(spec: VariantSpec, runs: Runs) -> str | None:
+    """Why the resumed run proves nothing, before any file is compared."""
+    resumed, damage = runs.resumed, runs.damage
+    if resumed.timed_out:
+        return f"resume failed: the resumed command did not finish before --timeout; last output: {resumed.tail()}"
+    if resumed.exit_code != 0:
+        if damage is not None:
+            return (f"resume failed: the newest checkpoint was torn, {damaged(damage)}, and the resumed command "
+                    f"ended with {describe(resumed.exit_code)} instead of refusing it and loading the checkpoint "
+                    f"before it; last output: {resumed.tail()}")
+        return f"resume failed: the resumed command ended with {describe(resumed.exit_code)}; last output: {resumed.tail()}"
+    if not resumed.steps:
+        return "resume failed: the resumed command printed no step lines (see --progress-regex)"
+    resume_step = min(resumed.steps) - 1
+    if damage is not None and damage.step is not None and resume_step >= damage.step:
+        return (f"resume failed: it loaded the damaged checkpoint of step {damage.step}, {damaged(damage)}: check a "
+                "checkpoint before trusting it (load it in try/except, or compare a size or checksum recorded after "
+                "the write) and fall back to the one before it; keep two")
+    if resume_step == 0:
+        if damage is not None:
+            return (f"resume failed: after the newest checkpoint was torn, {damaged(damage)}, the resumed command "
+                    "started again at step 1 instead of falling back to the checkpoint before it")
+        return (f"resume failed: the resumed command started again at step 1; did {runs.resume_arg!r} reach it "
+                "({resume} in --cmd)?")
+    last = runs.interrupted.last_step() or 0
+    if spec.signal == "SIGTERM" and resume_step < last:
+        return (f"after SIGTERM (after step {runs.interrupted.signalled_at_step}) the command ended with "
+                f"{describe(runs.interrupted.exit_code)} without a checkpoint at the step boundary: the resume "
+                f"started at step {resume_step}, though the run had reached step {last}, so every preemption "
+                f"repeats up to {runs.every} steps; {PREEMPTION_FIX}")
+    return None
+
+
+def placement_notes(spec: VariantSpec, runs: Runs, resume_step: int, on_disk: list[int]) -> list[str]:
+    """Where the resume started against where the plan meant it to."""
+    notes = []
+    newest = max((step for step in on_disk if step <= (runs.interrupted.last_step() or 0)), default=None)
+    if runs.damage is None and spec.signal == "SIGKILL" and newest is not None and resume_step < newest:
+        notes.append(f"resumed from step {resume_step} although the checkpoint of step {newest} was on disk: the "
+                     "command does not load its newest checkpoint (sorted by name rather than by step?)")
+    if spec.name == KILL_OFF_PERIOD and (resume_step % 2 == 0 or resume_step % runs.plan_every == 0):
+        notes.append(f"the kill landed after step {runs.interrupted.signalled_at_step}, so the resume started at "
+                     f"step {resume_step}, on a period boundary: this variant proved no more than the others")
+    if spec.signal == "SIGTERM" and runs.interrupted.exit_code not in (0, EXIT_PREEMPTED):
+        notes.append(f"after SIGTERM the command ended with {describe(runs.interrupted.exit_code)}, not "
+                     f"{EXIT_PREEMPTED} (a launcher such as torchrun reports its workers' SIGTERM this way)")
+    return notes
+
+
+def optimizer_missing(folder: Path, names: list[Path]) -> bool:
+    """The compared files hold a model but no optimizer state, by file name or top-level key.
+
+    The checkpoints are all the command driver sees, so a piece the job never saves cannot
+    differ on disk; only the model drifts. Only the optimizer is named: every training job
+    has one, while a scheduler or an RNG state may rightly be absent.
+    """
+    words = [str(name).lower() for name in names]
+    for name in names:
+        try:
+            loaded = load_checkpoint_file(folder / name)
+        except Exception:  # unreadable here: compare_folders has reported it
+            continue
+        if isinstance(loaded, dict):
+            words += [str(key).lower() for key in loaded]
+    return any("model" in word for word in words) and not any("optim" in word for word in words)
+
+
+def judge(spec: VariantSpec, result: dict[str, Any], runs: Runs, on_disk: list[int]) -> dict[str, Any]:
+    """Fill in ``result`` from the variant's runs: resume checks, file comparison, losses."""
+    problem = resume_problem(spec, runs)
+    if problem is not None:
+        result["message"] = problem
+        return result
+    reference, resumed, damage = runs.reference, runs.resumed, runs.damage
+    resume_step = min(resumed.steps) - 1
+    result["resumed_from_step"] = resume_step
+    if damage is not None:
+        result["refused_checkpoints"] = [{
+            "path": damage.path, "step": damage.step or 0, "rank": 0,
+            "reason": f"truncated to {damage.truncated_to} of {damage.size_bytes} bytes; the resumed command "
+                      f"loaded step {resume_step} instead"}]
+    # the earliest checkpoint first: its first difference is where the resumed state went wrong
+    names = sorted(written_since(runs.folder, runs.before_resume),
+                   key=lambda name: (step_of(name) is None, step_of(name) or 0, str(name)))
+    if not names:
+        result["message"] = "resume failed: the resumed command wrote no checkpoint files to compare"
+        return result
+    leaves, differences, problems = compare_folders(runs.reference_folder, runs.folder, names)
+    result["leaves_compared"] = leaves
+    result["differences"] = [dict(difference_json(spec.name, 0, d, file), key=f"{file}:{d.key}")
+                             for file, d in differences[:25]]
+    loss_step = first_loss_difference(reference.steps, resumed.steps, runs.steps, start=resume_step + 1)
+    result["losses"] = {"compared_steps": [resume_step + 1, runs.steps], "equal": loss_step is None,
+                        "first_differing_step": loss_step}
+    result["first_divergent_step"] = loss_step
+    result["notes"] = [f"compared files: {', '.join(str(name) for name in names)}", *result.get("notes", []),
+                       *placement_notes(spec, runs, resume_step, on_disk)]
+    interrupted = runs.interrupted
+    before = first_loss_difference(reference.steps, interrupted.steps, interrupted.last_step() or 0)
+    nan = next((step for step, text in sorted(reference.steps.items()) if text.lower() in NON_FINITE), None)
+    if before is not None:
+        result["verdict"] = STATE_DIFFERS
+        result["message"] = (f"the interrupted run already differed from the uninterrupted one at step {before}: "
+                             "the command is not deterministic")
+    elif nan is not None:
+        result["verdict"] = STATE_DIFFERS
+        result["message"] = f"the loss is {reference.steps[nan]} at step {nan}: non-finite losses prove nothing"
+    elif problems:
+        result["message"] = "resume failed: " + "; ".join(problems)
+    elif differences or loss_step is not None:
+        result["verdict"] = STATE_DIFFERS
+        parts = [f"resumed from step {resume_step}, but the state differs"]
+        if differences:
+            file, first = differences[0]
+            delta = f", largest |difference| {first.max_abs_diff:.3g}" if first.max_abs_diff is not None else ""
+            parts.append(f"first differing key {file}:{first.key} ({first.kind}{delta})")
+        if loss_step is not None:
+            parts.append(f"losses differ from step {loss_step}")
+        if optimizer_missing(runs.reference_folder, names):
+            parts.append("no optimizer state in any checkpoint file, only the model's: save optimizer.state_dict() "
+                         "in the checkpoint and load it on resume, or every resume restarts the optimizer's moments")
+        result["message"] = "; ".join(parts)
+    else:
+        result["verdict"] = VERIFIED
+        refused = f", the torn {damage.path} refused" if damage is not None else ""
+        result["message"] = (f"resumed from step {resume_step}{refused}; {leaves} leaves of {len(names)} checkpoint "
+                             f"file(s) and the losses of steps {resume_step + 1}-{runs.steps} equal the "
+                             "uninterrupted run bit for bit")
+    return result
+
+
+def why_disagree(results: list[dict[str, Any]]) -> str:
+    """When some variants pass and others fail, what tells them apart."""
+    passed = [result for result in results if result["verdict"] == VERIFIED]
+    failed = {result["name"] for result in results if result["verdict"] != VERIFIED}
+    if not passed or not failed:
+        return ""
+    if failed == {TRUNCATED_NEWEST}:
+        return ("Variants disagree: only the run whose newest checkpoint was torn failed: the command resumes from "
+                "intact checkpoints but trusts the newest file unchecked, and a kill mid-write or a full disk "
+                "leaves exactly that file")
+    if failed == {SIGTERM_MID_STEP}:
+        return ("Variants disagree: only the SIGTERM that landed inside a step failed, the one between two steps "
+                "passed: the command saves or exits in its SIGTERM handler, in the middle of a step, so the "
+                "checkpoint holds half a step; " + PREEMPTION_FIX)
+    if failed == {SIGTERM_PREEMPTION}:
+        return ("Variants disagree: only the SIGTERM run failed: checkpoints on the command's own schedule resume "
+                "correctly, its preemption path does not; " + PREEMPTION_FIX)
+    return why_variants_disagree(results)

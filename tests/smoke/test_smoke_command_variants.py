@@ -1,0 +1,159 @@
+"""``spikelint smoke --cmd``: every interruption variant on a command, with a torch-free job that runs in milliseconds."""
+
+from __future__ import annotations
+
+import os
+import re
+import signal
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+pytest.importorskip("torch")  # the comparison loads checkpoint files through compare.py
+
+from smoke_helpers import run_smoke  # noqa: E402
+
+from spikelint.schemas import validation_errors  # noqa: E402
+from spikelint.smoke.command import CommandRun  # noqa: E402
+from spikelint.smoke.command import run_command  # noqa: E402
+from spikelint.smoke.commandfiles import step_of  # noqa: E402
+
+JOB = Path(__file__).with_name("cmd_job.py")
+COMMAND = f"{sys.executable} {JOB} --max-steps {{steps}} --save-every {{every}} --ckpt-dir {{ckpt}} {{resume}}"
+STEP = re.compile(r"step[=: ](\d+)")
+LOSS = re.compile(r"loss[=: ](\S+)")
+
+
+def variants(summary: dict) -> dict[str, dict]:
+    return {variant["name"]: variant for variant in summary["variants"]}
+
+
+def test_a_correct_command_passes_every_variant_and_kill_during_write_is_said_not_applicable(tmp_path: Path) -> None:
+    result = run_smoke(tmp_path / "run", "--steps", "12", "--format", "json", "--cmd", COMMAND)
+    summary = result.summary()
+    assert validation_errors("smoke-summary.v1.schema.json", summary) == []
+    assert result.exit_code == 0 and summary["verdict"] == "verified", summary["message"]
+    found = variants(summary)
+    assert list(found) == ["kill-between-checkpoints", "truncated-newest", "kill-off-period", "sigterm",
+                           "sigterm-mid-step"]
+    assert summary["plan"]["not_applicable"][0]["name"] == "kill-during-write"
+    assert "cannot be paused inside its checkpoint write" in summary["plan"]["not_applicable"][0]["reason"]
+    torn = found["truncated-newest"]
+    assert torn["resumed_from_step"] == 4 and torn["refused_checkpoints"][0]["path"] == "step-8.json"
+    assert "the torn step-8.json refused" in torn["message"]
+    off = found["kill-off-period"]
+    assert off["resumed_from_step"] == 3 and "step-9.json" in off["notes"][0]  # its own {every} = 3
+    assert (tmp_path / "run" / "logs" / "reference-every-3.log").is_file()
+    assert found["sigterm"]["resumed_from_step"] >= 10
+    assert any(event["event"] == "checkpoint_damaged" for event in result.events())
+    assert "kill-during-write not run" in run_smoke(tmp_path / "text", "--steps", "12", "--signal", "kill",
+                                                    "--cmd", COMMAND).stdout
+
+
+def test_state_lost_inside_an_accumulation_window_fails_only_off_period_and_the_summary_says_why(tmp_path: Path) -> None:
+    result = run_smoke(tmp_path / "run", "--steps", "12", "--signal", "kill", "--cmd",
+                       COMMAND + " --accumulate 2 --bug forget-accumulation")
+    summary = result.summary()
+    assert result.exit_code == 1 and summary["verdict"] == "state_differs"
+    found = variants(summary)
+    assert found["kill-between-checkpoints"]["verdict"] == "verified"  # resumed from step 8: on the window
+    assert found["kill-off-period"]["verdict"] == "state_differs"
+    # the earliest checkpoint the resumed run wrote names the difference
+    assert "first differing key step-6.json:w" in found["kill-off-period"]["message"]
+    assert "Variants disagree" in summary["message"] and "off the job's period" in summary["message"]
+
+
+def test_a_torn_newest_checkpoint_crashing_the_resume_or_loaded_as_is_fails_with_the_file_named(tmp_path: Path) -> None:
+    crash = run_smoke(tmp_path / "crash", "--steps", "12", "--signal", "kill", "--cmd", COMMAND + " --bug no-fallback")
+    summary = crash.summary()
+    assert crash.exit_code == 1 and summary["verdict"] == "resume_failed"
+    torn = variants(summary)["truncated-newest"]
+    assert torn["verdict"] == "resume_failed"
+    assert torn["message"].startswith("resume failed: the newest checkpoint was torn, step-8.json (truncated to")
+    assert "ended with exit 1 instead of refusing it" in torn["message"] and "JSONDecodeError" in torn["message"]
+    assert "only the run whose newest checkpoint was torn failed" in summary["message"]
+
+    trusting = run_smoke(tmp_path / "trust", "--steps", "12", "--signal", "kill", "--cmd", COMMAND + " --bug load-torn")
+    torn = variants(trusting.summary())["truncated-newest"]
+    assert trusting.exit_code == 1
+    assert torn["message"].startswith("resume failed: it loaded the damaged checkpoint of step 8, step-8.json")
+
+
+def test_a_command_that_ignores_sigterm_is_killed_after_the_grace_period_and_reported(tmp_path: Path) -> None:
+    started = time.monotonic()
+    result = run_smoke(tmp_path / "run", "--steps", "12", "--signal", "term", "--kill-at-step", "3",
+                       "--grace-period", "0.4", "--cmd", COMMAND + " --step-time 0.15 --bug ignore-sigterm")
+    sigterm = variants(result.summary())["sigterm"]
+    assert result.exit_code == 1 and sigterm["verdict"] == "resume_failed"
+    assert sigterm["message"].startswith("the command did not exit within the 0.4 s grace period after SIGTERM")
+    assert "SIGKILLed as Kubernetes does" in sigterm["message"] and sigterm["interrupted_exit"] == ["killed by SIGKILL"]
+    assert time.monotonic() - started < 10
+
+    finished = run_smoke(tmp_path / "finished", "--steps", "12", "--signal", "term", "--kill-at-step", "9",
+                         "--cmd", COMMAND + " --bug ignore-sigterm")
+    sigterm = variants(finished.summary())["sigterm"]
+    assert finished.exit_code == 1 and "the command went on to step 12 and exited 0: it ignores SIGTERM" in sigterm["message"]
+
+
+def test_a_command_without_a_sigterm_handler_loses_the_steps_since_its_last_checkpoint(tmp_path: Path) -> None:
+    result = run_smoke(tmp_path / "run", "--steps", "12", "--signal", "term", "--kill-at-step", "6",
+                       "--cmd", COMMAND + " --bug no-sigterm-handler")
+    sigterm = variants(result.summary())["sigterm"]
+    assert result.exit_code == 1 and sigterm["interrupted_exit"] == ["killed by SIGTERM"]
+    assert "without a checkpoint at the step boundary: the resume started at step 4" in sigterm["message"]
+    assert "exit 143" in sigterm["message"]
+
+
+def test_a_sigterm_handler_that_saves_at_once_passes_between_steps_and_fails_inside_one(tmp_path: Path) -> None:
+    result = run_smoke(tmp_path / "run", "--steps", "12", "--signal", "term", "--kill-at-step", "6",
+                       "--cmd", COMMAND + " --step-time 0.2 --bug save-in-handler")
+    summary = result.summary()
+    found = variants(summary)
+    assert found["sigterm"]["verdict"] == "verified", found["sigterm"]["message"]
+    assert found["sigterm-mid-step"]["verdict"] == "state_differs"
+    assert any("ms after the step 6 line, half the uninterrupted run's median step" in note
+               for note in found["sigterm-mid-step"]["notes"])
+    assert "only the SIGTERM that landed inside a step failed" in summary["message"]
+
+
+def test_a_silent_command_gets_a_heartbeat_with_its_last_step(tmp_path: Path) -> None:
+    script = "import time; print('step=1 loss=0.5', flush=True); time.sleep(1.0); print('step=2 loss=0.25')"
+    run = CommandRun("quiet", [sys.executable, "-c", script], tmp_path / "quiet.log")
+    beats: list[tuple[int | None, float]] = []
+    run_command(run, STEP, LOSS, time.monotonic() + 30, heartbeat=lambda r, quiet: beats.append((r.last_step(), quiet)),
+                heartbeat_s=0.25)
+    assert run.exit_code == 0 and run.steps == {1: "0.5", 2: "0.25"}
+    assert any(step == 1 and quiet >= 0.2 for step, quiet in beats), beats
+
+
+def test_sigkill_reaches_workers_started_in_sessions_of_their_own(tmp_path: Path) -> None:
+    """As torchrun starts its workers: a kill of the main process alone would leave them training."""
+    pid_file = tmp_path / "worker.pid"
+    worker = ("import os, sys, time\n"
+              f"open({str(pid_file)!r}, 'w').write(str(os.getpid()))\n"
+              "for step in range(1, 1000):\n    print(f'step={step}', flush=True); time.sleep(0.05)\n")
+    launcher = ("import subprocess, sys\n"
+                f"sys.exit(subprocess.Popen([sys.executable, '-c', {worker!r}], start_new_session=True).wait())\n")
+    run = CommandRun("launcher", [sys.executable, "-c", launcher], tmp_path / "launcher.log")
+    run_command(run, STEP, LOSS, time.monotonic() + 30, stop_at_step=3, signum=signal.SIGKILL)
+    assert run.signalled_at_step == 3 and run.exit_code == -signal.SIGKILL
+    worker_pid = int(pid_file.read_text())
+    deadline = time.monotonic() + 5
+    while time.monotonic() < deadline:
+        try:
+            os.kill(worker_pid, 0)
+        except ProcessLookupError:
+            break
+        if Path(f"/proc/{worker_pid}/stat").read_text().rsplit(")", 1)[1].split()[0] == "Z":
+            break  # killed, waiting for its new parent to reap it
+        time.sleep(0.05)
+    else:
+        pytest.fail(f"worker {worker_pid} survived the SIGKILL")
+
+
+def test_a_checkpoint_is_named_by_the_first_number_in_its_path() -> None:
+    assert step_of(Path("checkpoint-8/rng_state_1.pth")) == 8
+    assert step_of(Path("step-12-rng-rank0.pt")) == 12
+    assert step_of(Path("last.pt")) is None
