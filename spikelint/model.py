@@ -107,7 +107,19 @@ class Node:
 
 
 def walk(root: Node) -> Iterator[tuple[tuple[str | int, ...], Node]]:
-    """Every node under ``root`` with its key path, each shared (aliased) node once."""
+    """Every node under ``root`` with its key path, each shared (aliased) node once.
+
+    Five checks walk every document tree; the order is computed on the first walk and kept on
+    ``root`` (trees are not changed after parsing), so the others only iterate a list.
+    """
+    found = root.__dict__.get("_preorder")
+    if found is None:
+        found = list(_preorder(root))
+        root.__dict__["_preorder"] = found
+    return iter(found)
+
+
+def _preorder(root: Node) -> Iterator[tuple[tuple[str | int, ...], Node]]:
     seen: set[int] = set()
     stack: list[tuple[tuple[str | int, ...], Node]] = [((), root)]
     while stack:

@@ -26,6 +26,12 @@ from spikelint.model import SourceFile
 REFERENCED_KINDS = frozenset((FileKind.YAML, FileKind.JSON, FileKind.TOML, FileKind.SHELL))
 REFERRING_KINDS = frozenset((FileKind.YAML, FileKind.JSON, FileKind.SHELL))
 MIN_STEM = 3  # shorter stems are matched as whole file names only
+STRUCTURAL_NAMES = frozenset(("kustomization.yaml", "kustomization.yml", "Kustomization", "Chart.yaml",
+                              "Chart.lock", "helmfile.yaml"))
+MANIFEST_HEAD = 8192  # bytes read to see whether a given file is a Kubernetes object
+# top-level apiVersion and kind (YAML at column 0, or JSON keys): a Kubernetes object
+_API_VERSION = re.compile(rb'(?m)^apiVersion:|"apiVersion"\s*:')
+_KIND = re.compile(rb'(?m)^kind:|"kind"\s*:')
 
 
 @dataclass
@@ -79,10 +85,11 @@ class ReferenceNames(NamedTuple):
 
 def _reference_names(given: list[SourceFile]) -> ReferenceNames | None:
     """What a reference to a given config or script must contain: its stem (Hydra drops the suffix),
-    as a whole name, so ``finetune-1`` does not bring back every file that names ``finetune-12``."""
+    as a whole name that is not a key, so ``finetune-1`` does not bring back every file that names
+    ``finetune-12`` and ``protocol.yaml`` not every manifest with a ``protocol:`` key."""
     names = set()
     for source in given:
-        if source.kind in REFERENCED_KINDS:
+        if source.kind in REFERENCED_KINDS and not _is_manifest(source):
             name = PurePosixPath(source.path).name
             stem = PurePosixPath(name).stem
             names.add(stem if len(stem) >= MIN_STEM else name)
@@ -90,7 +97,24 @@ def _reference_names(given: list[SourceFile]) -> ReferenceNames | None:
         return None
     literals = tuple(name.encode("utf-8", "surrogateescape") for name in sorted(names))
     alternatives = b"|".join(re.escape(literal) for literal in literals)
-    return ReferenceNames(literals, re.compile(rb"(?<![\w-])(?:" + alternatives + rb")(?![\w-])"))
+    # not followed by a colon: ``protocol: TCP`` is a key, not a reference to ``protocol.yaml``
+    return ReferenceNames(literals, re.compile(rb"(?<![\w-])(?:" + alternatives + rb")(?![\w-])(?![\"']?[ \t]*:)"))
+
+
+def _is_manifest(source: SourceFile) -> bool:
+    """A Kubernetes object, kustomization or chart file: workloads name such objects, not their files,
+    so a given manifest (a CRD, a generated install bundle) brings back no dependents; its name is
+    often a word (``protocol``, ``kustomization``) found in hundreds of files."""
+    if PurePosixPath(source.path).name in STRUCTURAL_NAMES:
+        return True
+    if source.kind not in (FileKind.YAML, FileKind.JSON):
+        return False
+    try:
+        with open(source.abspath, "rb") as handle:
+            head = handle.read(MANIFEST_HEAD)
+    except OSError:
+        return False
+    return bool(_API_VERSION.search(head) and _KIND.search(head))
 
 
 def _mentions(source: SourceFile, names: ReferenceNames | None) -> bool:

@@ -19,7 +19,6 @@ from spikelint.adapters.common import as_seq
 from spikelint.adapters.common import child
 from spikelint.adapters.common import disable_suppressions
 from spikelint.adapters.common import document_range
-from spikelint.adapters.common import iter_nodes
 from spikelint.adapters.common import key_positions
 from spikelint.adapters.common import located_number
 from spikelint.adapters.common import located_text
@@ -37,6 +36,7 @@ from spikelint.model import EnvVar
 from spikelint.model import Located
 from spikelint.model import Mount
 from spikelint.model import Node
+from spikelint.model import walk
 from spikelint.model import Volume
 from spikelint.model import Workload
 
@@ -314,18 +314,15 @@ def volcano_templates(root: Node) -> list[Template]:
 def generic_templates(root: Node) -> list[Template]:
     """Any map holding a ``containers`` list of maps with an ``image`` is a pod spec."""
     templates = []
-    parents: dict[int, Node] = {}
-    for node in iter_nodes(root):
-        for value in node.children():
-            parents.setdefault(id(value), node)
-        if node.kind != "map" or node is root:
+    for path, node in walk(root):  # the tree's shared walk; parents are looked up for candidates only
+        if node.kind != "map" or not path or "containers" not in node.value:
             continue
-        containers = as_seq(node.get("containers"))
+        containers = as_seq(node.value["containers"])
         if not any(as_map(item) is not None and item.get("image") is not None for item in containers):
             continue
-        holder = parents.get(id(node))
+        holder = root.get(*path[:-1])
         metadata = as_map(holder.get("metadata")) if holder is not None and holder.get("spec") is node else None
-        grand = parents.get(id(holder)) if holder is not None else None
+        grand = root.get(*path[:-2]) if holder is not None and len(path) >= 2 else None
         replicas = count(child(grand, "replicas"), 1) if grand is not None and grand.get("template") is holder else 1
         templates.append(Template(node, metadata, replicas))
     return templates

@@ -170,9 +170,11 @@ def find_in_text(text: str, key: str = "", mode: str = CONFIG) -> list[Secret]:
     context_key = classify_key(key) if key else None
     if context_key is not None and context_key.secret and not found and "\n" not in text.strip():
         found = keyed_secret(text, key, context_key)
+    has_client = "curl" in text or "wget" in text
+    if not has_client and not has_secret_hint(text):  # most scalars of a tree: no line to look at
+        return sorted(without_overlaps(found), key=lambda secret: secret.start) if len(found) > 1 else found
     starts = [0] + [match.end() for match in NEWLINE.finditer(text)]
     hinted = _hinted_lines(text, starts)
-    has_client = "curl" in text or "wget" in text
     users = _lines_of(USER_FLAG.finditer(text), starts) if has_client else set()
     clients = _lines_of(CLIENT_WORD.finditer(text), starts) if users else set()
     for index in sorted(hinted | users):

@@ -153,3 +153,18 @@ def test_files_above_the_current_folder_are_shown_relative_to_it(tmp_path: Path)
     repo = _repo(tmp_path)
     shown = {source.path for source in discover([str(repo)], cwd=repo / "k8s", max_file_size=1 << 20).files}
     assert {"job.yaml", "pretrain.yaml", "../configs/train.yaml"} <= shown
+
+
+@needs_git
+def test_a_given_manifest_brings_back_no_dependents(tmp_path: Path) -> None:
+    """Workloads name Kubernetes objects, not their files: a CRD whose name other files mention
+    (an install bundle, a kustomization) is checked alone."""
+    repo = init_repo(tmp_path / "repo")
+    crd = "apiVersion: apiextensions.k8s.io/v1\nkind: CustomResourceDefinition\nmetadata: {name: trainers.example.org}\n"
+    bundle = JOB.replace("name: train}", "name: bundle}") + "# see crds/trainers.yaml\n"
+    write(repo, {"crds/trainers.yaml": crd, "install/bundle.yaml": bundle,
+                 "crds/kustomization.yaml": "resources: [trainers.yaml]\n"})
+    commit_all(repo)
+    assert check_paths(["crds"], Config(), cwd=repo, jobs=1).dependents == []
+    result = check_paths(["crds/kustomization.yaml", "crds/trainers.yaml"], Config(), cwd=repo, jobs=1)
+    assert result.dependents == [] and result.report.files_checked == 2
