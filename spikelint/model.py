@@ -114,24 +114,30 @@ def walk(root: Node) -> Iterator[tuple[tuple[str | int, ...], Node]]:
     """
     found = root.__dict__.get("_preorder")
     if found is None:
-        found = list(_preorder(root))
+        found = _preorder(root)
         root.__dict__["_preorder"] = found
     return iter(found)
 
 
-def _preorder(root: Node) -> Iterator[tuple[tuple[str | int, ...], Node]]:
+def _preorder(root: Node) -> list[tuple[tuple[str | int, ...], Node]]:
+    found: list[tuple[tuple[str | int, ...], Node]] = []
     seen: set[int] = set()
     stack: list[tuple[tuple[str | int, ...], Node]] = [((), root)]
+    pop, push = stack.pop, stack.append
     while stack:
-        path, node = stack.pop()
+        path, node = pop()
         if id(node) in seen:
             continue
         seen.add(id(node))
-        yield path, node
-        if node.kind == "map":
-            stack.extend((path + (key,), child) for key, child in reversed(node.value.items()))
-        elif node.kind == "seq":
-            stack.extend((path + (index,), child) for index, child in reversed(list(enumerate(node.value))))
+        found.append((path, node))
+        kind = node.kind
+        if kind == "map":
+            for key, child in reversed(tuple(node.value.items())):
+                push((path + (key,), child))
+        elif kind == "seq":
+            for index in range(len(node.value) - 1, -1, -1):
+                push((path + (index,), node.value[index]))
+    return found
 
 
 class FileKind:

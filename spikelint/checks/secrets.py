@@ -265,7 +265,7 @@ def _command_found(lines: list[str], items: Iterable[tuple[ArgWord, Secret, str]
 def effective_key(root: Node, path: tuple[str | int, ...]) -> str:
     """The name a scalar is written under: its map key, the ``name`` beside a ``value``, the
     key above a Run:ai ``{value: …}`` wrapper, the key of the list it is an item of."""
-    keys = [step for step in path if isinstance(step, str)]
+    keys = _last_keys(path)  # called for every scalar of a tree: only the last two keys are needed
     if not keys:
         return ""
     key = keys[-1]
@@ -280,6 +280,18 @@ def effective_key(root: Node, path: tuple[str | int, ...]) -> str:
                     return name
         return keys[-2] if len(keys) >= 2 else key
     return key
+
+
+def _last_keys(path: tuple[str | int, ...]) -> list[str]:
+    """The last two map keys of ``path`` (sequence indexes skipped), outermost first."""
+    found: list[str] = []
+    for step in reversed(path):
+        if isinstance(step, str):
+            found.append(step)
+            if len(found) == 2:
+                break
+    found.reverse()
+    return found
 
 
 def tree_general(document: Document, root: Node, lines: list[str]) -> Iterator[Found]:

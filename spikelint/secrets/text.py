@@ -194,7 +194,12 @@ def has_secret_hint(text: str) -> bool:
     """Whether ``text`` holds a secret-ish word anywhere: ``in`` on the lower-cased text is ten
     times faster than the case-insensitive alternation on ordinary files."""
     lowered = text.lower()
+    if len(lowered) < SHORT_HINT_TEXT:  # a scalar: one regex call beats eleven ``in`` tests
+        return LOWER_HINT.search(lowered) is not None
     return any(word in lowered for word in HINT_WORDS)
+
+
+SHORT_HINT_TEXT = 256
 
 
 def _hinted_lines(text: str, starts: list[int]) -> set[int]:
