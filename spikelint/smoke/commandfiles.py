@@ -12,6 +12,7 @@ from __future__ import annotations
 import os
 import re
 from pathlib import Path
+from typing import Iterable
 from typing import NamedTuple
 
 from spikelint.smoke.command import snapshot
@@ -36,6 +37,19 @@ def step_of(relative: Path) -> int | None:
 def checkpoint_steps(folder: Path) -> list[int]:
     """The steps of the checkpoints on disk, oldest first."""
     return sorted({step for name in snapshot(folder) if (step := step_of(name)) is not None})
+
+
+def complete_steps(present: Iterable[Path], reference_folder: Path) -> list[int]:
+    """Steps of which every file the uninterrupted run wrote is present: a kill between the files
+    of one checkpoint (its RNG file written, its model not yet) leaves that step incomplete, and
+    a resume rightly starts from the one before."""
+    expected: dict[int, set[Path]] = {}
+    for name in snapshot(reference_folder):
+        step = step_of(name)
+        if step is not None:
+            expected.setdefault(step, set()).add(name)
+    names = set(present)
+    return sorted(step for step, files in expected.items() if files <= names)
 
 
 def newest_checkpoint(folder: Path) -> tuple[int | None, list[Path]]:

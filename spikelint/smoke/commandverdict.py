@@ -19,6 +19,7 @@ from spikelint.smoke.analysis import why_variants_disagree
 from spikelint.smoke.command import CommandRun
 from spikelint.smoke.command import written_since
 from spikelint.smoke.commandfiles import Damage
+from spikelint.smoke.commandfiles import complete_steps
 from spikelint.smoke.commandfiles import step_of
 from spikelint.smoke.loaders import compare_folders
 from spikelint.smoke.loaders import load_checkpoint_file
@@ -112,7 +113,9 @@ def resume_problem(spec: VariantSpec, runs: Runs) -> str | None:
 def placement_notes(spec: VariantSpec, runs: Runs, resume_step: int, on_disk: list[int]) -> list[str]:
     """Where the resume started against where the plan meant it to."""
     notes = []
-    newest = max((step for step in on_disk if step <= (runs.interrupted.last_step() or 0)), default=None)
+    complete = set(complete_steps(runs.before_resume, runs.reference_folder))
+    newest = max((step for step in on_disk if step <= (runs.interrupted.last_step() or 0) and step in complete),
+                 default=None)
     if runs.damage is None and spec.signal == "SIGKILL" and newest is not None and resume_step < newest:
         notes.append(f"resumed from step {resume_step} although the checkpoint of step {newest} was on disk: the "
                      "command does not load its newest checkpoint (sorted by name rather than by step?)")

@@ -18,6 +18,7 @@ from smoke_helpers import run_smoke  # noqa: E402
 from spikelint.schemas import validation_errors  # noqa: E402
 from spikelint.smoke.command import CommandRun  # noqa: E402
 from spikelint.smoke.command import run_command  # noqa: E402
+from spikelint.smoke.commandfiles import complete_steps  # noqa: E402
 from spikelint.smoke.commandfiles import step_of  # noqa: E402
 
 JOB = Path(__file__).with_name("cmd_job.py")
@@ -157,3 +158,15 @@ def test_a_checkpoint_is_named_by_the_first_number_in_its_path() -> None:
     assert step_of(Path("checkpoint-8/rng_state_1.pth")) == 8
     assert step_of(Path("step-12-rng-rank0.pt")) == 12
     assert step_of(Path("last.pt")) is None
+
+
+def test_a_step_whose_files_were_not_all_written_is_not_a_checkpoint(tmp_path: Path) -> None:
+    """Killed between a checkpoint's RNG file and its model file: step 18 is incomplete, so a resume
+    from step 15 is right and no "does not load its newest checkpoint" note may be written."""
+    reference = tmp_path / "reference"
+    reference.mkdir()
+    for name in ("step-15.pt", "step-15-rng-rank0.pt", "step-18.pt", "step-18-rng-rank0.pt", "last.pt"):
+        (reference / name).write_bytes(b"x")
+    present = [Path("step-15.pt"), Path("step-15-rng-rank0.pt"), Path("step-18-rng-rank0.pt")]
+    assert complete_steps(present, reference) == [15]
+    assert complete_steps([*present, Path("step-18.pt")], reference) == [15, 18]
