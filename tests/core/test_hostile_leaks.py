@@ -124,3 +124,23 @@ def test_verify_run_frames_never_show_a_secret(tmp_path: Path, capsys: pytest.Ca
     captured = capsys.readouterr()
     assert code in (0, 1)
     assert TOKEN not in captured.out + captured.err
+
+
+def test_many_values_are_masked_by_prefix_lookup_like_the_alternation() -> None:
+    """Past MAX_ALTERNATION values the masker looks values up by prefix (linear in their number:
+    ``bench/scaling.py --kinds yaml-secret-keys``); it must hide exactly what the alternation hides."""
+    import random
+    import string
+
+    from spikelint.masking import MAX_ALTERNATION
+    from spikelint.masking import masker
+
+    rng = random.Random(3)
+    values = ["".join(rng.choice(string.ascii_letters + string.digits) for _ in range(20)) for _ in range(3000)]
+    few = masker(values[:MAX_ALTERNATION])
+    many = masker(values)
+    text = f"key: {values[5]} and {values[2999]}, also {values[5][:12]}x"
+    assert many(text) == f"key: {values[5][:4]}… and {values[2999][:4]}…, also {values[5][:12]}x"
+    assert many(f"a {values[7]} b") == few(f"a {values[7]} b")
+    longer = values[9] + "TAIL1234"
+    assert masker([*values, longer])(longer) == longer[:4] + "…"  # the longest value sharing a prefix wins
