@@ -124,14 +124,9 @@ def git_root(folder: Path) -> Path | None:
     return Path(result.stdout.strip())
 
 
-def git_files(folder: Path) -> list[Path] | None:
-    """Tracked plus untracked-not-ignored files under ``folder``; ``None`` outside Git."""
-    names = git_names(folder)
-    return None if names is None else [folder / name for name in names]
-
-
 def git_names(folder: Path) -> list[str] | None:
-    """:func:`git_files` as sorted '/'-separated names relative to ``folder`` (no path objects built)."""
+    """Tracked plus untracked-not-ignored files under ``folder``, as sorted '/'-separated names
+    relative to it (no path objects built); ``None`` outside Git."""
     try:
         result = subprocess.run(
             ["git", "-c", "core.quotepath=off", "ls-files", "-z", "--cached", "--others", "--exclude-standard", "--", "."],

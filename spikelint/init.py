@@ -52,19 +52,13 @@ def existing_config(folder: Path) -> Path | None:
 
 def tree_files(folder: Path) -> list[str]:
     """The tree's files relative to ``folder`` (``git ls-files`` inside Git, a walk outside)."""
-    from spikelint.files import git_files
-    from spikelint.files import git_root
+    from spikelint.files import git_names
     from spikelint.files import walk_files
 
-    listed = git_files(folder) if git_root(folder) is not None else None
-    paths = listed if listed is not None else walk_files(folder)
-    found = []
-    for path in paths:
-        try:
-            found.append(path.relative_to(folder).as_posix())
-        except ValueError:
-            continue
-    return found
+    listed = git_names(folder)
+    if listed is not None:
+        return listed
+    return [path.relative_to(folder).as_posix() for path in walk_files(folder)]
 
 
 def generated_globs(files: Iterable[str]) -> tuple[str, ...]:

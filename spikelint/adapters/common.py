@@ -10,7 +10,6 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 from typing import Any
-from typing import Iterator
 
 from spikelint.lazyre import lazy_regex
 from spikelint.model import Located
@@ -337,20 +336,3 @@ def words_of(node: Node | None, lines: SourceLines) -> list[Located]:
         return []
     return lines.locate_words(node, text)
 
-
-# --------------------------------------------------------------------------- trees
-
-
-def iter_nodes(root: Node | None) -> Iterator[Node]:
-    """Every node under ``root`` once (aliases shared), iteratively."""
-    if root is None:
-        return
-    seen: set[int] = set()
-    stack = [root]
-    while stack:
-        node = stack.pop()
-        if id(node) in seen:
-            continue
-        seen.add(id(node))
-        yield node
-        stack.extend(reversed(node.children()))

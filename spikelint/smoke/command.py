@@ -27,8 +27,6 @@ from dataclasses import field
 from pathlib import Path
 from typing import Callable
 
-from spikelint.smoke.loaders import compare_folders  # noqa: F401  (the loaders used to live here)
-from spikelint.smoke.loaders import load_checkpoint_file  # noqa: F401
 
 DEFAULT_PROGRESS = r"step[=: ](\d+)"
 DEFAULT_LOSS = r"loss[=: ](\S+)"
