@@ -4,11 +4,11 @@ overrides, fingerprints, baseline and diff filters.  Nothing here prints."""
 from __future__ import annotations
 
 import os
-import sys
 import traceback
 from dataclasses import dataclass
 from dataclasses import field
 from dataclasses import replace
+from functools import partial
 from datetime import date
 from pathlib import Path
 from pathlib import PurePosixPath
@@ -49,13 +49,11 @@ from spikelint.model import Workload
 from spikelint.project import Project
 from spikelint.suppressions import covers
 from spikelint.workspace import workspace
-
-# What one file and one byte cost to check, and what a worker costs to start (fork, its own
-# Project, results pickled back), in CPU seconds (bench/side_by_side.py measures them).
-SECONDS_PER_FILE = 0.0012
-SECONDS_PER_BYTE = 1 / 2_500_000
-SECONDS_PER_WORKER = 0.08
-
+from spikelint.workers import even_shares
+from spikelint.workers import file_cost
+from spikelint.workers import free_cpus
+from spikelint.workers import run_shares
+from spikelint.workers import worker_count
 
 def selected(rule: str, config: Config) -> bool:
     """``select``/``ignore`` by exact id or family prefix; the longer match wins, ``ignore`` on a tie."""
@@ -501,33 +499,6 @@ def _result_from_data(path: str, data: dict[str, Any]) -> FileResult:
     return FileResult(path, findings_from_data(data["findings"]), data["suppressed"], dict(data["sources"]))
 
 
-def free_cpus() -> int:
-    """CPUs this process may use, less what other processes keep busy (the 1-minute load average):
-    on a shared CI runner a second worker on a taken CPU only adds its start-up cost."""
-    try:
-        usable = len(os.sched_getaffinity(0))
-    except (AttributeError, OSError):
-        usable = os.cpu_count() or 1
-    try:
-        busy = os.getloadavg()[0]
-    except (AttributeError, OSError):
-        busy = 0.0
-    return max(1, min(usable, round(usable - busy + 0.5)))
-
-
-def worker_count(jobs: int | None, files: int, size: int, cpus: int) -> int:
-    """Worker processes for ``files`` files of ``size`` bytes: 1 (in-process) unless splitting the
-    estimated work saves more than the workers cost to start; ``jobs`` is an upper bound, so
-    ``--jobs N`` is never slower than ``--jobs 1`` by more than noise."""
-    work = files * SECONDS_PER_FILE + size * SECONDS_PER_BYTE
-    most = min(jobs if jobs is not None else cpus, cpus, files)
-    best = 1
-    for workers in range(2, most + 1):
-        if work / workers + workers * SECONDS_PER_WORKER < work / best + best * SECONDS_PER_WORKER:
-            best = workers
-    return best
-
-
 def _check_sources(engine: Engine, plan: _Plan, jobs: int | None) -> list[FileResult]:
     size = sum(source.size for source in plan.sources)
     cpus = free_cpus() if jobs is None or jobs > 1 else 1
@@ -535,20 +506,12 @@ def _check_sources(engine: Engine, plan: _Plan, jobs: int | None) -> list[FileRe
 
 
 def check_sources(engine: Engine, plan: _Plan, workers: int) -> list[FileResult]:
-    """Check ``plan`` in-process (``workers`` <= 1) or split round-robin over worker processes."""
+    """Check ``plan`` in-process (``workers`` <= 1) or in ``workers`` processes of about equal work."""
     everything = list(range(len(plan.sources)))
     if workers <= 1:
         return _check_chunk(engine, plan, everything)
-    from concurrent.futures import ProcessPoolExecutor  # multiprocessing costs ~15 ms to import
-
-    chunks = [everything[start::workers] for start in range(workers)]
-    try:
-        with ProcessPoolExecutor(max_workers=workers) as pool:
-            futures = [pool.submit(_check_chunk, engine, plan, chunk) for chunk in chunks if chunk]
-            results = [result for future in futures for result in future.result()]
-    except (OSError, RuntimeError) as error:  # no process support here: do it in-process
-        print(f"spikelint: worker processes unavailable ({error}); checking in-process", file=sys.stderr)
-        results = _check_chunk(engine, plan, everything)
+    shares = even_shares([file_cost(source.size) for source in plan.sources], workers)
+    results = run_shares(partial(_check_chunk, engine, plan), shares)
     order = {source.path: index for index, source in enumerate(plan.sources)}
     return sorted(results, key=lambda result: order.get(result.path, len(order)))
 

@@ -2,7 +2,11 @@
 
 from __future__ import annotations
 
+import os
+import sys
 from pathlib import Path
+
+import pytest
 
 from core_support import VALUES_LATEST
 from core_support import VALUES_PINNED
@@ -14,7 +18,9 @@ from spikelint.engine import _Plan
 from spikelint.engine import build_report
 from spikelint.engine import check_paths
 from spikelint.engine import check_sources
-from spikelint.engine import worker_count
+from spikelint.workers import even_shares
+from spikelint.workers import run_shares
+from spikelint.workers import worker_count
 from spikelint.files import discover
 from spikelint.model import FileKind
 from spikelint.model import SourceFile
@@ -69,3 +75,36 @@ def test_a_checked_document_is_forgotten_unless_referenced(tmp_path: Path) -> No
     project.release("a.yaml")
     project.release("configs/exp-1.yaml")
     assert list(project.parsed) == ["configs/exp-1.yaml"]
+
+
+def test_shares_are_even_by_cost_and_keep_index_order() -> None:
+    shares = even_shares([5.0, 1.0, 1.0, 1.0, 1.0, 1.0], 2)
+    assert shares == [[0], [1, 2, 3, 4, 5]]
+    assert even_shares([1.0, 1.0, 1.0], 8) == [[0], [1], [2]]  # never an empty share
+    assert even_shares([], 2) == []
+
+
+def _squares(share: list[int]) -> list[int]:
+    return [index * index for index in share]
+
+
+def test_forked_shares_return_every_result() -> None:
+    shares = even_shares([1.0] * 9, 3)
+    assert sorted(run_shares(_squares, shares)) == [index * index for index in range(9)]
+
+
+def test_a_share_whose_worker_fails_is_checked_in_process(capsys: pytest.CaptureFixture[str]) -> None:
+    parent = os.getpid()
+
+    def only_here(share: list[int]) -> list[int]:
+        if os.getpid() != parent:
+            raise MemoryError("a worker ran out of memory")
+        return _squares(share)
+
+    assert sorted(run_shares(only_here, [[0, 1], [2, 3]])) == [0, 1, 4, 9]
+    assert "a worker process stopped early; checking its files in-process" in capsys.readouterr().err
+
+
+def test_without_fork_a_process_pool_runs_the_shares(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(sys, "platform", "darwin")
+    assert sorted(run_shares(_squares, [[0, 1], [2]])) == [0, 1, 4]
