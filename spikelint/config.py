@@ -6,6 +6,7 @@ import re
 from dataclasses import dataclass
 from dataclasses import field
 from dataclasses import replace
+from functools import lru_cache
 from pathlib import Path
 from typing import TYPE_CHECKING
 from typing import Any
@@ -58,6 +59,10 @@ class Config:
 
     def immutable_tag_regex(self) -> re.Pattern[str]:
         return re.compile(self.immutable_tag_pattern)
+
+    def mutable_tag_words(self) -> frozenset[str]:
+        """``mutable_tags`` lower-cased, as image checks compare them."""
+        return _lowered(tuple(self.mutable_tags))
 
     def image_limits(self) -> ImageLimits:
         from spikelint.documents.limits import ImageLimits
@@ -187,3 +192,8 @@ def with_overrides(config: Config, **overrides: Any) -> Config:
     """Command-line options win over the file; ``None`` means 'not given'."""
     given = {key: value for key, value in overrides.items() if value is not None}
     return replace(config, **given)
+
+
+@lru_cache(maxsize=8)
+def _lowered(words: tuple[str, ...]) -> frozenset[str]:
+    return frozenset(word.lower() for word in words)

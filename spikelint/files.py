@@ -20,6 +20,7 @@ from pathlib import Path
 from pathlib import PurePosixPath
 
 from spikelint.lazyre import lazy_regex
+from spikelint.pathnames import name_suffix
 from spikelint.model import FileKind
 from spikelint.model import SourceFile
 
@@ -70,7 +71,7 @@ def detect_kind(path: str, first_line: str = "") -> str:
     """The file kind from its name (and shebang for extension-less scripts)."""
     name = path.rsplit("/", 1)[-1]  # string operations: discovery calls this for every file of the tree
     lower = name.lower()
-    suffix = _suffix(lower)
+    suffix = name_suffix(lower)
     if DOCKERFILE_NAME.search(lower) and suffix not in NOT_DOCKERFILE_SUFFIXES:
         return FileKind.DOCKERFILE
     if suffix in YAML_SUFFIXES:
@@ -97,12 +98,6 @@ def detect_kind(path: str, first_line: str = "") -> str:
         if any(word.startswith("python") for word in words):
             return FileKind.PYTHON
     return FileKind.TEXT
-
-
-def _suffix(name: str) -> str:
-    """``PurePosixPath(name).suffix`` without building a path: ``.bashrc`` and ``a.`` have none."""
-    dot = name.rfind(".")
-    return name[dot:] if 0 < dot < len(name) - 1 else ""
 
 
 def _first_line(path: str) -> str:
@@ -293,7 +288,7 @@ def _consider(path: str, shown: str, root: Path, cwd: Path, exclude: tuple[tuple
         result.skipped.append((shown, "not a regular file"))
         return
     name = os.path.basename(path)
-    suffix = _suffix(name.lower())
+    suffix = name_suffix(name.lower())
     kind = detect_kind(name)
     if kind == FileKind.TEXT and suffix not in BINARY_SUFFIXES:
         kind = detect_kind(name, _first_line(path))  # launch scripts without .sh: the shebang says

@@ -8,6 +8,7 @@ when it contains a '.' or ':' or is ``localhost`` (or an IPv6 literal in bracket
 from __future__ import annotations
 
 import re
+from functools import lru_cache
 from typing import NamedTuple
 
 from spikelint.lazyre import lazy_regex
@@ -16,6 +17,7 @@ DOCKER_HUB = "docker.io"
 DOCKER_HUB_ALIASES = frozenset(("docker.io", "index.docker.io", "registry-1.docker.io", "registry.hub.docker.com"))
 DIGEST = lazy_regex(r"^[a-z0-9]+(?:[.+_-][a-z0-9]+)*:[0-9a-fA-F]{32,}$")
 TAG = lazy_regex(r"^[\w][\w.-]{0,127}$")
+SPACE = lazy_regex(r"\s")
 TEMPLATE_MARKERS = lazy_regex(r"\$\{|\$\(|\{\{|\$[A-Za-z_]|%\{|<[A-Za-z_-]+>")
 LITERAL_DIGEST = lazy_regex(r"@[a-z0-9]+(?:[.+_-][a-z0-9]+)*:[0-9a-fA-F]{32,}$")
 # documented stand-ins a user replaces before running: PLACEHOLDER_IMAGE, CHANGE_ME, REPLACE_ME, your-image
@@ -74,7 +76,7 @@ def mutable_tag_word(tag: str, mutable: frozenset[str], immutable: re.Pattern[st
     lowered = tag.lower()
     if lowered in mutable:
         return lowered
-    for word in sorted(mutable):
+    for word in _in_order(mutable):
         if len(lowered) <= len(word) + 1:
             continue
         if lowered.startswith(word) and lowered[len(word)] in TAG_SEPARATORS:
@@ -88,6 +90,12 @@ def mutable_tag_word(tag: str, mutable: frozenset[str], immutable: re.Pattern[st
     return None
 
 
+@lru_cache(maxsize=8)
+def _in_order(words: frozenset[str]) -> tuple[str, ...]:
+    """The configured mutable words in a fixed order (a configuration has one set; sorted once)."""
+    return tuple(sorted(words))
+
+
 def has_literal_digest(text: str) -> bool:
     """The reference ends in a written-out digest (``${REGISTRY}/trainer@sha256:…`` is pinned even unresolved)."""
     return bool(LITERAL_DIGEST.search(text.strip()))
@@ -95,7 +103,7 @@ def has_literal_digest(text: str) -> bool:
 
 def parse_image(text: str) -> ImageRef:
     reference = text.strip()
-    if not reference or any(character.isspace() for character in reference):
+    if not reference or SPACE.search(reference):
         raise ImageSyntaxError(f"not an image reference: {text!r}")
     name, _, digest = reference.partition("@")
     if digest and not DIGEST.match(digest):

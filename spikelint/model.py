@@ -25,7 +25,7 @@ class Located(NamedTuple):
     end_column: int | None = None
 
 
-@dataclass(eq=False)
+@dataclass(eq=False, slots=True)
 class Node:
     """One value of a parsed YAML/JSON/TOML tree, with its position.
 
@@ -45,6 +45,8 @@ class Node:
     keys: dict[str, Located] | None = None
     tag: str | None = None
     quoted: bool = False
+    # the preorder of the tree under a root node, computed by the first walk (see walk())
+    walked: list[tuple[tuple[str | int, ...], Node]] | None = field(default=None, init=False, repr=False)
 
     def get(self, *path: str | int) -> Node | None:
         """Follow map keys / sequence indexes; ``None`` when any step is missing."""
@@ -112,10 +114,9 @@ def walk(root: Node) -> Iterator[tuple[tuple[str | int, ...], Node]]:
     Five checks walk every document tree; the order is computed on the first walk and kept on
     ``root`` (trees are not changed after parsing), so the others only iterate a list.
     """
-    found = root.__dict__.get("_preorder")
+    found = root.walked
     if found is None:
-        found = _preorder(root)
-        root.__dict__["_preorder"] = found
+        found = root.walked = _preorder(root)
     return iter(found)
 
 
@@ -123,20 +124,21 @@ def _preorder(root: Node) -> list[tuple[tuple[str | int, ...], Node]]:
     found: list[tuple[tuple[str | int, ...], Node]] = []
     seen: set[int] = set()
     stack: list[tuple[tuple[str | int, ...], Node]] = [((), root)]
-    pop, push = stack.pop, stack.append
+    pop, extend, visit, keep = stack.pop, stack.extend, seen.add, found.append
     while stack:
-        path, node = pop()
+        entry = pop()
+        node = entry[1]
         if id(node) in seen:
             continue
-        seen.add(id(node))
-        found.append((path, node))
+        visit(id(node))
+        keep(entry)
         kind = node.kind
         if kind == "map":
-            for key, child in reversed(tuple(node.value.items())):
-                push((path + (key,), child))
+            path = entry[0]
+            extend([(path + (key,), child) for key, child in reversed(node.value.items())])
         elif kind == "seq":
-            for index in range(len(node.value) - 1, -1, -1):
-                push((path + (index,), node.value[index]))
+            path = entry[0]
+            extend([(path + (index,), child) for index, child in reversed(list(enumerate(node.value)))])
     return found
 
 

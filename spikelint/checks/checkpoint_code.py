@@ -19,6 +19,7 @@ from spikelint.lazyre import lazy_regex
 from spikelint.model import Document
 from spikelint.model import FileKind
 from spikelint.model import Problem
+from spikelint.pytree import ast_nodes
 
 SAVE_RECEIVERS = lazy_regex(r"^(torch|torch\.distributed\.checkpoint|dcp|DCP|dist_cp|distcp|ptd_checkpoint|"
                             r"xm|torch_xla\.core\.xla_model)$|accelerator$|accelerate$")
@@ -213,7 +214,7 @@ def _saved_object(call: ast.Call) -> ast.expr | None:
 def _aliases(module: ast.Module) -> dict[str, str]:
     """``import torch.distributed.checkpoint as dcp`` -> ``{"dcp": "torch.distributed.checkpoint"}``."""
     found: dict[str, str] = {}
-    for node in ast.walk(module):
+    for node in ast_nodes(module):
         if isinstance(node, ast.Import):
             for alias in node.names:
                 found[alias.asname or alias.name.split(".")[0]] = alias.name if alias.asname else alias.name.split(".")[0]
@@ -225,7 +226,7 @@ def _aliases(module: ast.Module) -> dict[str, str]:
 
 def _scopes(module: ast.Module) -> Iterator[ast.AST]:
     yield module
-    for node in ast.walk(module):
+    for node in ast_nodes(module):
         if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
             yield node
 
@@ -255,6 +256,8 @@ def incomplete_checkpoint_state(document: Document, ctx: CheckContext) -> Iterat
     if not isinstance(module, ast.Module):
         return
     aliases = _aliases(module)
+    if not any(isinstance(node, ast.Call) and _is_save(node, aliases) for node in ast_nodes(module)):
+        return  # most modules save nothing: no per-scope walk
     for scope in _scopes(module):
         bindings: _Bindings | None = None
         scheduler: bool | None = None

@@ -23,6 +23,7 @@ from spikelint.model import FileKind
 from spikelint.model import Located
 from spikelint.model import Node
 from spikelint.model import Problem
+from spikelint.pathnames import base_name
 from spikelint.run.config_schema import META_KEY
 from spikelint.run.config_schema import META_SCHEMA
 from spikelint.run.config_schema import VERSION_KEY
@@ -93,7 +94,7 @@ def is_run_folder_file(root: Node) -> bool:
 
 def candidate_trees(document: Document, mapped_by_configuration: bool) -> Iterator[Node]:
     """The top-level mappings of ``document`` that may be run configs."""
-    if not mapped_by_configuration and PurePosixPath(document.path).name.lower() in TOOL_FILES:
+    if not mapped_by_configuration and base_name(document.path).lower() in TOOL_FILES:
         return
     for root in document.trees:
         if root.kind != "map" or is_workload_document(root) or is_json_schema(root):

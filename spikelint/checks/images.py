@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import posixpath
-from pathlib import PurePosixPath
 from typing import Callable
 from typing import Iterator
 
@@ -27,6 +26,7 @@ from spikelint.model import Problem
 from spikelint.model import SourceFile
 from spikelint.model import Workload
 from spikelint.model import walk
+from spikelint.pathnames import base_name
 from spikelint.project import Project
 
 IMAGE_RULES = ("SPK101", "SPK102", "SPK103", "SPK104")
@@ -75,7 +75,7 @@ def image_problems(where: Located, text: str, config: Config, origin: str = "", 
         yield Problem.at("SPK101", where, f"image {shown!r}{origin} has no tag and no digest, so it means ':latest' "
                          f"and changes whenever someone pushes — {FIX}", key=shown)
         return
-    word = mutable_tag_word(image.tag, frozenset(tag.lower() for tag in config.mutable_tags),
+    word = mutable_tag_word(image.tag, config.mutable_tag_words(),
                             config.immutable_tag_regex())
     if word is not None:
         floats = f"the mutable tag {image.tag!r}" if word == image.tag.lower() else (
@@ -319,7 +319,7 @@ def _is_rest_body(tree: Node) -> bool:
 @check(*IMAGE_RULES, scope="document", kinds=(FileKind.YAML, FileKind.JSON))
 def values_and_overlay_images(document: Document, ctx: CheckContext) -> Iterator[Problem]:
     """Images written outside a known workload: custom resources, Helm values, kustomize overlays."""
-    name = PurePosixPath(document.path).name.lower()
+    name = base_name(document.path).lower()
     is_values = name.startswith("values") and document.kind == FileKind.YAML
     reported: set[tuple[str, ...]] = set()
     overridden = KustomizeOverrides(ctx.project, document.path)

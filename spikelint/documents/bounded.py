@@ -11,13 +11,14 @@ from __future__ import annotations
 
 import codecs
 import re
-from pathlib import PurePosixPath
 from typing import BinaryIO
 
 from spikelint.model import Document
 from spikelint.model import FileKind
 from spikelint.model import Problem
 from spikelint.model import SourceFile
+from spikelint.pathnames import base_name
+from spikelint.pathnames import name_suffix
 
 MAX_BINARY_SCAN = 8 * 1024 * 1024  # bytes of a binary file looked at
 MAX_OVERSIZED_SCAN = 16 * 1024 * 1024  # bytes of an oversized text file looked at, chunk by chunk
@@ -33,7 +34,7 @@ _TOKEN_CHARS = re.compile(r"[^\s]{8,}")
 
 
 def is_scanned_binary(path: str) -> bool:
-    return PurePosixPath(path.lower()).suffix in SCANNED_BINARY_SUFFIXES
+    return name_suffix(base_name(path).lower()) in SCANNED_BINARY_SUFFIXES
 
 
 def bom_text(data: bytes) -> tuple[str, str] | None:

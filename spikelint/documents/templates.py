@@ -38,14 +38,18 @@ def is_helm_template(path: str, text: str, kind: str = FileKind.YAML) -> bool:
     Other text files in a ``templates/`` folder (a web app's Jinja HTML) are ordinary text:
     they are scanned for secrets, not skipped.
     """
+    if "{{" not in text or "templates/" not in path:
+        return False
     pure = PurePosixPath(path)
-    if "templates" not in pure.parts[:-1] or "{{" not in text:
+    if "templates" not in pure.parts[:-1]:
         return False
     return kind == FileKind.YAML or bool(HELM_TEXT_TEMPLATES.search(pure.name))
 
 
 def is_helm_unittest_suite(path: str, text: str) -> bool:
     """A helm-unittest suite (``tests/*_test.yaml`` with a top-level ``suite:``): test input, not a manifest."""
+    if not path.endswith(("_test.yaml", "_test.yml")):
+        return False
     pure = PurePosixPath(path)
     return (pure.name.endswith(("_test.yaml", "_test.yml")) and "tests" in pure.parts[:-1]
             and HELM_UNITTEST_SUITE.search(text) is not None)

@@ -18,7 +18,11 @@ from spikelint.lazyre import lazy_regex
 from spikelint.model import Located
 from spikelint.model import Node
 
-PARSER = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
+try:
+    from yaml.cyaml import CParser as PARSER  # libyaml's event parser alone: no constructor, no resolver
+except ImportError:  # PyYAML built without libyaml
+    PARSER = yaml.SafeLoader
+
 MAX_DEPTH = 1_000
 MAX_EXPANDED_NODES = 2_000_000
 
@@ -84,100 +88,129 @@ def _key_text(node: Node) -> str:
 class _Frame:
     """An open map or sequence while its events arrive."""
 
-    __slots__ = ("node", "pending_key", "size", "anchor")
+    __slots__ = ("node", "pending_key", "size", "anchor", "is_map")
 
     def __init__(self, node: Node, anchor: str | None) -> None:
         self.node = node
         self.anchor = anchor
         self.pending_key: Node | None = None
         self.size = 1
+        self.is_map = node.kind == "map"
+
+
+_INT_TAGS = frozenset(("tag:yaml.org,2002:int", "!!int"))
+
+
+def _plain_value(raw: str, tag: str | None) -> tuple[Any, str | None]:
+    """A plain scalar that may be a literal: its value, and :data:`BAD_NUMBER` where no consumer can hold it."""
+    value = resolve_plain(raw)
+    if isinstance(value, str):
+        return value, BAD_NUMBER if _INT.match(value) else tag  # more digits than int() converts
+    if number_problem(value):
+        return raw, BAD_NUMBER  # kept as written; a check reports it
+    return value, tag
+
+
+def _quoted_value(raw: str, tag: str | None) -> tuple[Any, str | None]:
+    """A quoted scalar is text unless tagged ``!!int``."""
+    if tag not in _INT_TAGS:
+        return raw, tag
+    value = resolve_plain(raw)
+    if not isinstance(value, str) and number_problem(value):
+        return raw, BAD_NUMBER
+    return value, tag
 
 
 def parse_yaml(text: str) -> list[Node]:
     """Every document of ``text`` as a Node tree (empty documents are skipped).
 
     Raises :class:`YamlError` with the parser's position on malformed input or when a
-    safety limit (nesting depth, alias expansion) is exceeded.
+    safety limit (nesting depth, alias expansion) is exceeded.  One pass over the events with
+    the common case (a text scalar into an open container) inline: this loop is most of the
+    time spent reading YAML.
     """
     documents: list[Node] = []
     anchors: dict[str, tuple[Node, int]] = {}
     open_containers: set[int] = set()  # anchored containers still being read: an alias to one is a cycle
     stack: list[_Frame] = []
     expanded = 0
+    scalar_event, alias_event = yaml.ScalarEvent, yaml.AliasEvent
+    map_start, seq_start = yaml.MappingStartEvent, yaml.SequenceStartEvent
+    map_end, seq_end = yaml.MappingEndEvent, yaml.SequenceEndEvent
+    text_starts = _PLAIN_TEXT_STARTS
+    parser = PARSER(text)
+    get_event = parser.get_event  # not yaml.parse(): its generator costs a Python frame per event
     try:
-        events = yaml.parse(text, Loader=PARSER)
-        for event in events:
+        while True:
+            event = get_event()
+            if event is None:
+                break
             kind = type(event)
-            if kind is yaml.ScalarEvent or kind is yaml.AliasEvent:
-                if kind is yaml.AliasEvent:
-                    anchored = anchors.get(event.anchor)
-                    if anchored is None:
-                        mark = event.start_mark
-                        raise YamlError(f"found undefined alias {event.anchor!r}", mark.line + 1, mark.column + 1)
-                    if id(anchored[0]) in open_containers:
-                        mark = event.start_mark
-                        raise YamlError(f"alias {event.anchor!r} refers to the node that contains it "
-                                        f"(recursive alias)", mark.line + 1, mark.column + 1)
-                    node, size = anchored
-                    expanded += size
-                    if expanded > MAX_EXPANDED_NODES:
-                        mark = event.start_mark
-                        raise YamlError(
-                            "alias expansion exceeds the safety limit (possible alias bomb)",
-                            mark.line + 1, mark.column + 1)
+            if kind is scalar_event:
+                raw, tag = event.value, event.tag
+                if not event.style and event.implicit[0]:
+                    quoted = False
+                    if raw[:1] in text_starts:
+                        value = raw  # most scalars (names, images, paths): no literal starts so
+                    else:
+                        value, tag = _plain_value(raw, tag)
                 else:
-                    start, end = event.start_mark, event.end_mark
-                    plain = not event.style and event.implicit[0]
-                    value = resolve_plain(event.value) if plain else event.value
-                    if event.tag in ("tag:yaml.org,2002:int", "!!int") and not plain:
-                        value = resolve_plain(event.value)
-                    tag = event.tag
-                    if not isinstance(value, str) and number_problem(value):
-                        value, tag = event.value, BAD_NUMBER  # kept as written; a check reports it
-                    elif plain and isinstance(value, str) and _INT.match(value):
-                        tag = BAD_NUMBER  # more digits than int() converts
-                    node = Node("scalar", value, start.line + 1, start.column + 1, end.line + 1,
-                                end.column + 1, tag=tag, quoted=not plain)
-                    size = 1
-                    if event.anchor:
-                        anchors[event.anchor] = (node, 1)
-                if not stack:
-                    documents.append(node)
-                    continue
-                _attach(stack[-1], node, size)
-            elif kind is yaml.MappingStartEvent or kind is yaml.SequenceStartEvent:
-                if len(stack) >= MAX_DEPTH:
-                    mark = event.start_mark
-                    raise YamlError(f"nesting deeper than {MAX_DEPTH} levels exceeds the safety limit",
-                                    mark.line + 1, mark.column + 1)
-                start = event.start_mark
-                is_map = kind is yaml.MappingStartEvent
-                node = Node("map" if is_map else "seq", {} if is_map else [], start.line + 1,
-                            start.column + 1, start.line + 1, start.column + 1,
-                            keys={} if is_map else None, tag=event.tag)
-                frame = _Frame(node, event.anchor)
+                    quoted = True
+                    value, tag = _quoted_value(raw, tag)
+                start, end = event.start_mark, event.end_mark
+                node = Node("scalar", value, start.line + 1, start.column + 1, end.line + 1, end.column + 1,
+                            None, tag, quoted)
+                size = 1
                 if event.anchor:
                     anchors[event.anchor] = (node, 1)
-                    open_containers.add(id(node))
-                stack.append(frame)
-            elif kind is yaml.MappingEndEvent or kind is yaml.SequenceEndEvent:
+            elif kind is map_start or kind is seq_start:
+                start = event.start_mark
+                if len(stack) >= MAX_DEPTH:
+                    raise YamlError(f"nesting deeper than {MAX_DEPTH} levels exceeds the safety limit",
+                                    start.line + 1, start.column + 1)
+                is_map = kind is map_start
+                line, column = start.line + 1, start.column + 1
+                container = Node("map", {}, line, column, line, column, {}, event.tag) if is_map \
+                    else Node("seq", [], line, column, line, column, None, event.tag)
+                if event.anchor:
+                    anchors[event.anchor] = (container, 1)
+                    open_containers.add(id(container))
+                stack.append(_Frame(container, event.anchor))
+                continue
+            elif kind is map_end or kind is seq_end:
                 frame = stack.pop()
+                node, size = frame.node, frame.size
                 end = event.end_mark
-                frame.node.end_line = end.line + 1
-                frame.node.end_column = end.column + 1
+                node.end_line = end.line + 1
+                node.end_column = end.column + 1
                 if frame.anchor:
-                    open_containers.discard(id(frame.node))
-                    if anchors.get(frame.anchor, (None, 0))[0] is frame.node:  # not redefined inside
-                        anchors[frame.anchor] = (frame.node, frame.size)
-                if stack:
-                    _attach(stack[-1], frame.node, frame.size)
-                else:
-                    documents.append(frame.node)
-            elif kind is yaml.DocumentStartEvent:
-                anchors.clear()
-                open_containers.clear()
-            elif kind is yaml.DocumentEndEvent:
-                pass
+                    open_containers.discard(id(node))
+                    if anchors.get(frame.anchor, (None, 0))[0] is node:  # not redefined inside
+                        anchors[frame.anchor] = (node, size)
+            elif kind is alias_event:
+                node, size = _aliased(event, anchors, open_containers)
+                expanded += size
+                if expanded > MAX_EXPANDED_NODES:
+                    mark = event.start_mark
+                    raise YamlError("alias expansion exceeds the safety limit (possible alias bomb)",
+                                    mark.line + 1, mark.column + 1)
+            else:
+                if kind is yaml.DocumentStartEvent:
+                    anchors.clear()
+                    open_containers.clear()
+                continue
+            if not stack:
+                documents.append(node)
+                continue
+            frame = stack[-1]
+            frame.size += size
+            if not frame.is_map:
+                frame.node.value.append(node)
+            elif frame.pending_key is None:
+                frame.pending_key = node
+            else:
+                _set_key(frame.node, frame.pending_key, node)
+                frame.pending_key = None
     except yaml.MarkedYAMLError as error:
         mark = error.problem_mark or error.context_mark
         line = mark.line + 1 if mark is not None else 1
@@ -186,21 +219,25 @@ def parse_yaml(text: str) -> list[Node]:
         raise YamlError(f"invalid YAML: {reason}", line, column) from None
     except yaml.YAMLError as error:
         raise YamlError(f"invalid YAML: {error}", 1, 1) from None
+    finally:
+        parser.dispose()
     return [document for document in documents if not (document.kind == "scalar" and document.value is None)]
 
 
-def _attach(frame: _Frame, child: Node, size: int) -> None:
-    """Add ``child`` to the open container ``frame``."""
-    frame.size += size
-    parent = frame.node
-    if parent.kind == "seq":
-        parent.value.append(child)
-        return
-    if frame.pending_key is None:
-        frame.pending_key = child
-        return
-    key_node = frame.pending_key
-    frame.pending_key = None
+def _aliased(event: Any, anchors: dict[str, tuple[Node, int]], open_containers: set[int]) -> tuple[Node, int]:
+    """The anchored node an alias shares, and how many nodes it stands for."""
+    anchored = anchors.get(event.anchor)
+    mark = event.start_mark
+    if anchored is None:
+        raise YamlError(f"found undefined alias {event.anchor!r}", mark.line + 1, mark.column + 1)
+    if id(anchored[0]) in open_containers:
+        raise YamlError(f"alias {event.anchor!r} refers to the node that contains it (recursive alias)",
+                        mark.line + 1, mark.column + 1)
+    return anchored
+
+
+def _set_key(parent: Node, key_node: Node, child: Node) -> None:
+    """``key: child`` in the open map ``parent`` (a merge key ``<<`` merges instead)."""
     if key_node.kind == "scalar" and key_node.value == "<<" and not key_node.quoted:
         _merge(parent, child)
         return

@@ -9,11 +9,11 @@ workload's ``command``/``args``, a Dockerfile ``RUN`` or a notebook ``!`` line.
 from __future__ import annotations
 
 import re
-from pathlib import PurePosixPath
 from typing import Iterator
 from typing import NamedTuple
 
 from spikelint.lazyre import lazy_regex
+from spikelint.pathnames import base_name
 from spikelint.secrets.context import KeyClass
 from spikelint.secrets.context import classify_key
 from spikelint.secrets.context import is_not_a_credential_literal
@@ -72,7 +72,7 @@ SEPARATORS = frozenset(("&&", "||", ";", "|", "&", "|&", ";;", "(", ")", "{", "}
 
 
 def program_name(word: str) -> str:
-    return PurePosixPath(word).name if word else ""
+    return base_name(word)
 
 
 def _literal_for_flag(value: str, kind: KeyClass) -> bool:

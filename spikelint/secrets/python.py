@@ -14,6 +14,7 @@ from typing import Iterator
 from typing import NamedTuple
 
 from spikelint.lazyre import lazy_regex
+from spikelint.pytree import ast_nodes
 from spikelint.secrets.detectors import Secret
 from spikelint.secrets.text import CONFIG
 from spikelint.secrets.text import PROSE
@@ -71,7 +72,7 @@ def _keyed_strings(tree: ast.AST) -> dict[int, str]:
             for part in (value.values if isinstance(value, ast.JoinedStr) else value.elts):
                 bind(part, key)  # ``PASSWORDS = ("…", "…")`` and f-string parts
 
-    for node in ast.walk(tree):
+    for node in ast_nodes(tree):
         if isinstance(node, ast.Assign):
             for target in node.targets:
                 bind(node.value, _name_of(target))
@@ -114,8 +115,8 @@ def _bind_call(call: ast.Call, bind: Callable[[ast.AST | None, str], None]) -> N
 def string_literals(tree: ast.AST) -> Iterator[Literal]:
     """Every string literal with its key; docstrings included (keys stay empty there)."""
     keys = _keyed_strings(tree)
-    statements = {id(node.value) for node in ast.walk(tree) if isinstance(node, ast.Expr)}
-    for node in ast.walk(tree):
+    statements = {id(node.value) for node in ast_nodes(tree) if isinstance(node, ast.Expr)}
+    for node in ast_nodes(tree):
         if isinstance(node, ast.Constant) and isinstance(node.value, str) and node.value:
             prose = id(node) in statements or any(character.isspace() for character in node.value.strip())
             yield Literal(node.value, keys.get(id(node), ""), node.lineno, node.col_offset + 1,
