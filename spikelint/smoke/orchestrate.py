@@ -3,20 +3,17 @@
 The parent imports torch once, triggers deterministic mode's one-off import once, and then
 forks every training process (reference, interrupted, resumed, per rank) before any CUDA
 initialisation; it never trains itself, so every child starts from a process that holds
-no training state. It waits on the children's line protocol, kills them at the planned
-point, damages checkpoints where a variant asks for it, and compares what they report.
+no training state.  Watching the processes is :mod:`spikelint.smoke.supervise`'s job and
+interrupting them :mod:`spikelint.smoke.interrupt`'s; this module runs the protocol (reference,
+each variant's interruption and resume, the comparison) and builds the report.
 """
 
 from __future__ import annotations
 
-import errno
-import json
 import os
 import platform
 import resource
-import sys
 import shutil
-import signal
 import socket
 import time
 from dataclasses import asdict
@@ -32,28 +29,21 @@ from spikelint.smoke.analysis import FinalStates
 from spikelint.smoke.analysis import Interruption
 from spikelint.smoke.analysis import RunRecord
 from spikelint.smoke.analysis import analyse_variant
-from spikelint.smoke.analysis import describe_exit
 from spikelint.smoke.analysis import overall_verdict
-from spikelint.smoke.analysis import record_of
-from spikelint.smoke.checkpoint import list_checkpoints
 from spikelint.smoke.child import INTERRUPTED
 from spikelint.smoke.child import REFERENCE
 from spikelint.smoke.child import RESUMED
 from spikelint.smoke.child import ChildConfig
-from spikelint.smoke.child import child_target
-from spikelint.smoke.child import config_to_json
 from spikelint.smoke.determinism import NUM_THREADS
-from spikelint.smoke.determinism import nondeterministic_op
-from spikelint.smoke.determinism import nondeterministic_op_error
 from spikelint.smoke.determinism import nondeterministic_ops_warning
 from spikelint.smoke.determinism import scoped_environment
 from spikelint.smoke.determinism import training_environment
 from spikelint.smoke.determinism import warm_up_deterministic_mode
 from spikelint.smoke.gpu import GpuInventory
 from spikelint.smoke.gpu import NoSampler
-from spikelint.smoke.gpu import UtilisationSampler
 from spikelint.smoke.gpu import query_inventory
 from spikelint.smoke.gpu import start_sampler
+from spikelint.smoke.interrupt import Interrupter
 from spikelint.smoke.job import JobError
 from spikelint.smoke.job import JobSpec
 from spikelint.smoke.job import resolve_job
@@ -66,22 +56,7 @@ from spikelint.smoke.preflight import PreflightError
 from spikelint.smoke.preflight import StorageReport
 from spikelint.smoke.preflight import check_checkpoint_folder
 from spikelint.smoke.preflight import resolve_device
-from spikelint.smoke.processes import ProcessGroup
 from spikelint.smoke.processes import frozen_heap
-from spikelint.smoke.processes import launch
-from spikelint.smoke.processes import launch_exec
-from spikelint.smoke.protocol import CHECKPOINT
-from spikelint.smoke.protocol import DONE
-from spikelint.smoke.protocol import ERROR
-from spikelint.smoke.protocol import EXIT_PREEMPTED
-from spikelint.smoke.protocol import HANDLER
-from spikelint.smoke.protocol import HOLD
-from spikelint.smoke.protocol import NONDETERMINISTIC
-from spikelint.smoke.protocol import PREEMPTED
-from spikelint.smoke.protocol import READY
-from spikelint.smoke.protocol import STEP
-from spikelint.smoke.protocol import RESTORED
-from spikelint.smoke.protocol import WRITING
 from spikelint.smoke.report import SCHEMA_NAME
 from spikelint.smoke.report import base_summary
 from spikelint.smoke.report import render_json
@@ -95,45 +70,22 @@ from spikelint.smoke.runfolder import new_run_id
 from spikelint.smoke.runfolder import python_version
 from spikelint.smoke.runfolder import utc_now
 from spikelint.smoke.runfolder import write_json_atomically
+from spikelint.smoke.supervise import SetupError
+from spikelint.smoke.supervise import Supervisor
+from spikelint.smoke.supervise import log_tail
+from spikelint.smoke.supervise import no_space
 
 EXIT_SETUP_ERROR = 2
-HEARTBEAT_S = 5.0
-LOG_TAIL_LINES = 8
-
-
-class SetupError(Exception):
-    """The smoke test cannot run here (exit 2), raised once a run folder exists."""
 
 
 class StateUnloadable(Exception):
     """The job's first ``state_dict()`` holds a value the weights-only loader refuses (resume_failed)."""
 
 
-def no_space(error: BaseException) -> bool:
-    return isinstance(error, OSError) and error.errno == errno.ENOSPC
-
-
-def log_tail(path: Path, lines: int = LOG_TAIL_LINES) -> str:
-    """The last lines a process wrote (its stderr and stdout), for a failure message."""
-    try:
-        with open(path, "rb") as handle:
-            handle.seek(0, os.SEEK_END)
-            handle.seek(max(0, handle.tell() - 16384))
-            text = handle.read().decode("utf-8", "replace")
-    except OSError:
-        return ""
-    kept = [line.rstrip() for line in text.splitlines() if line.strip()][-lines:]
-    return " | ".join(kept)
-
-
 def free_loopback_port() -> int:
     with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as probe:
         probe.bind(("127.0.0.1", 0))
         return int(probe.getsockname()[1])
-
-
-def steps_list(steps: list[int]) -> str:
-    return ", ".join(str(step) for step in steps) if steps else "none"
 
 
 class SmokeRun:
@@ -169,14 +121,10 @@ class SmokeRun:
         self.checkpoint_root: Path | None = None
         self.job: JobSpec | None = None
         self.inventory: GpuInventory | None = None
-        self.sampler: UtilisationSampler = NoSampler()
-        self.records: list[RunRecord] = []
         self.reference_device: dict[str, Any] | None = None
         self.reference_settings: dict[str, Any] | None = None
         self.git = git_revision(Path.cwd())
-        self.exec_labels: set[str] = set()  # runs started in a fresh interpreter
-        self.last_heartbeat = time.monotonic()
-        self.nondeterministic_ops: dict[str, str] = {}  # --warn-only: op -> where it was first seen
+        self.processes = Supervisor(options, plan.steps, torch, device, folder, journal, self.deadline)
 
     # ----------------------------------------------------------------- set-up
 
@@ -296,132 +244,18 @@ class SmokeRun:
             return True
         return self.options.exec_check and role == RESUMED and spec is not None and spec.name == KILL_BETWEEN
 
-    def exec_environment(self, label: str) -> dict[str, str]:
-        """The parent's environment, a different string-hash seed, and this spikelint importable."""
-        environment = dict(os.environ)
-        package_root = str(Path(__file__).resolve().parents[2])
-        paths = [package_root] + [p for p in environment.get("PYTHONPATH", "").split(os.pathsep) if p]
-        environment["PYTHONPATH"] = os.pathsep.join(dict.fromkeys(paths))
-        current = environment.get("PYTHONHASHSEED", "")
-        base = int(current) if current.isdigit() else 0
-        environment["PYTHONHASHSEED"] = str((base + 1 + len(self.exec_labels)) % 4294967296)
-        return environment
-
-    def start(self, config: ChildConfig) -> ProcessGroup:
-        if self.device.type == "cuda" and self.torch.cuda.is_initialized():
-            raise SetupError("CUDA was initialised in the parent; the training processes could not use it")
-        log_for = lambda rank: self.folder.log_for(config.label, rank)  # noqa: E731
-        try:
-            if config.restart == "exec":
-                config_path = self.folder.root / "configs" / f"{config.label}.json"
-                config_path.parent.mkdir(exist_ok=True)
-                write_json_atomically(config_path, config_to_json(config))
-                environment = self.exec_environment(config.label)
-                self.exec_labels.add(config.label)
-
-                def command(rank: int, report_fd: int, control_fd: int, started: float) -> list[str]:
-                    return [sys.executable, "-m", "spikelint.smoke.execchild", str(config_path), str(rank),
-                            str(report_fd), str(control_fd), repr(started)]
-
-                group = launch_exec(config.label, config.world_size, command, log_for, environment)
-            else:
-                group = launch(config.label, config.world_size, child_target(config), log_for)
-        except OSError as error:  # fork or pipe refused: out of processes or descriptors
-            if no_space(error):
-                raise
-            raise SetupError(f"cannot start a training process: {error}") from None
-        self.journal.event("process_started", run=config.label, role=config.role, restart=config.restart,
-                           pids=[r.pid for r in group.ranks])
-        if config.restart == "exec":
-            self.journal.progress(f"{config.label}: started in a fresh interpreter (PYTHONHASHSEED "
-                                  f"{environment['PYTHONHASHSEED']})")
-        return group
-
-    def heartbeat(self, group: ProcessGroup) -> None:
-        """A line every few seconds while a run is slow: which run, which stage, which step."""
-        now = time.monotonic()
-        if now - self.last_heartbeat < HEARTBEAT_S:
-            return
-        self.last_heartbeat = now
-        steps = [int(m["step"]) for m in group.rank_messages(0, STEP)]
-        ready = bool(group.rank_messages(0, READY))
-        stage = f"step {max(steps)} of {self.plan.steps}" if steps else ("set-up done" if ready else "starting")
-        self.journal.progress(f"{group.name}: still running ({stage})")
-
-    def tick(self, group: ProcessGroup) -> Any:
-        """Runs on every wake-up of the wait loop: sample the GPU, journal what the children said."""
-
-        def on_messages(fresh: list[dict[str, Any]]) -> None:
-            self.sampler.poll()
-            self.heartbeat(group)
-            for message in fresh:
-                kind = message.get("type")
-                details = {"run": group.name, "rank": message.get("rank")}
-                if kind == READY:
-                    self.journal.event("process_ready", **details, start_s=message.get("start_s"))
-                elif kind == CHECKPOINT:
-                    self.journal.event("checkpoint_written", **details, step=message["step"],
-                                       write_s=message["write_s"], size_bytes=message["size_bytes"])
-                elif kind == RESTORED:
-                    self.journal.event("resumed", **details, from_step=message["step"], checkpoint=message["path"],
-                                       refused=message.get("refused"))
-                elif kind in (HOLD, WRITING, PREEMPTED, DONE):
-                    self.journal.event(f"process_{kind}", **details, step=message.get("step"))
-                elif kind == ERROR:
-                    self.journal.event("process_error", **details, stage=message.get("stage"),
-                                       message=message.get("message"))
-                    if message.get("no_space"):
-                        raise OSError(errno.ENOSPC, f"{group.name} rank {message.get('rank')}: "
-                                      f"{message.get('message')} (in {message.get('stage')})")
-                elif kind == HANDLER:
-                    self.journal.event("sigterm_handler_replaced", **details, handler=message.get("handler"))
-                elif kind == NONDETERMINISTIC:
-                    self.note_nondeterministic_op(group.name, message)
-
-        return on_messages
-
-    def note_nondeterministic_op(self, run: str, message: dict[str, Any]) -> None:
-        """--warn-only: an op without a deterministic implementation ran; said once per op."""
-        op = str(message.get("op"))
-        self.journal.event("nondeterministic_op", run=run, rank=message.get("rank"), op=op, stage=message.get("stage"))
-        if op not in self.nondeterministic_ops:
-            self.nondeterministic_ops[op] = f"{message.get('stage')} of the {run} run"
-            self.journal.progress(f"warning: {run}: {op} has no deterministic implementation; run anyway (--warn-only)")
-
-    def refuse_nondeterministic_op(self, group: ProcessGroup, record: RunRecord) -> None:
-        """An op that deterministic mode refused ends the whole smoke run as a setup error, with the fix."""
-        for error in record.errors:
-            op = nondeterministic_op(str(error.get("message") or ""))
-            if op is not None:
-                where = f"{error.get('stage') or 'set-up'} of the {group.name} run"
-                raise SetupError(nondeterministic_op_error(op, where, self.device.type) + f" (see {self.folder.log_for(group.name, 0)})")
-
-    def wait(self, group: ProcessGroup, condition: Any) -> bool:
-        return group.wait_until(condition, self.deadline, self.tick(group))
-
-    def finish_group(self, group: ProcessGroup, timed_out: bool = False) -> RunRecord:
-        group.reap(min(self.deadline, time.monotonic() + 30))
-        group.close()
-        record = record_of(group, timed_out=timed_out)
-        record.restart = "exec" if group.name in self.exec_labels else "fork"
-        self.records.append(record)
-        self.journal.event("process_ended", run=group.name, exits=[describe_exit(c) for c in record.exit_codes])
-        if not self.options.warn_only:
-            self.refuse_nondeterministic_op(group, record)
-        return record
-
     # ------------------------------------------------------------------ runs
 
     def run_reference(self) -> RunRecord:
         self.journal.event("reference_started")
         self.journal.progress(f"reference: training {self.plan.steps} steps uninterrupted")
-        self.last_heartbeat = time.monotonic()
-        group = self.start(self.config("reference", REFERENCE, None))
+        self.processes.last_heartbeat = time.monotonic()
+        group = self.processes.start(self.config("reference", REFERENCE, None))
         try:
-            finished = self.wait(group, group.exited)
+            finished = self.processes.wait(group, group.exited)
         finally:
             group.close()
-        record = self.finish_group(group, timed_out=not finished)
+        record = self.processes.finish_group(group, timed_out=not finished)
         if not record.completed:
             unloadable = next((e for e in record.errors if e.get("unloadable_key") is not None), None)
             if unloadable is not None:
@@ -459,151 +293,15 @@ class SmokeRun:
                 f"need about {needed / 2**20:.1f} MiB"
             )
 
-    def interrupt(self, spec: VariantSpec) -> Interruption:
-        """Start the run that gets interrupted and interrupt it as ``spec`` says."""
-        interruption = Interruption(spec)
-        assert self.checkpoint_root is not None
-        (self.checkpoint_root / spec.name).mkdir(parents=True, exist_ok=True)
-        group = self.start(self.config(f"{spec.name}.interrupted", INTERRUPTED, spec))
-        timed_out = False
-        try:
-            if spec.pause_in_write_at_step is not None:
-                self.journal.progress(f"{spec.name}: training; will stop half-way through checkpoint {spec.pause_in_write_at_step}")
-                reached = self.wait(group, lambda: group.every_rank_sent(WRITING))
-                point: int | None = spec.pause_in_write_at_step
-            else:
-                self.journal.progress(f"{spec.name}: training until step {spec.hold_at_step}")
-                reached = self.wait(group, lambda: group.every_rank_sent(HOLD))
-                point = spec.hold_at_step
-            timed_out = not reached and time.monotonic() >= self.deadline
-            interruption.checkpoints_before = sorted(
-                {int(m["step"]) for m in group.rank_messages(0, CHECKPOINT)}
-            )
-            if not reached:
-                record = record_of(group, timed_out)
-                interruption.failure = (
-                    f"the run to be interrupted never reached step {point}: {record.failure_reason()}"
-                    + self.log_hint(group)
-                )
-            elif spec.signal == "SIGTERM":
-                self.preempt(group, interruption)
-            else:
-                group.send_signal(signal.SIGKILL)
-                interruption.interrupted_at_step = point
-                where = "half-way through writing its checkpoint" if spec.pause_in_write_at_step else "after step"
-                self.journal.event("child_killed", variant=spec.name, signal="SIGKILL", step=point,
-                                   during_checkpoint_write=spec.pause_in_write_at_step is not None)
-                self.journal.progress(
-                    f"{spec.name}: SIGKILL to the process group {where} {point} "
-                    f"(durable checkpoints: {steps_list(interruption.checkpoints_before)})"
-                )
-                if not interruption.checkpoints_before:
-                    interruption.failure = "no checkpoint was written before the kill"
-        finally:
-            group.close()
-        interruption.record = self.finish_group(group, timed_out)
-        if spec.truncate_newest and interruption.failure is None:
-            self.truncate_newest(spec, interruption)
-        return interruption
-
-    def preempt(self, group: ProcessGroup, interruption: Interruption) -> None:
-        """SIGTERM as a scheduler sends it; the process must checkpoint and exit 143 within the grace period."""
-        spec = interruption.spec
-        signalled = time.monotonic()
-        if self.options.sigterm_to == "group":
-            group.send_signal(signal.SIGTERM)
-            target = "the process group"
-        else:
-            group.signal_ranks(signal.SIGTERM)
-            target = "the training process" if len(group.ranks) == 1 else "each training process"
-        group.release()
-        interruption.interrupted_at_step = spec.hold_at_step
-        self.journal.event("child_signalled", variant=spec.name, signal="SIGTERM", step=spec.hold_at_step,
-                           to=self.options.sigterm_to)
-        self.journal.progress(f"{spec.name}: SIGTERM to {target} after step {spec.hold_at_step}")
-        grace_deadline = min(self.deadline, signalled + measure.SIGTERM_GRACE_PERIOD_S)
-        exited = group.wait_until(group.exited, grace_deadline, self.tick(group))
-        if not exited:
-            group.send_signal(signal.SIGKILL)
-            interruption.failure = (
-                f"the process did not exit within the {measure.SIGTERM_GRACE_PERIOD_S:g} s grace period after "
-                "SIGTERM (a scheduler would SIGKILL it now)"
-            )
-            return
-        ended = [rank.exited_at for rank in group.ranks if rank.exited_at is not None]
-        interruption.sigterm_exit_s = max(ended) - signalled if ended else None
-        preempted = group.messages(PREEMPTED)
-        interruption.sigterm_write_s = max((float(m.get("write_s") or 0.0) for m in preempted), default=None)
-        codes = [rank.exit_code for rank in group.ranks]
-        if any(code != EXIT_PREEMPTED for code in codes) or len(preempted) < len(group.ranks):
-            endings = ", ".join(describe_exit(code) for code in codes)
-            reason = f"after SIGTERM (to {target}) the process ended with {endings} instead of a checkpoint and exit {EXIT_PREEMPTED}"
-            handler = group.messages(HANDLER)
-            if handler:
-                reason += (
-                    f"; the job replaced the SIGTERM handler with {handler[0].get('handler')} (in "
-                    f"{handler[0].get('stage')}), so its own code ran on SIGTERM: let the handler only set a flag, "
-                    f"then checkpoint at the next step boundary and exit {EXIT_PREEMPTED}"
-                )
-            errors = group.messages(ERROR)
-            if errors:
-                reason += f"; the process reported: {errors[0].get('message')} (in {errors[0].get('stage')})"
-                if "DataLoader worker" in str(errors[0].get("message")):
-                    reason += (
-                        "; the DataLoader workers got SIGTERM too and died inside the preemption checkpoint: a "
-                        "scheduler signals only the container's main process (--sigterm-to pid); where the whole "
-                        "group is signalled, ignore SIGTERM in the workers (worker_init_fn: "
-                        "signal.signal(signal.SIGTERM, signal.SIG_IGN))"
-                    )
-            if any(code == 1 for code in codes) and not errors:
-                reason += "; exit 1 is Python's exit on an uncaught exception"
-            interruption.failure = reason + self.log_hint(group)
-            return
-        checkpoint_step = int(preempted[0]["step"])
-        interruption.checkpoints_before = sorted(set(interruption.checkpoints_before) | {checkpoint_step})
-        self.journal.event("child_preempted", variant=spec.name, step=checkpoint_step,
-                           exit_s=interruption.sigterm_exit_s, write_s=interruption.sigterm_write_s)
-        self.journal.progress(
-            f"{spec.name}: checkpoint at the step {checkpoint_step} boundary, exit {EXIT_PREEMPTED} "
-            f"{interruption.sigterm_exit_s:.3f} s after SIGTERM"
-        )
-
-    def log_hint(self, group: ProcessGroup) -> str:
-        log = self.folder.log_for(group.name, 0)
-        tail = log_tail(log)
-        return f"; last lines of {log.name}: {tail}" if tail else ""
-
-    def truncate_newest(self, spec: VariantSpec, interruption: Interruption) -> None:
-        """A torn, non-atomic write as another tool would leave it: the loader must refuse it."""
-        assert self.checkpoint_root is not None
-        newest = list_checkpoints(self.checkpoint_root / spec.name, 0)
-        if not newest:
-            interruption.failure = "no checkpoint on disk to truncate"
-            return
-        target = newest[0]
-        try:
-            if not target.path.is_file() or target.path.is_symlink():
-                interruption.failure = f"the newest checkpoint {target.path.name} is not a regular file; not truncated"
-                return
-            size = target.path.stat().st_size
-            os.truncate(target.path, size // 2)
-        except OSError as error:
-            interruption.failure = f"could not truncate the newest checkpoint {target.path.name}: {error.strerror}"
-            return
-        interruption.damaged_steps.append(target.step)
-        self.journal.event("checkpoint_damaged", variant=spec.name, path=str(target.path), step=target.step,
-                           size_bytes=size, truncated_to=size // 2)
-        self.journal.progress(f"{spec.name}: truncated the newest checkpoint {target.path.name} to {size // 2} of {size} bytes")
-
     def resume(self, spec: VariantSpec) -> RunRecord:
         label = f"{spec.name}.resumed"
         self.journal.progress(f"{spec.name}: resuming in a fresh process")
-        group = self.start(self.config(label, RESUMED, spec))
+        group = self.processes.start(self.config(label, RESUMED, spec))
         try:
-            finished = self.wait(group, group.exited)
+            finished = self.processes.wait(group, group.exited)
         finally:
             group.close()
-        record = self.finish_group(group, timed_out=not finished)
+        record = self.processes.finish_group(group, timed_out=not finished)
         for restored in record.restored[:1]:
             if restored is None:
                 continue
@@ -627,8 +325,8 @@ class SmokeRun:
             why = analysis.why_variants_disagree(results)
             if why:
                 message += f". {why}"
-            if self.nondeterministic_ops:
-                message += (f". The job ran {', '.join(self.nondeterministic_ops)} without a deterministic "
+            if self.processes.nondeterministic_ops:
+                message += (f". The job ran {', '.join(self.processes.nondeterministic_ops)} without a deterministic "
                             "implementation (--warn-only), which alone can make two runs differ")
         else:
             message = f"resume verified bit for bit in all {len(results)} interruption variants ({proved})"
@@ -636,13 +334,13 @@ class SmokeRun:
         sigterm = next((r.get("sigterm") for r in results if r.get("sigterm")), None)
         summary["measurements"] = {
             "total_wall_s": time.monotonic() - self.started,
-            "startup": measure.startup_measurements(self.records, self.import_torch_s, self.deterministic_mode_s),
+            "startup": measure.startup_measurements(self.processes.records, self.import_torch_s, self.deterministic_mode_s),
             **measure.step_measurements(reference),
-            **measure.memory_measurements(self.records),
-            "resume_device_memory": measure.resume_device_memory(self.records),
+            **measure.memory_measurements(self.processes.records),
+            "resume_device_memory": measure.resume_device_memory(self.processes.records),
             "parent_peak_host_memory_bytes": int(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss) * 1024,
             "gpu_utilisation": gpu,
-            **measure.checkpoint_measurements(self.records),
+            **measure.checkpoint_measurements(self.processes.records),
             "sigterm": measure.sigterm_measurements(
                 sigterm.get("checkpoint_write_s") if sigterm else None, sigterm.get("signal_to_exit_s") if sigterm else None
             ),
@@ -685,7 +383,7 @@ class SmokeRun:
             "warn_only": self.options.warn_only,
         }
         summary["storage"] = self.storage._asdict() if self.storage else None
-        nondeterminism = nondeterministic_ops_warning(self.nondeterministic_ops)
+        nondeterminism = nondeterministic_ops_warning(self.processes.nondeterministic_ops)
         summary["warnings"] = list(self.warnings) + summary["warnings"] + ([nondeterminism] if nondeterminism else [])
         return summary
 
@@ -699,8 +397,8 @@ class SmokeRun:
         return False
 
     def failed(self, message: str) -> dict[str, Any]:
-        self.sampler.stop()
-        self.sampler = NoSampler()
+        self.processes.sampler.stop()
+        self.processes.sampler = NoSampler()
         self.journal.progress(f"setup error: {message}")
         summary = setup_error_summary(message)
         summary["measurements"]["total_wall_s"] = time.monotonic() - self.started
@@ -708,8 +406,8 @@ class SmokeRun:
 
     def unloadable(self, message: str) -> dict[str, Any]:
         """Found on the reference's first state_dict(): no checkpoint of this job could ever be resumed."""
-        self.sampler.stop()
-        self.sampler = NoSampler()
+        self.processes.sampler.stop()
+        self.processes.sampler = NoSampler()
         self.journal.progress(f"resume failed: {message}")
         summary = base_summary(analysis.RESUME_FAILED, (
             f"{message}; every checkpoint would be refused, so no interruption was run: store NumPy arrays as "
@@ -742,19 +440,21 @@ class SmokeRun:
         return summary
 
     def interrupt_resume_compare(self) -> dict[str, Any]:
-        self.sampler = start_sampler(self.device.type, self.folder.logs / "gpu-utilisation.csv")
+        self.processes.sampler = start_sampler(self.device.type, self.folder.logs / "gpu-utilisation.csv")
         reference = self.run_reference()
+        assert self.checkpoint_root is not None
+        interrupter = Interrupter(self.processes, self.options, self.checkpoint_root, self.journal)
         interruptions: list[tuple[Interruption, RunRecord | None]] = []
         for spec in self.plan.variants:
             if time.monotonic() >= self.deadline:
                 skipped = Interruption(spec, failure="not run: the time limit (--timeout) was reached")
                 interruptions.append((skipped, None))
                 continue
-            interruption = self.interrupt(spec)
+            interruption = interrupter.interrupt(spec, self.config(f"{spec.name}.interrupted", INTERRUPTED, spec))
             resumed = self.resume(spec) if interruption.failure is None else None
             interruptions.append((interruption, resumed))
-        gpu = self.sampler.stop()
-        self.sampler = NoSampler()
+        gpu = self.processes.sampler.stop()
+        self.processes.sampler = NoSampler()
         states = FinalStates()
         results = []
         for interruption, resumed in interruptions:

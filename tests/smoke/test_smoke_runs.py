@@ -24,7 +24,7 @@ from smoke_helpers import user_job  # noqa: E402
 from spikelint import __version__  # noqa: E402
 from spikelint.smoke.analysis import Interruption  # noqa: E402
 from spikelint.smoke.checkpoint import list_checkpoints  # noqa: E402
-from spikelint.smoke.orchestrate import SmokeRun  # noqa: E402
+from spikelint.smoke.interrupt import Interrupter  # noqa: E402
 from spikelint.smoke.plan import VariantSpec  # noqa: E402
 from spikelint.schemas import validation_errors  # noqa: E402
 
@@ -146,13 +146,13 @@ def test_a_minimal_job_without_optional_methods_is_verified(tmp_path: Path) -> N
 def test_every_checkpoint_damaged_means_resume_failed(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     """The truncation variant cuts every checkpoint on disk, not only the newest: nothing can be resumed."""
 
-    def truncate_all(self: SmokeRun, spec: VariantSpec, interruption: Interruption) -> None:
+    def truncate_all(self: Interrupter, spec: VariantSpec, interruption: Interruption) -> None:
         assert self.checkpoint_root is not None
         for checkpoint in list_checkpoints(self.checkpoint_root / spec.name, 0):
             os.truncate(checkpoint.path, checkpoint.path.stat().st_size // 2)
             interruption.damaged_steps.append(checkpoint.step)
 
-    monkeypatch.setattr(SmokeRun, "truncate_newest", truncate_all)
+    monkeypatch.setattr(Interrupter, "truncate_newest", truncate_all)
     result = run_smoke(tmp_path / "run", *SHORT, "--signal", "kill")
     summary = checked_summary(result)
     assert summary["verdict"] == "resume_failed"
@@ -179,9 +179,9 @@ def test_an_object_without_the_job_methods_is_a_setup_error(tmp_path: Path) -> N
 
 
 def test_sigterm_on_a_checkpoint_step_does_not_write_twice(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    from spikelint.smoke import orchestrate
+    from spikelint.smoke import supervise
 
-    monkeypatch.setattr(orchestrate, "HEARTBEAT_S", 0.0)  # every wake-up of the parent is "slow" here
+    monkeypatch.setattr(supervise, "HEARTBEAT_S", 0.0)  # every wake-up of the parent is "slow" here
     checkpoints = tmp_path / "checkpoints"
     result = run_smoke(
         tmp_path / "run", *SHORT, "--signal", "term", "--kill-at-step", "8", "--checkpoint-dir", str(checkpoints)
