@@ -53,6 +53,7 @@ from spikelint.workers import even_shares
 from spikelint.workers import file_cost
 from spikelint.workers import free_cpus
 from spikelint.workers import run_shares
+from spikelint.workers import usable_cpus
 from spikelint.workers import worker_count
 
 def selected(rule: str, config: Config) -> bool:
@@ -501,8 +502,10 @@ def _result_from_data(path: str, data: dict[str, Any]) -> FileResult:
 
 def _check_sources(engine: Engine, plan: _Plan, jobs: int | None) -> list[FileResult]:
     size = sum(source.size for source in plan.sources)
-    cpus = free_cpus() if jobs is None or jobs > 1 else 1
-    return check_sources(engine, plan, worker_count(jobs, len(plan.sources), size, cpus))
+    workers = worker_count(jobs, len(plan.sources), size, usable_cpus()) if jobs is None or jobs > 1 else 1
+    if workers > 1:  # worth splitting on an idle machine: how many CPUs are free now?
+        workers = worker_count(workers, len(plan.sources), size, free_cpus())
+    return check_sources(engine, plan, workers)
 
 
 def check_sources(engine: Engine, plan: _Plan, workers: int) -> list[FileResult]:

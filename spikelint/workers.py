@@ -13,6 +13,7 @@ from __future__ import annotations
 import os
 import pickle
 import sys
+import time
 from typing import Callable
 from typing import Sequence
 from typing import TypeVar
@@ -28,17 +29,43 @@ SECONDS_PER_WORKER = 0.08
 
 
 def free_cpus() -> int:
-    """CPUs this process may use, less what other processes keep busy (the 1-minute load average):
-    on a shared CI runner a second worker on a taken CPU only adds its start-up cost."""
+    """CPUs this process may use, less those other processes are running on right now: on a
+    shared CI runner a second worker on a taken CPU only adds its start-up cost.
+
+    "Right now" is the kernel's count of runnable tasks (``/proc/loadavg``'s fourth field, this
+    process included), not the load average: a run that follows another (a hook after a hook, a
+    benchmark's next round) would otherwise see its predecessor's minute of load and stay
+    in-process on an idle machine.
+    """
+    usable = usable_cpus()
+    return max(1, usable - _others_running())
+
+
+def usable_cpus() -> int:
+    """The CPUs this process may run on (its affinity, e.g. a container's cpuset)."""
     try:
-        usable = len(os.sched_getaffinity(0))
+        return len(os.sched_getaffinity(0))
     except (AttributeError, OSError):
-        usable = os.cpu_count() or 1
+        return os.cpu_count() or 1
+
+
+def _others_running(samples: int = 3, interval: float = 0.002) -> int:
+    """Tasks runnable now besides this one (Linux: the fewest of a few samples, so that a kernel
+    thread's or an exiting process's moment does not count); elsewhere the 1-minute load average."""
     try:
-        busy = os.getloadavg()[0]
+        counts = []
+        for sample in range(samples):
+            if sample:
+                time.sleep(interval)
+            with open("/proc/loadavg", encoding="ascii") as handle:
+                counts.append(int(handle.read().split()[3].split("/")[0]))
+        return max(0, min(counts) - 1)
+    except (OSError, ValueError, IndexError):
+        pass
+    try:
+        return round(os.getloadavg()[0])
     except (AttributeError, OSError):
-        busy = 0.0
-    return max(1, min(usable, round(usable - busy + 0.5)))
+        return 0
 
 
 def worker_count(jobs: int | None, files: int, size: int, cpus: int) -> int:

@@ -108,3 +108,15 @@ def test_a_share_whose_worker_fails_is_checked_in_process(capsys: pytest.Capture
 def test_without_fork_a_process_pool_runs_the_shares(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setattr(sys, "platform", "darwin")
     assert sorted(run_shares(_squares, [[0, 1], [2]])) == [0, 1, 4]
+
+
+def test_free_cpus_counts_what_runs_now_not_the_last_minute(monkeypatch: pytest.MonkeyPatch) -> None:
+    from spikelint import workers
+
+    monkeypatch.setattr(workers, "usable_cpus", lambda: 2)
+    monkeypatch.setattr(workers, "_others_running", lambda: 0)
+    assert workers.free_cpus() == 2  # a busy minute just ended: both CPUs are free now
+    monkeypatch.setattr(workers, "_others_running", lambda: 1)
+    assert workers.free_cpus() == 1
+    monkeypatch.setattr(workers, "_others_running", lambda: 7)
+    assert workers.free_cpus() == 1  # never fewer than this process
