@@ -5,10 +5,20 @@ run as a test.  Loading validates each entry and fails loudly, naming the file a
 broken catalog is caught by the first test run instead of surfacing as a half-empty SARIF
 ``rules`` array.  The shipped catalog is read once per process (the command line, the engine
 and sub-folder configurations all ask for it); each caller gets its own dict of the frozen rules.
+
+Every run needs the catalog, and reading it costs more than JSON does (and a YAML library a
+Dockerfile or Python file does not otherwise need), so the shipped folder also holds
+``catalog.index.json``: the validated rules and a digest of the YAML they were read from.  It is
+used only while the digest matches; an edited YAML file is read as YAML until
+``python -m spikelint.catalog`` writes the index again (a test says so).
 """
 
 from __future__ import annotations
 
+import hashlib
+import json
+import sys
+from dataclasses import asdict
 from functools import lru_cache
 from pathlib import Path
 from typing import Any
@@ -26,6 +36,7 @@ SELECTOR_PATTERN = lazy_regex(r"^SPK\d{0,3}$")
 
 REQUIRED_TEXT_FIELDS = ("summary", "rationale", "fires_when", "does_not_fire_when", "remediation")
 OPTIONAL_FIELDS = ("examples", "implemented")
+INDEX_NAME = "catalog.index.json"
 RULE_FIELDS = frozenset(("id", "name", "severity") + REQUIRED_TEXT_FIELDS + OPTIONAL_FIELDS)
 EXAMPLE_FIELDS = frozenset(("filename", "good_filename", "config", "bad", "good", "testable"))
 
@@ -132,7 +143,36 @@ def load_catalog(folder: Path | None = None) -> dict[str, Rule]:
 
 @lru_cache(maxsize=1)
 def _shipped_catalog() -> dict[str, Rule]:
-    return _read_catalog(data_folder("rules"))
+    folder = data_folder("rules")
+    return read_index(folder) or _read_catalog(folder)
+
+
+def catalog_digest(folder: Path) -> str:
+    """SHA-256 of the catalog's YAML files, names and bytes, in name order."""
+    digest = hashlib.sha256()
+    for path in sorted(folder.glob("*.yaml")):
+        digest.update(path.name.encode("utf-8") + b"\0" + path.read_bytes() + b"\0")
+    return digest.hexdigest()
+
+
+def read_index(folder: Path) -> dict[str, Rule] | None:
+    """The rules of ``folder``'s index, or ``None`` when there is none or it is not of these YAML files."""
+    try:
+        data = json.loads((folder / INDEX_NAME).read_text(encoding="utf-8"))
+        if not isinstance(data, dict) or data.get("digest") != catalog_digest(folder):
+            return None
+        return {entry["id"]: Rule(**entry) for entry in data["rules"]}
+    except (OSError, UnicodeDecodeError, ValueError, TypeError, KeyError):
+        return None
+
+
+def write_index(folder: Path) -> Path:
+    """Read and validate ``folder``'s YAML, and write the index of it."""
+    rules = _read_catalog(folder)
+    path = folder / INDEX_NAME
+    data = {"digest": catalog_digest(folder), "rules": [asdict(rule) for rule in rules.values()]}
+    path.write_text(json.dumps(data, indent=1, ensure_ascii=False, sort_keys=True) + "\n", encoding="utf-8")
+    return path
 
 
 def _read_catalog(folder: Path) -> dict[str, Rule]:
@@ -202,3 +242,19 @@ def unmatched_selectors(catalog: Mapping[str, Rule], selectors: Iterable[str]) -
         if not any(rule_id.startswith(prefix) for rule_id in catalog):
             unmatched.append(selector)
     return unmatched
+
+
+def main(argv: list[str]) -> int:
+    """``python -m spikelint.catalog [FOLDER]``: write the index of the catalog in FOLDER (default: rules/)."""
+    folder = Path(argv[0]) if argv else data_folder("rules")
+    try:
+        path = write_index(folder)
+    except CatalogError as error:
+        print(f"spikelint: {error}", file=sys.stderr)
+        return 2
+    print(f"wrote {path}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1:]))

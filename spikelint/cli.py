@@ -4,10 +4,12 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import subprocess
 import sys
 from pathlib import Path
 from typing import TYPE_CHECKING
+from typing import Any
 from typing import Callable
 from typing import NoReturn
 from typing import Sequence
@@ -32,7 +34,38 @@ class UsageError(Exception):
     """Bad options or configuration: exit 2 with this message."""
 
 
+def _terminal_width() -> int:
+    """What ``shutil.get_terminal_size`` gives, without importing shutil (and its compressors)."""
+    try:
+        columns = int(os.environ["COLUMNS"])
+        if columns > 0:
+            return columns
+    except (KeyError, ValueError):
+        pass
+    try:
+        return os.get_terminal_size(sys.__stdout__.fileno()).columns if sys.__stdout__ else 80
+    except (AttributeError, ValueError, OSError):
+        return 80
+
+
+class _Formatter(argparse.HelpFormatter):
+    """argparse's formatter with the width given: argparse builds one per ``add_argument`` and
+    each would import shutil and ask the terminal for its size."""
+
+    def __init__(self, prog: str, indent_increment: int = 2, max_help_position: int = 24,
+                 width: int | None = None) -> None:
+        super().__init__(prog, indent_increment, max_help_position, width or max(_terminal_width() - 2, 11))
+
+
+class _RawDescriptionFormatter(argparse.RawDescriptionHelpFormatter, _Formatter):
+    """The same, keeping an epilog's line breaks."""
+
+
 class _Parser(argparse.ArgumentParser):
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        kwargs.setdefault("formatter_class", _Formatter)
+        super().__init__(*args, **kwargs)
+
     def error(self, message: str) -> NoReturn:
         # main() prints "spikelint: error: ", so only the subcommand is named here
         command = self.prog.split(" ", 1)[1] if " " in self.prog else ""
@@ -68,7 +101,7 @@ def _positive(text: str) -> int:
 def _check_parser(subparsers: argparse._SubParsersAction) -> None:
     parser = subparsers.add_parser("check", help="lint files and folders", description="Lint workload definitions, "
                                    "launch scripts, configs, notebooks, Dockerfiles and training code.",
-                                   epilog=CHECK_EPILOG, formatter_class=argparse.RawDescriptionHelpFormatter)
+                                   epilog=CHECK_EPILOG, formatter_class=_RawDescriptionFormatter)
     parser.add_argument("paths", nargs="*", default=None, help="files and folders (default: .)")
     parser.add_argument("--format", choices=FORMATS, default="text", help="output format (default: text; see below)")
     parser.add_argument("--output", metavar="FILE", help="write the report to FILE")

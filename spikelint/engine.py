@@ -4,7 +4,6 @@ overrides, fingerprints, baseline and diff filters.  Nothing here prints."""
 from __future__ import annotations
 
 import os
-import traceback
 from dataclasses import dataclass
 from dataclasses import field
 from dataclasses import replace
@@ -305,6 +304,8 @@ def _checkable_view(document: Document) -> Document | None:
 
 
 def _describe_crash(where: str, document: Document, error: Exception) -> str:
+    import traceback
+
     frame = traceback.extract_tb(error.__traceback__)[-1] if error.__traceback__ else None
     location = f" ({Path(frame.filename).name}:{frame.lineno})" if frame else ""
     return f"{document.path}: internal error in {where}{location}: {type(error).__name__}: {error}"

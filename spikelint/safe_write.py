@@ -11,7 +11,6 @@ renamed over it: a rename replaces a name, never what a link points at.
 from __future__ import annotations
 
 import os
-import secrets
 import stat
 from pathlib import Path
 
@@ -57,7 +56,7 @@ def write_text_safely(path: Path, text: str, *, durable: bool = False) -> None:
     """Write ``text`` to ``path`` through a temporary file beside it, never through a link."""
     check_target(path)
     folder = path.parent
-    temporary = folder / f".{path.name}.{secrets.token_hex(8)}.tmp"
+    temporary = folder / f".{path.name}.{os.urandom(8).hex()}.tmp"
     descriptor = os.open(temporary, os.O_WRONLY | os.O_CREAT | os.O_EXCL | NOFOLLOW, 0o666)
     try:
         with os.fdopen(descriptor, "w", encoding="utf-8") as handle:

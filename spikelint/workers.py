@@ -11,7 +11,6 @@ with its usual message.
 from __future__ import annotations
 
 import os
-import pickle
 import sys
 import time
 from typing import Callable
@@ -133,6 +132,8 @@ def _forked(check: Callable[[list[int]], list[Result]], shares: list[list[int]])
 def _child(check: Callable[[list[int]], list[Result]], share: list[int], read_end: int, write_end: int) -> None:
     """Check ``share``, send the pickled results down the pipe, and leave without running this
     process's exit handlers (they belong to the parent)."""
+    import pickle
+
     status = 1
     try:
         os.close(read_end)
@@ -148,6 +149,8 @@ def _child(check: Callable[[list[int]], list[Result]], share: list[int], read_en
 
 def _collect(check: Callable[[list[int]], list[Result]], pid: int, read_end: int,
              share: list[int]) -> list[Result]:
+    import pickle
+
     if pid < 0:
         return check(share)
     with os.fdopen(read_end, "rb") as stream:

@@ -20,7 +20,10 @@ import pytest
 import yaml
 
 from spikelint.catalog import CatalogError
+from spikelint.catalog import INDEX_NAME
 from spikelint.catalog import load_catalog
+from spikelint.catalog import read_index
+from spikelint.catalog import write_index
 from spikelint.catalog import rules_matching
 from spikelint.catalog import unmatched_selectors
 from spikelint.explain import closest_rule_ids
@@ -342,3 +345,24 @@ def test_invalid_files_are_reported(tmp_path: Path, content: Any, message: str) 
 def test_an_empty_folder_is_an_error(tmp_path: Path) -> None:
     with pytest.raises(CatalogError, match="no rule catalog files"):
         load_catalog(tmp_path)
+
+
+def test_the_shipped_index_is_of_the_shipped_yaml() -> None:
+    folder = Path(__file__).resolve().parent.parent / "rules"
+    index = read_index(folder)
+    assert index is not None, f"{folder / INDEX_NAME} is not of the current rules/*.yaml: run python -m spikelint.catalog"
+    assert index == load_catalog(folder)
+
+
+def test_an_index_of_other_yaml_is_not_used(tmp_path: Path) -> None:
+    folder = Path(__file__).resolve().parent.parent / "rules"
+    copy = tmp_path / "rules"
+    shutil.copytree(folder, copy)
+    assert read_index(copy) == load_catalog(copy)
+    meta = copy / "meta.yaml"
+    meta.write_text(meta.read_text(encoding="utf-8").replace("summary:", "summary: Edited.", 1), encoding="utf-8")
+    assert read_index(copy) is None  # the YAML changed after the index was written: read as YAML
+    write_index(copy)
+    assert read_index(copy) == load_catalog(copy) and read_index(copy) != read_index(folder)
+    (copy / INDEX_NAME).write_text("{not json", encoding="utf-8")
+    assert read_index(copy) is None
