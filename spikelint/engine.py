@@ -48,10 +48,9 @@ from spikelint.model import Workload
 from spikelint.project import Project
 from spikelint.suppressions import covers
 from spikelint.workspace import workspace
-from spikelint.workers import even_shares
 from spikelint.workers import file_cost
 from spikelint.workers import free_cpus
-from spikelint.workers import run_shares
+from spikelint.workers import run_split
 from spikelint.workers import usable_cpus
 from spikelint.workers import worker_count
 
@@ -334,7 +333,7 @@ class _Plan:
     given: frozenset[str]
 
 
-def _check_chunk(engine: Engine, plan: _Plan, chunk: list[int]) -> list[FileResult]:
+def _check_chunk(engine: Engine, plan: _Plan, chunk: Iterable[int]) -> list[FileResult]:
     project = Project(plan.context, image_limits=engine.config.image_limits())
     results = []
     for index in chunk:
@@ -511,11 +510,10 @@ def _check_sources(engine: Engine, plan: _Plan, jobs: int | None) -> list[FileRe
 
 def check_sources(engine: Engine, plan: _Plan, workers: int) -> list[FileResult]:
     """Check ``plan`` in-process (``workers`` <= 1) or in ``workers`` processes of about equal work."""
-    everything = list(range(len(plan.sources)))
     if workers <= 1:
-        return _check_chunk(engine, plan, everything)
-    shares = even_shares([file_cost(source.size) for source in plan.sources], workers)
-    results = run_shares(partial(_check_chunk, engine, plan), shares)
+        return _check_chunk(engine, plan, range(len(plan.sources)))
+    results = run_split(partial(_check_chunk, engine, plan), [file_cost(source.size) for source in plan.sources],
+                        workers)
     order = {source.path: index for index, source in enumerate(plan.sources)}
     return sorted(results, key=lambda result: order.get(result.path, len(order)))
 

@@ -1,11 +1,12 @@
 """Splitting a run over processes: how many the work is worth, even shares, and running them.
 
-On Linux the shares run in forked children while this process checks the first share itself:
-a child inherits everything already imported and built (the engine, the plan, the catalog), so
-nothing is pickled on the way in, and no process sits idle waiting.  Elsewhere (macOS and
+On Linux the work runs in forked children and in this process alike, each taking batches from
+one queue as it finishes the last: a child inherits everything already imported and built (the
+engine, the plan, the catalog), so nothing is pickled on the way in, no process sits idle
+waiting, and a batch slower than its estimate does not hold up the others.  Elsewhere (macOS and
 Windows start processes with ``spawn``) a process pool runs every share.  A child that fails is
-not the end of the run: its share is checked again in this process, where any error surfaces
-with its usual message.
+not the end of the run: the batches it took are checked again in this process, where any
+error surfaces with its usual message.
 """
 
 from __future__ import annotations
@@ -14,6 +15,8 @@ import os
 import sys
 import time
 from typing import Callable
+from typing import Iterable
+from typing import Iterator
 from typing import Sequence
 from typing import TypeVar
 
@@ -98,75 +101,131 @@ def even_shares(costs: Sequence[float], workers: int) -> list[list[int]]:
     return [sorted(share) for share in shares if share]
 
 
-def run_shares(check: Callable[[list[int]], list[Result]], shares: list[list[int]]) -> list[Result]:
-    """``check`` of every share, their results concatenated (in no particular order)."""
-    if len(shares) <= 1:
-        return check(shares[0]) if shares else []
-    if sys.platform.startswith("linux") and hasattr(os, "fork"):
-        return _forked(check, shares)
-    return _pooled(check, shares)
+def batches_by_cost(costs: Sequence[float], workers: int, per_worker: int = 8) -> list[list[int]]:
+    """Indices of ``costs`` in batches of about ``1 / (workers * per_worker)`` of the total cost,
+    the costliest first (a file costlier than that is a batch of its own), each in index order."""
+    order = sorted(range(len(costs)), key=lambda position: -costs[position])
+    target = sum(costs) / max(1, workers * per_worker)
+    batches: list[list[int]] = []
+    batch: list[int] = []
+    weight = 0.0
+    for index in order:
+        batch.append(index)
+        weight += costs[index]
+        if weight >= target:
+            batches.append(sorted(batch))
+            batch, weight = [], 0.0
+    if batch:
+        batches.append(sorted(batch))
+    return batches
 
 
-def _forked(check: Callable[[list[int]], list[Result]], shares: list[list[int]]) -> list[Result]:
+def run_split(check: Callable[[Iterable[int]], list[Result]], costs: Sequence[float], workers: int) -> list[Result]:
+    """``check`` over every index of ``costs`` in ``workers`` processes, results concatenated (in
+    no particular order).  ``check`` is called once per process with the indices it is to do.
+
+    With fork, the processes take batches from one queue as they finish the last, so a share
+    that turns out slower than its estimate does not hold up the run; elsewhere each process of
+    the pool gets an even share by estimated cost.
+    """
+    if workers <= 1 or len(costs) <= 1:
+        return check(range(len(costs)))
+    batches = batches_by_cost(costs, workers)
+    if sys.platform.startswith("linux") and hasattr(os, "fork") and len(batches) < 16_000:  # < a pipe's 64 KiB
+        return _forked(check, batches, workers)
+    return _pooled(check, even_shares(costs, workers))
+
+
+def _forked(check: Callable[[Iterable[int]], list[Result]], batches: list[list[int]], workers: int) -> list[Result]:
+    """This process and ``workers - 1`` forked children take batches from one pipe of batch
+    numbers (every number written before the fork, four bytes each: a read of four bytes takes
+    exactly one, and the kernel hands each to one reader)."""
+    queue_read, queue_write = os.pipe()
+    os.write(queue_write, b"".join(number.to_bytes(4, "little") for number in range(len(batches))))
+    os.close(queue_write)  # drained, the queue reads as end-of-file
     sys.stdout.flush()
     sys.stderr.flush()
-    children: list[tuple[int, int, list[int]]] = []
-    for share in shares[1:]:
+    children: list[tuple[int, int]] = []
+    for _ in range(workers - 1):
         try:
             read_end, write_end = os.pipe()
             pid = os.fork()
-        except OSError as error:  # no more processes: this one checks the rest
+        except OSError as error:  # no more processes: the others take its batches
             print(f"spikelint: cannot start a worker process ({error}); checking in-process", file=sys.stderr)
-            children.append((-1, -1, share))
-            continue
+            break
         if pid == 0:
-            _child(check, share, read_end, write_end)
+            os.close(read_end)
+            _child(check, batches, queue_read, write_end)
         os.close(write_end)
-        children.append((pid, read_end, share))
-    results = check(shares[0])
-    for pid, read_end, share in children:
-        results.extend(_collect(check, pid, read_end, share))
+        children.append((pid, read_end))
+    taken: list[int] = []
+    results = check(_pulled(queue_read, batches, taken))
+    os.close(queue_read)
+    done = set(taken)
+    failed = False
+    for pid, read_end in children:
+        outcome = _collect(pid, read_end)
+        if outcome is None:
+            failed = True
+            continue
+        child_taken, child_results = outcome
+        done.update(child_taken)
+        results.extend(child_results)
+    if failed:
+        print("spikelint: a worker process stopped early; checking its files in-process", file=sys.stderr)
+        left = [index for number, batch in enumerate(batches) if number not in done for index in batch]
+        results.extend(check(left))
     return results
 
 
-def _child(check: Callable[[list[int]], list[Result]], share: list[int], read_end: int, write_end: int) -> None:
-    """Check ``share``, send the pickled results down the pipe, and leave without running this
-    process's exit handlers (they belong to the parent)."""
+def _pulled(queue: int, batches: list[list[int]], taken: list[int]) -> Iterator[int]:
+    """The indices of every batch this process takes from ``queue``, noted in ``taken``."""
+    while True:
+        record = os.read(queue, 4)
+        if len(record) < 4:
+            return
+        number = int.from_bytes(record, "little")
+        taken.append(number)
+        yield from batches[number]
+
+
+def _child(check: Callable[[Iterable[int]], list[Result]], batches: list[list[int]], queue: int,
+           write_end: int) -> None:
+    """Check the batches this child takes, send them and the pickled results down the pipe, and
+    leave without running this process's exit handlers (they belong to the parent)."""
     import pickle
 
     status = 1
     try:
-        os.close(read_end)
-        payload = pickle.dumps(check(share), protocol=pickle.HIGHEST_PROTOCOL)
+        taken: list[int] = []
+        results = check(_pulled(queue, batches, taken))
+        payload = pickle.dumps((taken, results), protocol=pickle.HIGHEST_PROTOCOL)
         with os.fdopen(write_end, "wb") as stream:
             stream.write(payload)
         status = 0
-    except BaseException:  # noqa: BLE001 - the parent checks the share again and reports the error
+    except BaseException:  # noqa: BLE001 - the parent checks the batches again and reports the error
         pass
     finally:
         os._exit(status)
 
 
-def _collect(check: Callable[[list[int]], list[Result]], pid: int, read_end: int,
-             share: list[int]) -> list[Result]:
+def _collect(pid: int, read_end: int) -> tuple[list[int], list[Result]] | None:
+    """A child's batches and results, or ``None`` when it did not finish."""
     import pickle
 
-    if pid < 0:
-        return check(share)
     with os.fdopen(read_end, "rb") as stream:
         payload = stream.read()
     _, status = os.waitpid(pid, 0)
-    if status == 0 and payload:
-        try:
-            results: list[Result] = pickle.loads(payload)
-            return results
-        except (pickle.UnpicklingError, EOFError, AttributeError, ImportError, TypeError):
-            pass
-    print("spikelint: a worker process stopped early; checking its files in-process", file=sys.stderr)
-    return check(share)
+    if status != 0 or not payload:
+        return None
+    try:
+        taken, results = pickle.loads(payload)
+    except (pickle.UnpicklingError, EOFError, AttributeError, ImportError, TypeError, ValueError):
+        return None
+    return list(taken), list(results)
 
 
-def _pooled(check: Callable[[list[int]], list[Result]], shares: list[list[int]]) -> list[Result]:
+def _pooled(check: Callable[[Iterable[int]], list[Result]], shares: list[list[int]]) -> list[Result]:
     from concurrent.futures import ProcessPoolExecutor  # multiprocessing costs ~15 ms to import
 
     try:

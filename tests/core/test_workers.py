@@ -4,7 +4,9 @@ from __future__ import annotations
 
 import os
 import sys
+import time
 from pathlib import Path
+from typing import Iterable
 
 import pytest
 
@@ -18,8 +20,9 @@ from spikelint.engine import _Plan
 from spikelint.engine import build_report
 from spikelint.engine import check_paths
 from spikelint.engine import check_sources
+from spikelint.workers import batches_by_cost
 from spikelint.workers import even_shares
-from spikelint.workers import run_shares
+from spikelint.workers import run_split
 from spikelint.workers import worker_count
 from spikelint.files import discover
 from spikelint.model import FileKind
@@ -84,30 +87,41 @@ def test_shares_are_even_by_cost_and_keep_index_order() -> None:
     assert even_shares([], 2) == []
 
 
-def _squares(share: list[int]) -> list[int]:
-    return [index * index for index in share]
+def test_batches_put_the_costliest_first_and_a_large_file_alone() -> None:
+    batches = batches_by_cost([1.0] * 30 + [50.0], 2, per_worker=4)
+    assert batches[0] == [30]  # more than a batch's worth of work on its own
+    assert sorted(index for batch in batches for index in batch) == list(range(31))
+    assert all(batch == sorted(batch) for batch in batches)
 
 
-def test_forked_shares_return_every_result() -> None:
-    shares = even_shares([1.0] * 9, 3)
-    assert sorted(run_shares(_squares, shares)) == [index * index for index in range(9)]
+def _squares(indices: Iterable[int]) -> list[int]:
+    return [index * index for index in indices]
 
 
-def test_a_share_whose_worker_fails_is_checked_in_process(capsys: pytest.CaptureFixture[str]) -> None:
+def test_every_index_is_checked_once_whichever_process_takes_it() -> None:
+    assert sorted(run_split(_squares, [1.0] * 40, 3)) == [index * index for index in range(40)]
+    assert run_split(_squares, [1.0] * 5, 1) == [0, 1, 4, 9, 16]
+
+
+def test_the_batches_of_a_worker_that_fails_are_checked_in_process(capsys: pytest.CaptureFixture[str]) -> None:
     parent = os.getpid()
 
-    def only_here(share: list[int]) -> list[int]:
-        if os.getpid() != parent:
-            raise MemoryError("a worker ran out of memory")
-        return _squares(share)
+    def only_here(indices: Iterable[int]) -> list[int]:
+        found = []
+        for index in indices:
+            if os.getpid() != parent:
+                raise MemoryError("a worker ran out of memory")
+            time.sleep(0.02)  # slow enough here that the worker takes batches too
+            found.append(index * index)
+        return found
 
-    assert sorted(run_shares(only_here, [[0, 1], [2, 3]])) == [0, 1, 4, 9]
+    assert sorted(run_split(only_here, [1.0] * 20, 2)) == [index * index for index in range(20)]
     assert "a worker process stopped early; checking its files in-process" in capsys.readouterr().err
 
 
-def test_without_fork_a_process_pool_runs_the_shares(monkeypatch: pytest.MonkeyPatch) -> None:
+def test_without_fork_a_process_pool_runs_even_shares(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setattr(sys, "platform", "darwin")
-    assert sorted(run_shares(_squares, [[0, 1], [2]])) == [0, 1, 4]
+    assert sorted(run_split(_squares, [1.0, 1.0, 1.0], 2)) == [0, 1, 4]
 
 
 def test_free_cpus_counts_what_runs_now_not_the_last_minute(monkeypatch: pytest.MonkeyPatch) -> None:
