@@ -164,7 +164,7 @@ def _forked(check: Callable[[Iterable[int]], list[Result]], batches: list[list[i
     done = set(taken)
     failed = False
     for pid, read_end in children:
-        outcome = _collect(pid, read_end)
+        outcome: tuple[list[int], list[Result]] | None = _collect(pid, read_end)
         if outcome is None:
             failed = True
             continue
