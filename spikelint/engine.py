@@ -125,11 +125,11 @@ class Engine:
         result = FileResult(document.path, internal_errors=internal)
         self._finish(document, workloads, problems, result)
         masked: list[Finding] = []
-        for path in sorted({finding.path for finding in result.findings}):  # snippets need only these lines
+        for path in sorted({finding.path for finding in result.findings}):  # snippets need only these files
             shown = document if path == document.path else project.parsed.get(path)
             own = [finding for finding in result.findings if finding.path == path]
             notes = result.internal_errors if path == document.path else []
-            own, lines, notes = mask_file(own, path, shown.text.splitlines() if shown is not None else [], notes)
+            own, lines, notes = mask_file(own, path, _finding_lines(shown.text, own) if shown is not None else [], notes)
             if path == document.path:
                 result.internal_errors = notes
             result.sources[path] = lines
@@ -300,6 +300,13 @@ def _checkable_view(document: Document) -> Document | None:
     if not document.text:
         return None
     return Document(SourceFile(document.path, document.source.abspath, FileKind.TEXT), document.text)
+
+
+def _finding_lines(text: str, findings: list[Finding]) -> list[str]:
+    """The file's lines where a finding is (its snippet), the others empty: no other line is shown,
+    and only the shown ones need masking (or space in the report and the cache)."""
+    shown = {finding.line for finding in findings}
+    return [line if number in shown else "" for number, line in enumerate(text.splitlines(), 1)]
 
 
 def _describe_crash(where: str, document: Document, error: Exception) -> str:

@@ -77,9 +77,12 @@ def _indexed_masker(parts: list[str], form: Callable[[str], str]) -> Callable[[s
     def mask(text: str) -> str:
         pieces: list[str] = []
         position = done = 0
-        while position <= len(text) - MIN_MASKED:
-            found = next((part for part in index.get(text[position:position + MIN_MASKED], ())
-                          if text.startswith(part, position)), None)
+        last = len(text) - MIN_MASKED
+        lookup = index.get
+        while position <= last:
+            candidates = lookup(text[position:position + MIN_MASKED])
+            found = None if candidates is None else next(
+                (part for part in candidates if text.startswith(part, position)), None)
             if found is None:
                 position += 1
                 continue

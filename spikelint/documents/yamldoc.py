@@ -158,8 +158,9 @@ def parse_yaml(text: str) -> list[Node]:
                     quoted = True
                     value, tag = _quoted_value(raw, tag)
                 start, end = event.start_mark, event.end_mark
-                node = Node("scalar", value, start.line + 1, start.column + 1, end.line + 1, end.column + 1,
-                            None, tag, quoted)
+                line = start.line + 1
+                end_line = line if end.line == start.line else end.line + 1  # one int object, not two
+                node = Node("scalar", value, line, start.column + 1, end_line, end.column + 1, None, tag, quoted)
                 size = 1
                 if event.anchor:
                     anchors[event.anchor] = (node, 1)

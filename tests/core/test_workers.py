@@ -64,7 +64,10 @@ def test_the_report_keeps_lines_only_where_a_finding_is_shown(tmp_path: Path) ->
     write(tmp_path, {"bad/values.yaml": VALUES_LATEST, "good/values.yaml": VALUES_PINNED})
     report = check_paths(["."], Config(), cwd=tmp_path, jobs=1).report
     assert set(report.sources) == {"bad/values.yaml", "good/values.yaml"}  # JUnit lists every checked file
-    assert report.sources["bad/values.yaml"] == VALUES_LATEST.splitlines()
+    shown = {finding.line for finding in report.findings}
+    assert report.sources["bad/values.yaml"] == [line if number in shown else ""
+                                                 for number, line in enumerate(VALUES_LATEST.splitlines(), 1)]
+    assert any(report.sources["bad/values.yaml"]) and not all(report.sources["bad/values.yaml"])
     assert report.sources["good/values.yaml"] == []
 
 
