@@ -54,6 +54,7 @@ from spikelint.secrets.redact import secret_key
 from spikelint.secrets.carriers import text_mode
 from spikelint.secrets.text import CONFIG
 from spikelint.secrets.text import PROSE
+from spikelint.secrets.text import LineIndex
 from spikelint.secrets.text import has_secret_hint
 from spikelint.secrets.text import find_in_text
 
@@ -395,15 +396,19 @@ def text_general(document: Document, text: str | None = None, first_line: int = 
     """SPK201 candidates in raw text, with key context from the lines themselves (as ``mode`` allows)."""
     lines = document.lines
     body = document.text if text is None else text
+    index: LineIndex | None = None  # not text.count() per secret: quadratic in a file of many tokens
     for secret in find_in_text(body, mode=mode):
-        start_line = first_line + body.count("\n", 0, secret.start)
+        index = index or LineIndex(body, first_line)
+        start_line = index.position(secret.start)[0]
         yield _found("SPK201", lines, secret, start_line, start_line + secret.value.count("\n"), (start_line, 1))
 
 
 def file_credentials(document: Document) -> Iterator[Found]:
     lines = document.lines
+    index: LineIndex | None = None
     for secret in credential_file_secrets(document.path, document.text):
-        line = 1 + document.text.count("\n", 0, secret.start)
+        index = index or LineIndex(document.text)
+        line = index.position(secret.start)[0]
         yield _found("SPK206", lines, secret, line, line, (line, 1), " (credential file)")
 
 
