@@ -37,6 +37,7 @@ TEXT_KINDS_THAT_MUST_DECODE = (FileKind.YAML, FileKind.JSON, FileKind.TOML, File
                                FileKind.SHELL, FileKind.PYTHON)
 MAX_PYTHON_NESTING = 200
 MAX_PYTHON_SYNTAX_TREE_CHARS = 1024 * 1024
+SAVE_CALL = lazy_regex(r"\b(?:save|save_state_dict|async_save)\s*\(")
 # kinds whose files that markup makes unparseable are unrendered templates (Jinja, cookiecutter): SPK003, not SPK001
 TEMPLATED_KINDS = (FileKind.YAML, FileKind.JSON, FileKind.TOML)
 BYTE_ORDER_MARKS = (codecs.BOM_UTF16_LE, codecs.BOM_UTF16_BE, codecs.BOM_UTF32_LE, codecs.BOM_UTF32_BE)
@@ -127,7 +128,15 @@ def _parse_notebook(document: Document) -> None:
 
 def _parse_python(document: Document) -> None:
     if len(document.text) > MAX_PYTHON_SYNTAX_TREE_CHARS:
-        return  # generated or vendored code: its syntax tree costs ~250 bytes of memory per character; text checks only
+        # generated or vendored code: its syntax tree costs ~250 bytes of memory per character; text checks only,
+        # said where a syntax tree was what a rule needed (a save call the checkpoint rule would have read)
+        if SAVE_CALL.search(document.text):
+            size = len(document.text) / (1024 * 1024)
+            document.problems.append(Problem(
+                "SPK003", 1, 1, f"Python file of {size:.1f} MiB not parsed (over 1 MiB): its text was scanned for "
+                "secrets, but the checkpoint rule (SPK403) did not read its save calls — move the training code "
+                "that saves checkpoints into a module of its own", key="python-not-parsed"))
+        return
     depth = max((len(match.group()) for match in re.finditer(r"[(\[{]+", document.text)), default=0)
     if depth > MAX_PYTHON_NESTING:
         raise ParseFailure(f"brackets nested {depth} deep exceed the parser's safety limit", 1, 1)

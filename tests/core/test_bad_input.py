@@ -361,3 +361,23 @@ def test_deeply_nested_dockerfile_instructions_are_read_quickly(body: str) -> No
     started = time.perf_counter()
     document = parse_text(source("Dockerfile"), "FROM busybox:1.36.1\n" + body + "\n")
     assert len(document.problems) <= 1 and time.perf_counter() - started < 5
+
+
+def _large_module(save_call: str) -> str:
+    body = "".join(f"def step_{index}(batch):\n    return batch + {index}\n" for index in range(30_000))
+    return "import torch\n" + body + f"def keep(model):\n    {save_call}\n"
+
+
+def test_a_python_file_too_large_to_parse_says_the_checkpoint_rule_did_not_run(tmp_path: Path) -> None:
+    text = _large_module('torch.save({"model": model.state_dict()}, "ckpt.pt")')
+    assert len(text) > 1024 * 1024
+    document = parse_text(SourceFile("generated/train.py", str(tmp_path / "train.py"), "python"), text)
+    assert document.parsed is None
+    (notice,) = document.problems
+    assert notice.rule == "SPK003" and notice.line == 1 and "SPK403" in notice.message
+
+
+def test_a_large_python_file_that_saves_nothing_is_quietly_text_only(tmp_path: Path) -> None:
+    text = _large_module("return model")
+    document = parse_text(SourceFile("generated/tables.py", str(tmp_path / "tables.py"), "python"), text)
+    assert document.parsed is None and document.problems == []
