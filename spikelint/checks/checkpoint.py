@@ -228,7 +228,8 @@ def workload_resume_hygiene(workload: Workload, document: Document, ctx: CheckCo
     own = [setting for setting in view.settings if setting.config is None]
     facts = summarise(own)
     if workload.is_training:
-        trained = [setting for setting in own if not _in_any(setting.where, _other_programs(workload, document))]
+        others = _other_programs(workload, document)
+        trained = [setting for setting in own if not _in_any(setting.where, others)]
         yield from implicit_resumes(trained, summarise(trained), _identity_names(workload))
     yield from timestamped_dirs(own)
     must_resume = bool(view.facts and view.facts.resumes) or workload.preemptible or retry_count(workload) > 0

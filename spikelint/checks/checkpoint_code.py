@@ -60,6 +60,25 @@ class Contents(NamedTuple):
     scheduler: bool
 
 
+def _saves_by_scope(module: ast.Module, aliases: dict[str, str]) -> list[tuple[ast.AST, list[ast.Call]]]:
+    """Each function (or the module) with the save calls of its own body, in one walk: a call in a
+    nested function belongs to that function; one in a class body or a lambda to no scope."""
+    found: dict[int, tuple[ast.AST, list[ast.Call]]] = {}
+    stack: list[tuple[ast.AST, ast.AST | None]] = [(child, module) for child in ast.iter_child_nodes(module)]
+    while stack:
+        node, scope = stack.pop()
+        if scope is not None and isinstance(node, ast.Call) and _is_save(node, aliases):
+            found.setdefault(id(scope), (scope, []))[1].append(node)
+        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
+            inner: ast.AST | None = node
+        elif isinstance(node, (ast.ClassDef, ast.Lambda)):
+            inner = None
+        else:
+            inner = scope
+        stack.extend((child, inner) for child in ast.iter_child_nodes(node))
+    return list(found.values())
+
+
 def _scope_nodes(scope: ast.AST) -> Iterator[ast.AST]:
     """Nodes of a function (or module) body, not descending into nested functions and classes."""
     stack = list(ast.iter_child_nodes(scope))
@@ -224,13 +243,6 @@ def _aliases(module: ast.Module) -> dict[str, str]:
     return found
 
 
-def _scopes(module: ast.Module) -> Iterator[ast.AST]:
-    yield module
-    for node in ast_nodes(module):
-        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
-            yield node
-
-
 def _missing(contents: Contents, scheduler_exists: bool) -> list[str]:
     missing = []
     if not contents.optimizer:
@@ -258,12 +270,10 @@ def incomplete_checkpoint_state(document: Document, ctx: CheckContext) -> Iterat
     aliases = _aliases(module)
     if not any(isinstance(node, ast.Call) and _is_save(node, aliases) for node in ast_nodes(module)):
         return  # most modules save nothing: no per-scope walk
-    for scope in _scopes(module):
+    for scope, saves in _saves_by_scope(module, aliases):
         bindings: _Bindings | None = None
         scheduler: bool | None = None
-        for node in _scope_nodes(scope):
-            if not isinstance(node, ast.Call) or not _is_save(node, aliases):
-                continue
+        for node in saves:
             saved = _saved_object(node)
             if saved is None:
                 continue
