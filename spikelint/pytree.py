@@ -38,3 +38,16 @@ def _breadth_first(tree: ast.AST) -> list[ast.AST]:
             elif isinstance(value, node_type):
                 append(value)
     return found
+
+
+def child_nodes(node: ast.AST) -> list[ast.AST]:
+    """``list(ast.iter_child_nodes(node))`` without a generator per node."""
+    found: list[ast.AST] = []
+    node_type = ast.AST
+    for name in node._fields:
+        value = getattr(node, name, None)
+        if isinstance(value, list):
+            found.extend(item for item in value if isinstance(item, node_type))
+        elif isinstance(value, node_type):
+            found.append(value)
+    return found

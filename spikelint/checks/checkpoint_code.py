@@ -20,6 +20,7 @@ from spikelint.model import Document
 from spikelint.model import FileKind
 from spikelint.model import Problem
 from spikelint.pytree import ast_nodes
+from spikelint.pytree import child_nodes
 
 SAVE_RECEIVERS = lazy_regex(r"^(torch|torch\.distributed\.checkpoint|dcp|DCP|dist_cp|distcp|ptd_checkpoint|"
                             r"xm|torch_xla\.core\.xla_model)$|accelerator$|accelerate$")
@@ -64,7 +65,7 @@ def _saves_by_scope(module: ast.Module, aliases: dict[str, str]) -> list[tuple[a
     """Each function (or the module) with the save calls of its own body, in one walk: a call in a
     nested function belongs to that function; one in a class body or a lambda to no scope."""
     found: dict[int, tuple[ast.AST, list[ast.Call]]] = {}
-    stack: list[tuple[ast.AST, ast.AST | None]] = [(child, module) for child in ast.iter_child_nodes(module)]
+    stack: list[tuple[ast.AST, ast.AST | None]] = [(child, module) for child in child_nodes(module)]
     while stack:
         node, scope = stack.pop()
         if scope is not None and isinstance(node, ast.Call) and _is_save(node, aliases):
@@ -75,19 +76,19 @@ def _saves_by_scope(module: ast.Module, aliases: dict[str, str]) -> list[tuple[a
             inner = None
         else:
             inner = scope
-        stack.extend((child, inner) for child in ast.iter_child_nodes(node))
+        stack.extend([(child, inner) for child in child_nodes(node)])
     return list(found.values())
 
 
 def _scope_nodes(scope: ast.AST) -> Iterator[ast.AST]:
     """Nodes of a function (or module) body, not descending into nested functions and classes."""
-    stack = list(ast.iter_child_nodes(scope))
+    stack = child_nodes(scope)
     while stack:
         node = stack.pop()
         yield node
         if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef, ast.Lambda)):
             continue
-        stack.extend(ast.iter_child_nodes(node))
+        stack.extend(child_nodes(node))
 
 
 def _state_dict_receiver(value: ast.AST) -> str | None:

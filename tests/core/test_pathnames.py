@@ -12,6 +12,7 @@ import pytest
 from spikelint.pathnames import base_name
 from spikelint.pathnames import name_suffix
 from spikelint.pytree import ast_nodes
+from spikelint.pytree import child_nodes
 
 PATHS = ["", ".", "..", "train.py", "configs/", "configs/.", "a/..", "/", "//", "/usr/bin/python3", "a//b",
          "./launch.sh", "a/./", ".bashrc", "ckpt/model.tar.gz", "$HOME/run.sh", "weights.", "C:\\x\\y.py"]
@@ -29,3 +30,8 @@ def test_the_shared_walk_is_ast_walk_and_is_kept_on_the_tree() -> None:
     tree = ast.parse(source)
     assert ast_nodes(tree) == list(ast.walk(tree))
     assert ast_nodes(tree) is ast_nodes(tree)
+
+
+def test_child_nodes_are_iter_child_nodes() -> None:
+    tree = ast.parse(Path(ast.__file__).read_text(encoding="utf-8"))
+    assert all(child_nodes(node) == list(ast.iter_child_nodes(node)) for node in ast.walk(tree))
