@@ -28,6 +28,9 @@ Result = TypeVar("Result")
 SECONDS_PER_FILE = 0.0012
 SECONDS_PER_BYTE = 1 / 2_500_000
 SECONDS_PER_WORKER = 0.08
+# The batch queue is written whole before the fork; a pipe holds one page even where the user's
+# pipe buffers are exhausted (64 KiB otherwise), and there are at most ~8 batches per worker.
+QUEUE_BYTES = 4096
 
 
 def free_cpus() -> int:
@@ -131,7 +134,7 @@ def run_split(check: Callable[[Iterable[int]], list[Result]], costs: Sequence[fl
     if workers <= 1 or len(costs) <= 1:
         return check(range(len(costs)))
     batches = batches_by_cost(costs, workers)
-    if sys.platform.startswith("linux") and hasattr(os, "fork") and len(batches) < 16_000:  # < a pipe's 64 KiB
+    if sys.platform.startswith("linux") and hasattr(os, "fork") and len(batches) * 4 <= QUEUE_BYTES:
         return _forked(check, batches, workers)
     return _pooled(check, even_shares(costs, workers))
 
@@ -141,7 +144,9 @@ def _forked(check: Callable[[Iterable[int]], list[Result]], batches: list[list[i
     numbers (every number written before the fork, four bytes each: a read of four bytes takes
     exactly one, and the kernel hands each to one reader)."""
     queue_read, queue_write = os.pipe()
-    os.write(queue_write, b"".join(number.to_bytes(4, "little") for number in range(len(batches))))
+    records = memoryview(b"".join(number.to_bytes(4, "little") for number in range(len(batches))))
+    while records:
+        records = records[os.write(queue_write, records):]
     os.close(queue_write)  # drained, the queue reads as end-of-file
     sys.stdout.flush()
     sys.stderr.flush()
