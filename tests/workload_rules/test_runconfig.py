@@ -11,6 +11,8 @@ from spikelint.runconfig import CKPT_LOCATION
 from spikelint.runconfig import CONFIG_REF
 from spikelint.runconfig import LOG
 from spikelint.runconfig import LOG_HOLDER
+from spikelint.runconfig import MAX_RESOLVED_CHARS
+from spikelint.runconfig import MAX_SOURCES
 from spikelint.runconfig import MODEL_ONLY
 from spikelint.runconfig import OUTPUT
 from spikelint.runconfig import RESUME
@@ -234,3 +236,12 @@ def test_relative_interpolation_and_wide_reference_chains_are_fast() -> None:
     started = time.perf_counter()
     config_settings(parse_yaml(chain)[0])
     assert time.perf_counter() - started < 2
+
+
+def test_a_long_chain_of_values_built_from_each_other_stays_bounded() -> None:
+    links = "".join(f"k{i}: ${{{f'k{i - 1}' if i else 'root'}}}/x\n" for i in range(3000))
+    text = "root: /ckpt\n" + links + "output_dir: ${k10}\ncheckpoint_dir: ${k2999}\n"
+    settings = by_key(config_settings(parse_yaml(text)[0]))
+    assert settings[("output_dir",)].value == "/ckpt" + "/x" * 11
+    longest = settings[("checkpoint_dir",)]
+    assert len(str(longest.value)) <= MAX_RESOLVED_CHARS and len(longest.sources) <= MAX_SOURCES + 1
