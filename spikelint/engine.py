@@ -63,9 +63,10 @@ def selected(rule: str, config: Config) -> bool:
     return chosen >= 0 and chosen > best(config.ignore)
 
 
-@dataclass
+@dataclass(slots=True)
 class FileResult:
-    """What checking one file produced (picklable: it crosses process boundaries)."""
+    """What checking one file produced (picklable: it crosses process boundaries; slotted: a run
+    keeps one per file until the report)."""
 
     path: str
     findings: list[Finding] = field(default_factory=list)
