@@ -135,8 +135,16 @@ def run_split(check: Callable[[Iterable[int]], list[Result]], costs: Sequence[fl
         return check(range(len(costs)))
     batches = batches_by_cost(costs, workers)
     if sys.platform.startswith("linux") and hasattr(os, "fork") and len(batches) * 4 <= QUEUE_BYTES:
+        if _other_threads():
+            return check(range(len(costs)))  # a fork would copy the locks those threads hold
         return _forked(check, batches, workers)
     return _pooled(check, even_shares(costs, workers))
+
+
+def _other_threads() -> bool:
+    """Whether this process runs threads besides the main one (spikelint used as a library)."""
+    threading = sys.modules.get("threading")
+    return threading is not None and threading.active_count() > 1
 
 
 def _forked(check: Callable[[Iterable[int]], list[Result]], batches: list[list[int]], workers: int) -> list[Result]:

@@ -137,3 +137,24 @@ def test_free_cpus_counts_what_runs_now_not_the_last_minute(monkeypatch: pytest.
     assert workers.free_cpus() == 1
     monkeypatch.setattr(workers, "_others_running", lambda: 7)
     assert workers.free_cpus() == 1  # never fewer than this process
+
+
+def test_a_process_with_other_threads_checks_in_process() -> None:
+    import threading
+
+    release = threading.Event()
+    helper = threading.Thread(target=release.wait)
+    helper.start()
+    try:
+        parent = os.getpid()
+        seen: set[int] = set()
+
+        def where(indices: Iterable[int]) -> list[int]:
+            seen.add(os.getpid())
+            return list(indices)
+
+        assert sorted(run_split(where, [1.0] * 10, 2)) == list(range(10))
+        assert seen == {parent}
+    finally:
+        release.set()
+        helper.join()
