@@ -139,18 +139,27 @@ def walk_files(folder: Path, pruned: list[Path] | None = None) -> list[Path]:
     A folder holding ``pyvenv.cfg`` is a virtual environment whatever its name.  ``pruned``
     collects the folders left out, for ``--show-files``.
     """
-    found: list[Path] = []
-    for current, folders, names in os.walk(folder, followlinks=False):
+    return [folder / name for name in walk_names(folder, pruned)]
+
+
+def walk_names(folder: Path, pruned: list[Path] | None = None) -> list[str]:
+    """:func:`walk_files` as '/'-separated paths relative to ``folder`` (strings: a path object
+    and a ``relpath`` per file cost more than the rest of discovery)."""
+    found: list[str] = []
+    top = str(folder)
+    for current, folders, names in os.walk(top, followlinks=False):
+        relative = os.path.relpath(current, top)
+        prefix = "" if relative == "." else relative.replace(os.sep, "/") + "/"
         kept = []
         for name in sorted(folders):
-            path = Path(current) / name
-            if name in DEFAULT_EXCLUDED_FOLDERS or name.endswith(".egg-info") or (path / "pyvenv.cfg").is_file():
+            if name in DEFAULT_EXCLUDED_FOLDERS or name.endswith(".egg-info") or \
+                    os.path.isfile(os.path.join(current, name, "pyvenv.cfg")):
                 if pruned is not None:
-                    pruned.append(path)
+                    pruned.append(Path(current) / name)
             else:
                 kept.append(name)
         folders[:] = kept
-        found.extend(Path(current) / name for name in sorted(names))
+        found.extend(prefix + name for name in sorted(names))
     return found
 
 
@@ -239,7 +248,7 @@ def discover(paths: list[str], *, cwd: Path, exclude: tuple[str, ...] = (), max_
             listed = git_names(absolute)  # None outside Git (ls-files fails there): no rev-parse first
             pruned: list[Path] = []
             if listed is None:
-                listed = [os.path.relpath(path, folder) for path in walk_files(absolute, pruned)]
+                listed = walk_names(absolute, pruned)
             result.excluded.extend((display_path(path, cwd) + "/", "default exclude outside Git") for path in pruned)
             prefix = display_path(absolute, cwd)
             above = prefix == ".." or prefix.startswith("../")  # then a file may lie under cwd: relpath decides
