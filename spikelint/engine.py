@@ -304,10 +304,11 @@ def _checkable_view(document: Document) -> Document | None:
 
 
 def _finding_lines(text: str, findings: list[Finding]) -> list[str]:
-    """The file's lines where a finding is (its snippet), the others empty: no other line is shown,
-    and only the shown ones need masking (or space in the report and the cache)."""
+    """The file's lines up to its last finding's, empty but where a finding is (its snippet): no
+    other line is shown, and only the shown ones need masking (or space in the report and the cache)."""
     shown = {finding.line for finding in findings}
-    return [line if number in shown else "" for number, line in enumerate(text.splitlines(), 1)]
+    lines = text.splitlines()[:max(shown, default=0)]
+    return [line if number in shown else "" for number, line in enumerate(lines, 1)]
 
 
 def _describe_crash(where: str, document: Document, error: Exception) -> str:
