@@ -133,18 +133,14 @@ def git_names(folder: Path) -> list[str] | None:
     return sorted({name for name in result.stdout.decode("utf-8", "surrogateescape").split("\0") if name})
 
 
-def walk_files(folder: Path, pruned: list[Path] | None = None) -> list[Path]:
-    """Every entry under ``folder``, not entering default-excluded folders or following directory links.
+def walk_names(folder: Path, pruned: list[Path] | None = None) -> list[str]:
+    """Every file under ``folder`` as a '/'-separated path relative to it, not entering
+    default-excluded folders or following directory links (strings: a path object and a
+    ``relpath`` per file cost more than the rest of discovery).
 
     A folder holding ``pyvenv.cfg`` is a virtual environment whatever its name.  ``pruned``
     collects the folders left out, for ``--show-files``.
     """
-    return [folder / name for name in walk_names(folder, pruned)]
-
-
-def walk_names(folder: Path, pruned: list[Path] | None = None) -> list[str]:
-    """:func:`walk_files` as '/'-separated paths relative to ``folder`` (strings: a path object
-    and a ``relpath`` per file cost more than the rest of discovery)."""
     found: list[str] = []
     top = str(folder)
     for current, folders, names in os.walk(top, followlinks=False):

@@ -53,12 +53,12 @@ def existing_config(folder: Path) -> Path | None:
 def tree_files(folder: Path) -> list[str]:
     """The tree's files relative to ``folder`` (``git ls-files`` inside Git, a walk outside)."""
     from spikelint.files import git_names
-    from spikelint.files import walk_files
+    from spikelint.files import walk_names
 
     listed = git_names(folder)
     if listed is not None:
         return listed
-    return [path.relative_to(folder).as_posix() for path in walk_files(folder)]
+    return walk_names(folder)
 
 
 def generated_globs(files: Iterable[str]) -> tuple[str, ...]:

@@ -23,20 +23,10 @@ def ast_nodes(tree: ast.AST) -> list[ast.AST]:
 
 def _breadth_first(tree: ast.AST) -> list[ast.AST]:
     found: list[ast.AST] = [tree]
-    append = found.append
-    node_type = ast.AST
     position = 0
     while position < len(found):
-        node = found[position]
+        found.extend(child_nodes(found[position]))
         position += 1
-        for name in node._fields:
-            value = getattr(node, name, None)
-            if isinstance(value, list):
-                for item in value:
-                    if isinstance(item, node_type):
-                        append(item)
-            elif isinstance(value, node_type):
-                append(value)
     return found
 
 
@@ -47,7 +37,9 @@ def child_nodes(node: ast.AST) -> list[ast.AST]:
     for name in node._fields:
         value = getattr(node, name, None)
         if isinstance(value, list):
-            found.extend(item for item in value if isinstance(item, node_type))
+            for item in value:
+                if isinstance(item, node_type):
+                    found.append(item)
         elif isinstance(value, node_type):
             found.append(value)
     return found
