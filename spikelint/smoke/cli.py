@@ -99,6 +99,9 @@ def build_parser() -> argparse.ArgumentParser:
                         help="a line of the command's output with the step number in group 1 (default %(default)s)")
     parser.add_argument("--loss-regex", default=defaults.loss_regex, metavar="REGEX",
                         help="the loss on a progress line, in group 1 (default %(default)s)")
+    parser.add_argument("--steps-per-epoch", type=int, default=None, metavar="N",
+                        help="with --cmd: the command's epoch length in steps, when its step lines print no epoch=E; "
+                             "the plan then runs past an epoch boundary after a resume")
     parser.add_argument("--warn-only", action="store_true",
                         help="deterministic algorithms in warn-only mode: an op without a deterministic implementation "
                              "runs anyway and is named in the summary's warnings (default: it stops the run, exit 2)")
@@ -134,6 +137,7 @@ def options_from_args(args: argparse.Namespace) -> SmokeOptions:
         loss_regex=args.loss_regex,
         warn_only=args.warn_only,
         grace_period=args.grace_period,
+        steps_per_epoch=args.steps_per_epoch,
     )
 
 

@@ -28,8 +28,17 @@ from pathlib import Path
 from typing import Callable
 
 
-DEFAULT_PROGRESS = r"step[=: ](\d+)"
-DEFAULT_LOSS = r"loss[=: ](\S+)"
+from spikelint.smoke.steplines import LOAD_LINE
+from spikelint.smoke.steplines import MAX_EXAMPLES
+from spikelint.smoke.steplines import MAX_LOAD_LINES
+from spikelint.smoke.steplines import Mention
+from spikelint.smoke.steplines import StepLine
+from spikelint.smoke.steplines import output_lines
+from spikelint.smoke.steplines import read_line
+
+# Names a partial write carries until it is complete: never a checkpoint.
+PARTIAL_SUFFIXES = (".tmp", ".temp", ".partial", ".incomplete", ".part", ".lock")
+PARTIAL_PREFIXES = ("tmp-checkpoint-", "tmp.", "tmp_", ".")
 
 
 class CommandError(ValueError):
@@ -64,6 +73,10 @@ class CommandRun:
     argv: list[str]
     log: Path
     steps: dict[int, str] = field(default_factory=dict)  # step -> loss text ("" without a loss)
+    epochs: dict[int, int] = field(default_factory=dict)  # step -> epoch, where the step line prints one
+    mentions: list[Mention] = field(default_factory=list)  # lines that name a step without being one
+    examples: list[str] = field(default_factory=list)  # the first step lines, as printed
+    load_lines: list[str] = field(default_factory=list)  # lines that say what was loaded or resumed
     step_s: dict[int, float] = field(default_factory=dict)  # step -> seconds after the start when it was read
     exit_code: int | None = None
     signalled_at_step: int | None = None
@@ -84,6 +97,27 @@ class CommandRun:
 
 
 Heartbeat = Callable[[CommandRun, float], None]  # (run, seconds since its last output line)
+
+
+def record_step(run: CommandRun, read: StepLine, line: str, at_s: float) -> None:
+    """A step line: its loss, its epoch, when it came; the first few kept to show what was read."""
+    run.steps[read.step] = read.loss
+    run.step_s[read.step] = at_s
+    if read.epoch is not None:
+        run.epochs[read.step] = read.epoch
+    if len(run.examples) < MAX_EXAMPLES:
+        run.examples.append(line.strip()[:200])
+
+
+def is_partial(relative: Path) -> bool:
+    """A temporary or partial write (``step-8.pt.tmp``, ``tmp-checkpoint-8/``, ``.x.partial``): not a checkpoint."""
+    for part in relative.parts:
+        lowered = part.lower()
+        if lowered.startswith(PARTIAL_PREFIXES) or lowered.endswith(PARTIAL_SUFFIXES):
+            return True
+        if ".tmp" in lowered or ".partial" in lowered or ".incomplete" in lowered:
+            return True
+    return False
 
 
 def process_tree(pid: int) -> list[int]:
@@ -202,16 +236,18 @@ def run_command(
             log.write(chunk)
             log.flush()
             pending += chunk
-            *lines, pending = pending.split(b"\n")
-            for raw in lines:
-                line = raw.decode("utf-8", "replace")
-                found = progress.search(line)
-                if not found:
+            complete, _, pending = pending.rpartition(b"\n")
+            for line in output_lines(complete) if complete else []:
+                if len(run.load_lines) < MAX_LOAD_LINES and LOAD_LINE.search(line):
+                    run.load_lines.append(line.strip())
+                read = read_line(line, progress, loss)
+                if isinstance(read, Mention):
+                    run.mentions.append(read)
                     continue
-                step = int(found.group(1))
-                value = loss.search(line)
-                run.steps[step] = value.group(1) if value else ""
-                run.step_s[step] = last_output - started
+                if read is None:
+                    continue
+                step = read.step
+                record_step(run, read, line, last_output - started)
                 if stop_at_step is not None and run.signalled_at_step is None and step >= stop_at_step:
                     run.signalled_at_step = step
                     if signal_delay_s > 0:
@@ -231,12 +267,24 @@ def run_command(
 
 
 def snapshot(folder: Path) -> dict[Path, int]:
-    """Relative path -> modification time (ns) of every regular file, hidden temporaries left out."""
+    """Relative path -> modification time (ns) of every complete regular file (temporaries left out)."""
+    return {name: stat.st_mtime_ns for name, stat in file_stats(folder).items()}
+
+
+def file_stats(folder: Path) -> dict[Path, os.stat_result]:
+    """Relative path -> ``stat`` of every regular file that is not a partial write, links left out."""
     found = {}
     for path in sorted(folder.rglob("*")):
-        if path.is_file() and not path.is_symlink() and not path.name.startswith("."):
-            found[path.relative_to(folder)] = path.stat().st_mtime_ns
+        relative = path.relative_to(folder)
+        if path.is_file() and not path.is_symlink() and not is_partial(relative):
+            found[relative] = path.stat()
     return found
+
+
+def partial_files(folder: Path) -> list[Path]:
+    """The temporary and partial writes in the folder, as the report lists them."""
+    return [path.relative_to(folder) for path in sorted(folder.rglob("*"))
+            if path.is_file() and is_partial(path.relative_to(folder))]
 
 
 def written_since(folder: Path, before: dict[Path, int]) -> list[Path]:

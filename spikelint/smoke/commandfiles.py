@@ -1,10 +1,11 @@
 """The checkpoints an opaque command left in its folder, and the torn one ``truncated-newest`` makes.
 
-The command's checkpoint format is not known, so a checkpoint is named by the first number
-in its path relative to the folder: ``step-8.pt``, ``checkpoint-8/optimizer.pt`` and
+The command's checkpoint format is not known, so a checkpoint is named by the number after
+``step``, ``iter`` or ``checkpoint`` in its path relative to the folder, else by its first number:
+``step-8.pt``, ``epoch=0-step=8.ckpt``, ``checkpoint-8/optimizer.pt``, ``global_step8/`` and
 ``model_00008.safetensors`` are all step 8; ``last.pt`` has no step. The files of one step
 are one checkpoint (a Hugging Face ``checkpoint-N/`` folder, a model file and per-rank RNG
-files). Hidden temporaries are left out, as ``command.snapshot`` does.
+files). Temporary and partial writes are left out, as ``command.snapshot`` does.
 """
 
 from __future__ import annotations
@@ -15,9 +16,13 @@ from pathlib import Path
 from typing import Iterable
 from typing import NamedTuple
 
+from spikelint.smoke.command import file_stats
 from spikelint.smoke.command import snapshot
+from spikelint.smoke.steplines import LOAD_LINE
 
 NUMBER = re.compile(r"\d+")
+STEP_NUMBER = re.compile(r"(?i)(?:step|iter|iteration|checkpoint|ckpt)[-_=]?(\d+)")
+PATH_WORD = re.compile(r"[^\s'\"`,;()\[\]]+")
 
 
 class Damage(NamedTuple):
@@ -30,8 +35,44 @@ class Damage(NamedTuple):
 
 
 def step_of(relative: Path) -> int | None:
-    found = NUMBER.search(relative.as_posix())
+    text = relative.as_posix()
+    keyed = STEP_NUMBER.findall(text)
+    if keyed:
+        return int(keyed[-1])
+    found = NUMBER.search(text)
     return int(found.group()) if found else None
+
+
+def access_times(folder: Path) -> dict[Path, int]:
+    """Relative path -> access time (ns) of every complete checkpoint file."""
+    return {name: stat.st_atime_ns for name, stat in file_stats(folder).items()}
+
+
+def files_read(folder: Path, before: dict[Path, int], written: Iterable[Path], mentions: Iterable[str]) -> list[Path]:
+    """The checkpoint files a resumed run loaded: named on a resume or load line, else read per access time.
+
+    The command's own words come first (``Restoring states from …/last.ckpt``, ``resumed from
+    …/step-24.pt``). Without them, a file whose access time moved while the run did not rewrite it
+    was read (Linux ``relatime`` updates it on the first read after a write); on a ``noatime``
+    mount nothing moves and the answer is empty.
+    """
+    present = set(before) | set(file_stats(folder))  # a loaded file may be deleted by the run (keep the newest two)
+    named: list[Path] = []
+    for line in mentions:
+        if not LOAD_LINE.search(line):
+            continue
+        for word in PATH_WORD.findall(line):
+            candidate = Path(word.rstrip("."))
+            for name in sorted(present):
+                whole = (folder / name).as_posix()
+                folder_part = (folder / name.parts[0]).as_posix() if len(name.parts) > 1 else None
+                if candidate.as_posix() in (whole, folder_part) and name not in named:
+                    named.append(name)
+    if named:
+        return named
+    rewritten = set(written)
+    return [name for name, atime in access_times(folder).items()
+            if name in before and atime > before[name] and name not in rewritten]
 
 
 def checkpoint_steps(folder: Path) -> list[int]:

@@ -6,9 +6,11 @@ resume is a real restart. Only the comparison loads torch (for ``torch.save`` fi
 
 from __future__ import annotations
 
+import math
 import re
 import signal
 import time
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 from typing import TextIO
@@ -20,7 +22,12 @@ from spikelint.smoke.command import CommandRun
 from spikelint.smoke.command import expand
 from spikelint.smoke.command import run_command
 from spikelint.smoke.command import snapshot
+from spikelint.smoke.command import partial_files
+from spikelint.smoke.command import written_since
+from spikelint.smoke.steplines import MAX_EXAMPLES
 from spikelint.smoke.commandfiles import Damage
+from spikelint.smoke.commandfiles import access_times
+from spikelint.smoke.commandfiles import files_read
 from spikelint.smoke.commandfiles import checkpoint_steps
 from spikelint.smoke.commandfiles import truncate_newest
 from spikelint.smoke.commandverdict import PREEMPTION_FIX
@@ -36,6 +43,8 @@ from spikelint.smoke.plan import TRUNCATED_NEWEST
 from spikelint.smoke.plan import SmokeOptions
 from spikelint.smoke.plan import SmokePlan
 from spikelint.smoke.plan import VariantSpec
+from spikelint.smoke.plan import make_plan
+from spikelint.smoke.steplines import epoch_length
 from spikelint.smoke.report import base_summary
 from spikelint.smoke.report import render_json
 from spikelint.smoke.report import render_text
@@ -46,6 +55,8 @@ from spikelint.smoke.runfolder import new_run_id
 from spikelint.smoke.runfolder import write_json_atomically
 
 
+MAX_EPOCH_STEPS = 2000  # a plan lengthened to cross an epoch stays a smoke test
+RUNS_PER_PLAN = 12  # references and interrupted and resumed runs of every variant, roughly
 MIN_AIMED_STEP_S = 0.01  # shorter steps cannot be aimed into: half a step is lost in process scheduling
 
 
@@ -54,6 +65,11 @@ def median_step_s(run: CommandRun) -> float | None:
     times = [run.step_s[step] for step in sorted(run.step_s)]
     gaps = sorted(later - earlier for earlier, later in zip(times, times[1:]))
     return gaps[len(gaps) // 2] if gaps else None
+
+
+def crosses(resume_points: list[int], steps: int, length: int) -> bool:
+    """Some resume is followed, within the run, by the first step of a new epoch."""
+    return any((point // length + 1) * length < steps for point in resume_points)
 
 
 class ReferenceFailed(Exception):
@@ -86,6 +102,8 @@ class CommandSmoke:
         self.loss = re.compile(options.loss_regex)
         self.references: dict[int, tuple[CommandRun, Path]] = {}
         self.not_applicable: list[dict[str, str]] = []
+        self.epoch_length: int | None = None
+        self.crossed: bool | None = None
         (root / "checkpoints").mkdir(exist_ok=True)
 
     def argv(self, folder: Path, resume: bool, every: int) -> list[str]:
@@ -188,13 +206,18 @@ class CommandSmoke:
             self.journal.progress(f"{spec.name}: truncated the newest checkpoint {damage.path} to "
                                   f"{damage.truncated_to} of {damage.size_bytes} bytes")
         before_resume = snapshot(folder)
+        read_before = access_times(folder)
         resumed = self.run(f"{spec.name}.resumed", folder, True, every)
+        loaded = files_read(folder, read_before, written_since(folder, before_resume),
+                            resumed.load_lines + [mention.text for mention in resumed.mentions])
         if spec.name == SIGTERM_MID_STEP:
             aim = (f"SIGTERM sent {delay * 1000:.1f} ms after the step {interrupted.signalled_at_step} line, half the "
                    f"uninterrupted run's median step")
+            if step_s is None or step_s < MIN_AIMED_STEP_S:
+                aim += ": steps this short cannot be aimed into, so it may have landed between two steps"
             result["notes"] = [aim]
         runs = Runs(reference, reference_folder, interrupted, resumed, folder, before_resume, damage, every,
-                    self.plan.checkpoint_every, self.plan.steps, self.options.resume_arg)
+                    self.plan.checkpoint_every, self.plan.steps, self.options.resume_arg, loaded)
         return judge(spec, result, runs, on_disk)
 
     def variants(self) -> list[VariantSpec]:
@@ -218,19 +241,68 @@ class CommandSmoke:
         if spec.name == KILL_DURING_WRITE:
             return ("an opaque command cannot be paused inside its checkpoint write; the torn file such a kill "
                     f"leaves is what {TRUNCATED_NEWEST} makes on purpose")
-        if spec.name == SIGTERM_MID_STEP:
-            step_s = median_step_s(self.references[self.plan.checkpoint_every][0])
-            if step_s is None or step_s < MIN_AIMED_STEP_S:
-                shown = f"{step_s * 1000:.1f} ms" if step_s is not None else "unknown"
-                return (f"the command's steps ({shown}, median) are too short to aim a signal inside one; "
-                        f"{SIGTERM_PREEMPTION} covers the boundary")
         if spec.checkpoint_every is not None and "{every}" not in self.options.cmd:
             return "--cmd has no {every} placeholder, so its checkpoint interval cannot be set off the period"
         return None
 
+    def epoch_plan(self) -> list[str]:
+        """Make the plan cross an epoch boundary where the epoch length is known; warnings where it cannot.
+
+        A loader generator or sampler left out of the checkpoint only shows once a resumed run
+        draws an epoch's order: the plan is lengthened so that the SIGKILL lands in the second
+        epoch (its resume draws that epoch's order again) and the off-period resume, in the
+        first epoch, runs past the boundary. The reference is run again with the new length.
+        """
+        reference = self.references[self.plan.checkpoint_every][0]
+        self.epoch_length = self.options.steps_per_epoch or epoch_length(reference.epochs)
+        length = self.epoch_length
+        if length is None:
+            self.crossed = None
+            printed = " (the step lines print no epoch)" if not reference.epochs else (
+                f" (every step line printed epoch {min(reference.epochs.values())}: the epoch is longer than the plan)")
+            return [f"no epoch boundary was crossed: data-order bugs at an epoch end were not tested{printed}; "
+                    f"pass --steps-per-epoch N (or print epoch=E on the step lines) and the plan runs past one"]
+        resume_points = [spec.expected_resume_step for spec in self.plan.variants if spec.signal == "SIGKILL"]
+        if crosses(resume_points, self.plan.steps, length):
+            self.crossed = True
+            return []
+        every = self.plan.checkpoint_every
+        steps = math.ceil((length + every) / 0.6) + every
+        step_s = median_step_s(reference) or 0.0
+        budget_s = (self.deadline - time.monotonic()) / 2
+        if steps > MAX_EPOCH_STEPS or step_s * steps * RUNS_PER_PLAN > budget_s:
+            self.crossed = False
+            return [f"no epoch boundary was crossed: an epoch is {length} steps, and a plan that runs past one "
+                    f"({steps} steps) does not fit the time limit; data-order bugs at an epoch end were not tested: "
+                    f"raise --timeout or shorten the epoch (a smaller data set) for the smoke test"]
+        self.plan = make_plan(replace(self.options, steps=steps, kill_at_step=None))
+        self.references.clear()
+        self.journal.progress(f"plan: an epoch is {length} steps; {steps} steps so that the kill lands in the "
+                              f"second epoch and a resume runs past the boundary")
+        self.reference(self.plan.checkpoint_every)
+        self.crossed = crosses([spec.expected_resume_step for spec in self.plan.variants if spec.signal == "SIGKILL"],
+                               self.plan.steps, length)
+        return []
+
+    def observed(self) -> dict[str, Any]:
+        """What the uninterrupted run showed: the lines read as steps, the epoch, the checkpoint layout."""
+        if self.plan.checkpoint_every not in self.references:
+            return {}
+        reference, folder = self.references[self.plan.checkpoint_every]
+        mentions = [mention.text for mention in reference.mentions]
+        complete = [str(name) for name in snapshot(folder)]
+        numbered = checkpoint_steps(folder)
+        layout = "numbered" if numbered else "single" if complete else "none"
+        return {"steps_per_epoch": self.epoch_length, "epoch_boundary_crossed": self.crossed,
+                "step_lines": {"examples": reference.examples, "not_steps": mentions[:MAX_EXAMPLES],
+                               "not_steps_count": len(mentions)},
+                "checkpoints_seen": {"complete": complete[:20], "partial": [str(name) for name in partial_files(folder)][:20],
+                                     "layout": layout}}
+
     def execute(self) -> dict[str, Any]:
         try:
             self.reference(self.plan.checkpoint_every)
+            warnings = self.epoch_plan()
         except ReferenceFailed as error:
             return setup_error_summary(str(error))
         results = []
@@ -258,6 +330,7 @@ class CommandSmoke:
             message = (f"resume of the command verified bit for bit in all {len(results)} variants "
                        "(every run a new process)")
         summary = base_summary(verdict, message)
+        summary["warnings"] += warnings
         summary["variants"] = results
         summary["differences"] = [d for r in results for d in r["differences"]]
         return summary
@@ -287,11 +360,12 @@ def run_command_smoke(options: SmokeOptions, plan: SmokePlan, stdout: TextIO, st
         summary["run_dir"] = str(folder.root)
         summary["job"] = options.cmd
         summary["device"] = {"type": "cuda" if options.device == "cuda" else "cpu", "processes": 1}
-        summary["plan"] = {"steps": plan.steps, "checkpoint_every": plan.checkpoint_every, "kill_at_step": plan.kill_at_step,
+        used = smoke.plan if smoke else plan
+        summary["plan"] = {"steps": used.steps, "checkpoint_every": used.checkpoint_every, "kill_at_step": used.kill_at_step,
                            "signal": options.signal, "seed": options.seed, "nproc": 1,
                            "variants": [v["name"] for v in summary["variants"]], "restart": "exec",
                            "not_applicable": smoke.not_applicable if smoke else [],
-                           "sigterm_to": options.sigterm_to}
+                           "sigterm_to": options.sigterm_to, **(smoke.observed() if smoke else {})}
         summary["measurements"]["total_wall_s"] = time.monotonic() - started
         summary["checkpoints_kept"] = True
         try:

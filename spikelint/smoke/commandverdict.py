@@ -6,6 +6,7 @@ and losses), how they ended, and the checkpoint files the resumed run wrote.
 
 from __future__ import annotations
 
+import re
 from pathlib import Path
 from typing import Any
 from typing import NamedTuple
@@ -21,7 +22,11 @@ from spikelint.smoke.command import written_since
 from spikelint.smoke.commandfiles import Damage
 from spikelint.smoke.commandfiles import complete_steps
 from spikelint.smoke.commandfiles import step_of
+from spikelint.smoke.causes import causes
+from spikelint.smoke.causes import describe_causes
+from spikelint.smoke.compare import flatten
 from spikelint.smoke.loaders import compare_folders
+from spikelint.smoke.loaders import file_format
 from spikelint.smoke.loaders import load_checkpoint_file
 from spikelint.smoke.plan import KILL_OFF_PERIOD
 from spikelint.smoke.plan import SIGTERM_MID_STEP
@@ -30,6 +35,7 @@ from spikelint.smoke.plan import TRUNCATED_NEWEST
 from spikelint.smoke.plan import VariantSpec
 
 NON_FINITE = ("nan", "-nan", "inf", "-inf")
+OPTIMIZER_GROUP = re.compile(r"(?:^|\.)param_groups\.\d+\.lr$")
 EXIT_PREEMPTED = 143
 PREEMPTION_FIX = ("on SIGTERM only set a flag, then checkpoint at the next step boundary and exit "
                   f"{EXIT_PREEMPTED}")
@@ -49,6 +55,7 @@ class Runs(NamedTuple):
     plan_every: int  # --checkpoint-every
     steps: int
     resume_arg: str
+    loaded: list[Path]  # the checkpoint files the resumed run read (its own words, else access times)
 
 
 def describe(code: int | None) -> str:
@@ -91,10 +98,18 @@ def resume_problem(spec: VariantSpec, runs: Runs) -> str | None:
     if not resumed.steps:
         return "resume failed: the resumed command printed no step lines (see --progress-regex)"
     resume_step = min(resumed.steps) - 1
-    if damage is not None and damage.step is not None and resume_step >= damage.step:
+    if damage is not None and damage.step is not None and resume_step >= damage.step and (
+            not runs.loaded or Path(damage.path) in runs.loaded):
         return (f"resume failed: it loaded the damaged checkpoint of step {damage.step}, {damaged(damage)}: check a "
                 "checkpoint before trusting it (load it in try/except, or compare a size or checksum recorded after "
                 "the write) and fall back to the one before it; keep two")
+    if damage is not None and damage.step is None and (resumed.exit_code != 0 or resume_step == 0):
+        return (f"resume failed: the job keeps a single checkpoint, {damage.path}, and with it torn ({damaged(damage)}) "
+                "there is nothing to fall back to: the run "
+                + ("crashed" if resumed.exit_code != 0 else "started again at step 1")
+                + "; a kill during that write or a full disk loses all training so far. Keep the previous checkpoint "
+                "until the new one is complete (write to a temporary name, fsync, rename), and fall back to it when "
+                "the newest does not load")
     if resume_step == 0:
         if damage is not None:
             return (f"resume failed: after the newest checkpoint was torn, {damaged(damage)}, the resumed command "
@@ -129,21 +144,58 @@ def placement_notes(spec: VariantSpec, runs: Runs, resume_step: int, on_disk: li
 
 
 def optimizer_missing(folder: Path, names: list[Path]) -> bool:
-    """The compared files hold a model but no optimizer state, by file name or top-level key.
+    """The compared files hold float tensors but nothing shaped like an optimizer's state dict.
 
     The checkpoints are all the command driver sees, so a piece the job never saves cannot
-    differ on disk; only the model drifts. Only the optimizer is named: every training job
-    has one, while a scheduler or an RNG state may rightly be absent.
+    differ on disk; only the model drifts. An optimizer's state dict is recognised by its shape
+    (``param_groups.<n>.lr`` beside ``state``), whatever the job named it (``opt``, ``optim``,
+    ``optimizer_states``). Only the optimizer is named: every training job has one, while a
+    scheduler or an RNG state may rightly be absent.
     """
-    words = [str(name).lower() for name in names]
+    tensors = False
     for name in names:
         try:
             loaded = load_checkpoint_file(folder / name)
         except Exception:  # unreadable here: compare_folders has reported it
             continue
-        if isinstance(loaded, dict):
-            words += [str(key).lower() for key in loaded]
-    return any("model" in word for word in words) and not any("optim" in word for word in words)
+        for key, value in flatten(loaded):
+            if OPTIMIZER_GROUP.search(key):
+                return False
+            tensors = tensors or getattr(value, "is_floating_point", lambda: False)()
+    return tensors
+
+
+def stored_step(folder: Path, name: Path) -> int | None:
+    """The step a loaded checkpoint holds: the number in its name, else a top-level counter in the file."""
+    step = step_of(name)
+    if step is not None or file_format(folder / name) not in ("torch", "json", "trainer_state"):
+        return step
+    try:
+        loaded = load_checkpoint_file(folder / name)
+    except Exception:  # unreadable: nothing to say about its step
+        return None
+    if isinstance(loaded, dict):
+        for key in ("global_step", "step", "iteration", "completed_steps"):
+            value = loaded.get(key)
+            if isinstance(value, int) and not isinstance(value, bool):
+                return value
+    return None
+
+
+def loaded_note(runs: Runs, resume_step: int) -> tuple[str | None, bool]:
+    """What the resumed run loaded, and whether its first step line contradicts it (an off-by-N counter)."""
+    if not runs.loaded:
+        return None, False
+    name = runs.loaded[0]
+    rewritten = name in written_since(runs.folder, runs.before_resume)  # what it holds now is a later step
+    step = step_of(name) if rewritten else stored_step(runs.folder, name)
+    shown = ", ".join(str(path) for path in runs.loaded[:4])
+    if step is None or step == resume_step:
+        return f"the resumed run loaded {shown}", False
+    off = resume_step - step
+    return (f"the resumed run loaded {name}, the checkpoint of step {step}, but its first step line is step "
+            f"{resume_step + 1}: the step counter it saves or restores is off by {off:+d}, so the run "
+            f"{'skips' if off > 0 else 'repeats'} {abs(off)} step(s) after every resume"), True
 
 
 def judge(spec: VariantSpec, result: dict[str, Any], runs: Runs, on_disk: list[int]) -> dict[str, Any]:
@@ -155,12 +207,14 @@ def judge(spec: VariantSpec, result: dict[str, Any], runs: Runs, on_disk: list[i
     reference, resumed, damage = runs.reference, runs.resumed, runs.damage
     resume_step = min(resumed.steps) - 1
     result["resumed_from_step"] = resume_step
-    if damage is not None:
+    torn_read = damage is not None and damage.step is not None and resume_step >= damage.step
+    if damage is not None and not torn_read:
         result["refused_checkpoints"] = [{
             "path": damage.path, "step": damage.step or 0, "rank": 0,
             "reason": f"truncated to {damage.truncated_to} of {damage.size_bytes} bytes; the resumed command "
-                      f"loaded step {resume_step} instead"}]
+                      f"loaded {runs.loaded[0] if runs.loaded else 'the checkpoint'} of step {resume_step} instead"}]
     # the earliest checkpoint first: its first difference is where the resumed state went wrong
+    loaded, counter_off = loaded_note(runs, resume_step)
     names = sorted(written_since(runs.folder, runs.before_resume),
                    key=lambda name: (step_of(name) is None, step_of(name) or 0, str(name)))
     if not names:
@@ -176,6 +230,8 @@ def judge(spec: VariantSpec, result: dict[str, Any], runs: Runs, on_disk: list[i
     result["first_divergent_step"] = loss_step
     result["notes"] = [f"compared files: {', '.join(str(name) for name in names)}", *result.get("notes", []),
                        *placement_notes(spec, runs, resume_step, on_disk)]
+    if loaded is not None and not counter_off:
+        result["notes"].append(loaded)
     interrupted = runs.interrupted
     before = first_loss_difference(reference.steps, interrupted.steps, interrupted.last_step() or 0)
     nan = next((step for step, text in sorted(reference.steps.items()) if text.lower() in NON_FINITE), None)
@@ -191,6 +247,11 @@ def judge(spec: VariantSpec, result: dict[str, Any], runs: Runs, on_disk: list[i
     elif differences or loss_step is not None:
         result["verdict"] = STATE_DIFFERS
         parts = [f"resumed from step {resume_step}, but the state differs"]
+        named = describe_causes(causes(differences, resume_step), resume_step)
+        if counter_off and loaded is not None:
+            parts.append(loaded)
+        if named:
+            parts.append(named)
         if differences:
             file, first = differences[0]
             delta = f", largest |difference| {first.max_abs_diff:.3g}" if first.max_abs_diff is not None else ""
@@ -204,6 +265,9 @@ def judge(spec: VariantSpec, result: dict[str, Any], runs: Runs, on_disk: list[i
     else:
         result["verdict"] = VERIFIED
         refused = f", the torn {damage.path} refused" if damage is not None else ""
+        if damage is not None and torn_read:
+            refused = (f"; the torn {damage.path} was not read: the job loaded "
+                       f"{', '.join(map(str, runs.loaded))}, an intact checkpoint of the same step")
         result["message"] = (f"resumed from step {resume_step}{refused}; {leaves} leaves of {len(names)} checkpoint "
                              f"file(s) and the losses of steps {resume_step + 1}-{runs.steps} equal the "
                              "uninterrupted run bit for bit")

@@ -44,6 +44,7 @@ FORMAT_NAMES = {
 # trainer_state.json, and the end-of-training entry's ``train_loss`` averages only the steps the
 # resumed process ran. The per-step losses stay compared.
 TIMING_SUFFIXES = ("_runtime", "_per_second")
+FOLDER_MARK = "{ckpt}"
 SUMMARY_ONLY = ("train_loss",)
 TRAINING_ARGS_NOTE = ("not compared: it is a pickled TrainingArguments object that "
                       "weights_only=True refuses, and its output paths differ between runs anyway")
@@ -136,11 +137,46 @@ def load_unit(path: Path, unit: Unit) -> Loaded:
     return Loaded({"sha256": sha256_of(path)})
 
 
-def compare_pair(unit: Unit, reference: Path, other: Path, into: Comparison) -> None:
-    """One unit read from two places and compared leaf by leaf; a unit that cannot be read is a problem."""
+def relative_to_folder(state: Any, folder: Path | None) -> Any:
+    """The state with the checkpoint folder's absolute path written as ``{ckpt}`` in strings and keys.
+
+    Frameworks store where they wrote (Lightning's ``ModelCheckpoint`` ``dirpath``,
+    ``best_model_path``, ``best_k_models``; Hugging Face's ``best_model_checkpoint``): every run
+    of the smoke test has its own folder, so these are compared by meaning, relative to it.
+    """
+    if folder is None:
+        return state
+    prefixes = sorted({str(folder), str(folder.resolve())}, key=len, reverse=True)
+
+    def rewrite(value: Any) -> Any:
+        if isinstance(value, str):
+            for prefix in prefixes:
+                if prefix in value:
+                    return value.replace(prefix, FOLDER_MARK)
+            return value
+        if isinstance(value, dict):
+            return {rewrite(key): rewrite(item) for key, item in value.items()}
+        if isinstance(value, list):
+            return [rewrite(item) for item in value]
+        if isinstance(value, tuple) and not hasattr(value, "_fields"):
+            return tuple(rewrite(item) for item in value)
+        return value
+
+    return rewrite(state)
+
+
+def compare_pair(unit: Unit, reference: Path, other: Path, into: Comparison,
+                 roots: tuple[Path, Path] | None = None) -> None:
+    """One unit read from two places and compared leaf by leaf; a unit that cannot be read is a problem.
+
+    With ``roots`` (the two checkpoint folders), paths inside either folder are compared relative to it.
+    """
     try:
         expected = load_unit(reference, unit)
         actual = load_unit(other, unit)
+        if roots is not None:
+            expected = Loaded(relative_to_folder(expected.state, roots[0]), expected.notes)
+            actual = Loaded(relative_to_folder(actual.state, roots[1]), actual.notes)
     except LoadRefused as error:
         into.problems.append(str(error))
         return
@@ -162,7 +198,7 @@ def compare_units(reference: Path, other: Path, pieces: list[Unit]) -> Compariso
     """Every unit (relative to both folders) loaded from both and compared leaf by leaf."""
     result = Comparison()
     for unit in pieces:
-        compare_pair(unit, reference / unit.path, other / unit.path, result)
+        compare_pair(unit, reference / unit.path, other / unit.path, result, (reference, other))
     return result
 
 

@@ -10,6 +10,9 @@ import math
 from dataclasses import dataclass
 from typing import NamedTuple
 
+from spikelint.smoke.steplines import DEFAULT_LOSS
+from spikelint.smoke.steplines import DEFAULT_PROGRESS
+
 SIGNAL_CHOICES = ("kill", "term", "both")
 DEVICE_CHOICES = ("cpu", "cuda", "auto")
 FORMAT_CHOICES = ("text", "json")
@@ -54,8 +57,9 @@ class SmokeOptions:
     sigterm_to: str = "pid"  # pid: the training process only, as Kubernetes does; group: every process
     cmd: str | None = None  # --cmd: the team's own command line with placeholders
     resume_arg: str = "--resume"
-    progress_regex: str = r"step[=: ](\d+)"
-    loss_regex: str = r"loss[=: ](\S+)"
+    progress_regex: str = DEFAULT_PROGRESS
+    loss_regex: str = DEFAULT_LOSS
+    steps_per_epoch: int | None = None  # --cmd: the epoch length, when the step lines do not print the epoch
     warn_only: bool = False  # deterministic algorithms in warn-only mode: ops without one warn instead of raising
     grace_period: float = 30.0  # --cmd: seconds from SIGTERM to SIGKILL (Kubernetes terminationGracePeriodSeconds)
 
@@ -112,6 +116,8 @@ def _check_ranges(options: SmokeOptions) -> None:
         raise PlanError(f"--sigterm-to must be one of {', '.join(SIGTERM_TARGETS)}")
     if options.format not in FORMAT_CHOICES:
         raise PlanError(f"--format must be one of {', '.join(FORMAT_CHOICES)}")
+    if options.steps_per_epoch is not None and options.steps_per_epoch < 1:
+        raise PlanError("--steps-per-epoch must be at least 1")
     if options.steps < 2:
         raise PlanError("--steps must be at least 2")
     if options.checkpoint_every < 1:

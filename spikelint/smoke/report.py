@@ -112,6 +112,27 @@ def _variant_lines(variant: dict[str, Any]) -> list[str]:
     return lines
 
 
+def _observed_lines(plan: dict[str, Any]) -> list[str]:
+    """``--cmd``: which lines were steps, the epoch, and the checkpoint layout, as the reference showed them."""
+    lines = []
+    step_lines = plan.get("step_lines")
+    if step_lines and step_lines.get("examples"):
+        lines.append(f"steps:   read from lines such as {step_lines['examples'][0]!r}")
+        if step_lines.get("not_steps_count"):
+            lines.append(f"         {step_lines['not_steps_count']} line(s) that name a step were not read as steps, "
+                         f"such as {step_lines['not_steps'][0]!r}")
+    if plan.get("steps_per_epoch"):
+        crossed = "crossed" if plan.get("epoch_boundary_crossed") else "NOT crossed"
+        lines.append(f"epochs:  {plan['steps_per_epoch']} steps each; an epoch boundary was {crossed} after a resume")
+    seen = plan.get("checkpoints_seen")
+    if seen:
+        if seen.get("layout") == "single":
+            lines.append(f"files:   one checkpoint kept ({', '.join(seen['complete'][:3])}): nothing to fall back to")
+        if seen.get("partial"):
+            lines.append(f"         left out as partial writes: {', '.join(seen['partial'][:5])}")
+    return lines
+
+
 def render_text(summary: dict[str, Any]) -> str:
     """The human report: verdict first, then what was tried, then the measurements."""
     lines = [f"spikelint smoke: {HEADLINES[summary['verdict']]}", f"  {summary['message']}"]
@@ -129,6 +150,7 @@ def render_text(summary: dict[str, Any]) -> str:
         )
         for skipped in plan.get("not_applicable", []):
             lines.append(f"         {skipped['name']} not run: {skipped['reason']}")
+        lines += _observed_lines(plan)
     storage = summary.get("storage")
     if storage:
         lines.append(

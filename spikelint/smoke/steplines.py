@@ -1,0 +1,76 @@
+"""Which lines of a command's output are training steps, and which only mention a step.
+
+Real jobs print more than their step lines: ``resumed from …/step-24.pt at step 24``,
+``Saving checkpoint at step 24``, ``Restoring states from the checkpoint path at …``, tqdm bars
+rewritten with carriage returns. Read as steps, those lines move the resume point and invent
+steps without a loss, so a correct job fails. A line is a step line when the progress pattern
+matches it and it is neither a progress bar nor a line about saving, loading or resuming; the
+others that match are kept as *mentions*, for the report and for the loaded checkpoint.
+"""
+
+from __future__ import annotations
+
+import re
+from typing import NamedTuple
+
+# No letter, digit, dot, dash or slash just before "step": "loss_step=", "max_steps",
+# "step-24.pt" in a path and "global_step24" are not the step of a step line.
+DEFAULT_PROGRESS = r"(?i)(?<![\w./-])(?:global[_ ])?step['\"]?(?:\s*[=:]\s*|\s+)(\d+)"
+DEFAULT_LOSS = r"(?i)(?<![\w./-])loss['\"]?(?:\s*[=:]\s*|\s+)([^\s,;}'\"]+)"
+EPOCH = re.compile(r"(?i)(?<![\w./-])epoch['\"]?(?:\s*[=:]\s*|\s+)(\d+)")
+# Lines about checkpoints and resuming mention a step without being one.
+NOT_A_STEP = re.compile(r"(?i)\b(?:resum|restor|load|sav|checkpoint|ckpt|writ|skipp|wrote)\w*")
+# tqdm and Lightning progress bars: "50%|█████     | 10/20 [00:01<00:00, 9.5it/s, loss=0.3]"
+PROGRESS_BAR = re.compile(r"\d+%\||\|\s*\d+/\d+\s*\[|\d+(?:\.\d+)?(?:it/s|s/it)\b")
+# Lines where a job says what it loaded: "Restoring states from …/last.ckpt", "resumed from …".
+LOAD_LINE = re.compile(r"(?i)\b(?:resum|restor|load|read)\w*")
+MAX_EXAMPLES = 3
+MAX_LOAD_LINES = 50
+
+
+class StepLine(NamedTuple):
+    step: int
+    loss: str  # "" when the line carries no loss
+    epoch: int | None
+
+
+class Mention(NamedTuple):
+    """A line that matched the progress pattern but is about a checkpoint, a resume or a bar."""
+
+    step: int
+    text: str
+
+
+def read_line(line: str, progress: re.Pattern[str], loss: re.Pattern[str]) -> StepLine | Mention | None:
+    """What one output line is: a step, a mention of a step, or neither."""
+    found = progress.search(line)
+    if not found:
+        return None
+    step = int(found.group(1))
+    if NOT_A_STEP.search(line) or PROGRESS_BAR.search(line):
+        return Mention(step, line.strip()[:200])
+    value = loss.search(line)
+    epoch = EPOCH.search(line)
+    return StepLine(step, value.group(1).rstrip(",;") if value else "", int(epoch.group(1)) if epoch else None)
+
+
+def output_lines(chunk: bytes) -> list[str]:
+    """Lines of output, carriage-return rewrites of a progress bar counted as lines of their own."""
+    return [piece for line in chunk.decode("utf-8", "replace").split("\n") for piece in line.split("\r")]
+
+
+def epoch_length(epochs: dict[int, int]) -> int | None:
+    """Steps per epoch from the epoch printed on each step line: the steps before the first change.
+
+    ``epochs`` maps step -> epoch. The first epoch printed may be 0 or 1; what counts is the step
+    at which it first changes, and that the next change (when seen) comes as many steps later.
+    """
+    ordered = sorted(epochs.items())
+    changes = [step for (_, before), (step, after) in zip(ordered, ordered[1:]) if after != before]
+    if not changes:
+        return None
+    first_step = ordered[0][0]
+    length = changes[0] - first_step  # steps first_step .. changes[0]-1 were the first epoch
+    if len(changes) > 1 and changes[1] - changes[0] != length:
+        return None
+    return length if length > 0 else None
