@@ -22,7 +22,9 @@ STEP_COUNTER = "step counter"
 RNG = "RNG"
 DATA_POSITION = "data position"
 MODEL = "model"
-GROUP_ORDER = (OPTIMIZER, SCHEDULER, STEP_COUNTER, RNG, DATA_POSITION, MODEL)
+# Causes before consequences: a wrong counter, schedule, RNG or data order makes the optimizer
+# state and the weights drift after it, so those two come last unless a counter in them says why.
+GROUP_ORDER = (STEP_COUNTER, SCHEDULER, RNG, DATA_POSITION, OPTIMIZER, MODEL)
 
 OPTIMIZER_LEAF = re.compile(r"(?:^|\.)(?:state\.\d+\.[^.]+|param_groups\.\d+\.[^.]+(?:\.\d+)?)$")
 SCHEDULER_PARTS = {"last_epoch", "_step_count", "base_lrs", "_last_lr", "_get_lr_called_within_step"}
@@ -62,7 +64,10 @@ def group_of(key: str, detail: str) -> str:
 
 
 def causes(differences: Iterable[tuple[str, Difference]], resume_step: int) -> list[Cause]:
-    """The groups that differ in the first file that differs (right after the load), in a fixed order."""
+    """The groups that differ in the first file that differs (right after the load), causes first.
+
+    Groups holding a counter off by exactly the resume step come first: that counter restarted.
+    """
     ordered = list(differences)
     if not ordered:
         return []
@@ -78,7 +83,7 @@ def causes(differences: Iterable[tuple[str, Difference]], resume_step: int) -> l
         off = difference.max_abs_diff
         if off is not None and resume_step > 0 and abs(off - resume_step) < 1e-9 and group != MODEL:
             cause.counters_off_by.append((f"{file}:{difference.key}", off))
-    return [grouped[group] for group in GROUP_ORDER if group in grouped]
+    return sorted(grouped.values(), key=lambda cause: (not cause.counters_off_by, GROUP_ORDER.index(cause.group)))
 
 
 def describe_causes(found: list[Cause], resume_step: int) -> str:

@@ -149,7 +149,16 @@ def process_tree(pid: int) -> list[int]:
 
 
 def kill_tree(pid: int) -> None:
-    """SIGKILL the command, its process group and everything it started, as a container's end does."""
+    """SIGKILL the command, its process group and everything it started, as a container's end does.
+
+    The group is stopped first, at once: walking ``/proc`` takes milliseconds, in which a job with
+    fast steps would otherwise run on past the step it was to be killed after (or into a save).
+    A stopped parent cannot exit, so the walk still finds the workers it started in other sessions.
+    """
+    try:
+        os.killpg(pid, signal.SIGSTOP)
+    except (ProcessLookupError, PermissionError):
+        pass
     for target in process_tree(pid):
         try:
             os.kill(target, signal.SIGKILL)

@@ -93,10 +93,17 @@ def complete_steps(present: Iterable[Path], reference_folder: Path) -> list[int]
     return sorted(step for step, files in expected.items() if files <= names)
 
 
-def newest_checkpoint(folder: Path) -> tuple[int | None, list[Path]]:
-    """(step, files) of the newest checkpoint; without numbered files, the file written last."""
+def newest_checkpoint(folder: Path, reference_folder: Path | None = None) -> tuple[int | None, list[Path]]:
+    """(step, files) of the newest checkpoint; without numbered files, the file written last.
+
+    With ``reference_folder``, the newest *complete* one: a folder the kill caught half-written
+    (``checkpoint-28/`` with only its ``config.json``) is not the checkpoint to tear.
+    """
     files = snapshot(folder)
     numbered = [(step, name) for name in files if (step := step_of(name)) is not None]
+    if reference_folder is not None:
+        complete = set(complete_steps(files, reference_folder))
+        numbered = [(step, name) for step, name in numbered if step in complete] or numbered
     if numbered:
         newest = max(step for step, _ in numbered)
         return newest, [name for step, name in numbered if step == newest]
@@ -105,13 +112,13 @@ def newest_checkpoint(folder: Path) -> tuple[int | None, list[Path]]:
     return None, [max(files, key=lambda name: files[name])]
 
 
-def truncate_newest(folder: Path) -> Damage | str:
+def truncate_newest(folder: Path, reference_folder: Path | None = None) -> Damage | str:
     """Truncate the largest file of the newest checkpoint to half its size; a reason when impossible.
 
     The largest file is the one a kill is most likely to catch half-written (the weights or
     the optimizer state), and the one the resume cannot do without.
     """
-    step, names = newest_checkpoint(folder)
+    step, names = newest_checkpoint(folder, reference_folder)
     candidates = [(folder / name).stat().st_size for name in names]
     if not names or max(candidates) == 0:
         return "no checkpoint file on disk to truncate"

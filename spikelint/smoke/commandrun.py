@@ -196,7 +196,7 @@ class CommandSmoke:
                               f"(checkpoints on disk: {', '.join(map(str, on_disk)) or 'none'})")
         damage: Damage | None = None
         if spec.truncate_newest:
-            torn = truncate_newest(folder)
+            torn = truncate_newest(folder, reference_folder)
             if isinstance(torn, str):
                 result["message"] = torn
                 return result
@@ -258,8 +258,10 @@ class CommandSmoke:
         length = self.epoch_length
         if length is None:
             self.crossed = None
-            printed = " (the step lines print no epoch)" if not reference.epochs else (
-                f" (every step line printed epoch {min(reference.epochs.values())}: the epoch is longer than the plan)")
+            seen = set(reference.epochs.values())
+            printed = " (the step lines print no epoch)" if not seen else (
+                f" (every step line printed epoch {min(seen)}: the epoch is longer than the plan)" if len(seen) == 1
+                else " (the epoch printed on the step lines does not change at a steady interval)")
             return [f"no epoch boundary was crossed: data-order bugs at an epoch end were not tested{printed}; "
                     f"pass --steps-per-epoch N (or print epoch=E on the step lines) and the plan runs past one"]
         resume_points = [spec.expected_resume_step for spec in self.plan.variants if spec.signal == "SIGKILL"]

@@ -25,6 +25,8 @@ from spikelint.smoke.commandfiles import step_of
 from spikelint.smoke.causes import causes
 from spikelint.smoke.causes import describe_causes
 from spikelint.smoke.compare import flatten
+from spikelint.smoke.command import snapshot
+from spikelint.smoke.loaders import TRAINER_STATE
 from spikelint.smoke.loaders import compare_folders
 from spikelint.smoke.loaders import file_format
 from spikelint.smoke.loaders import load_checkpoint_file
@@ -84,6 +86,28 @@ def damaged(damage: Damage) -> str:
     return f"{damage.path} (truncated to {damage.truncated_to} of {damage.size_bytes} bytes, as a kill mid-write leaves it)"
 
 
+def incomplete_newest_before(runs: Runs) -> tuple[int, int, int] | None:
+    """The newest checkpoint on disk before the resume, when the kill left it without all its files."""
+    present = set(runs.before_resume)
+    steps = sorted({step for name in present if (step := step_of(name)) is not None})
+    if not steps:
+        return None
+    expected = {name for name in snapshot(runs.reference_folder) if step_of(name) == steps[-1]}
+    have = {name for name in present if step_of(name) == steps[-1]}
+    return (steps[-1], len(have & expected), len(expected)) if expected and not expected <= have else None
+
+
+def in_place_fix(runs: Runs) -> str:
+    """How to stop trusting the newest checkpoint, in the framework's own terms where it is recognised."""
+    if any(name.name == TRAINER_STATE for name in snapshot(runs.reference_folder)):
+        return ("Hugging Face Trainer writes checkpoint-N/ in place and resume_from_checkpoint=True takes the "
+                "highest-numbered folder without checking it (transformers.trainer_utils.get_last_checkpoint); "
+                "pass resume_from_checkpoint=<the newest checkpoint-N whose trainer_state.json and weights load>, "
+                "or delete an incomplete folder before resuming")
+    return ("write each checkpoint to a temporary name and rename it when complete, check it before trusting it "
+            "(load it in try/except), and fall back to the one before it; keep two")
+
+
 def resume_problem(spec: VariantSpec, runs: Runs) -> str | None:
     """Why the resumed run proves nothing, before any file is compared."""
     resumed, damage = runs.resumed, runs.damage
@@ -93,7 +117,14 @@ def resume_problem(spec: VariantSpec, runs: Runs) -> str | None:
         if damage is not None:
             return (f"resume failed: the newest checkpoint was torn, {damaged(damage)}, and the resumed command "
                     f"ended with {describe(resumed.exit_code)} instead of refusing it and loading the checkpoint "
-                    f"before it; last output: {resumed.tail()}")
+                    f"before it: {in_place_fix(runs)}; last output: {resumed.tail()}")
+        incomplete = incomplete_newest_before(runs)
+        if incomplete is not None:
+            step, present, expected = incomplete
+            return (f"resume failed: the kill landed while the job was writing its checkpoint of step {step} ({present} "
+                    f"of the {expected} files the uninterrupted run wrote there), and the resumed command took that "
+                    f"incomplete checkpoint and ended with {describe(resumed.exit_code)}: {in_place_fix(runs)}; "
+                    f"last output: {resumed.tail()}")
         return f"resume failed: the resumed command ended with {describe(resumed.exit_code)}; last output: {resumed.tail()}"
     if not resumed.steps:
         return "resume failed: the resumed command printed no step lines (see --progress-regex)"

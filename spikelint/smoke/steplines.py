@@ -60,17 +60,15 @@ def output_lines(chunk: bytes) -> list[str]:
 
 
 def epoch_length(epochs: dict[int, int]) -> int | None:
-    """Steps per epoch from the epoch printed on each step line: the steps before the first change.
+    """Steps per epoch from the epoch printed on each step line.
 
-    ``epochs`` maps step -> epoch. The first epoch printed may be 0 or 1; what counts is the step
-    at which it first changes, and that the next change (when seen) comes as many steps later.
+    ``epochs`` maps step -> epoch. Jobs differ by one in when they print the new epoch (before
+    or after the step that ends the old one), so the length is the distance between two changes
+    where two are seen, else the steps before the first change.
     """
     ordered = sorted(epochs.items())
     changes = [step for (_, before), (step, after) in zip(ordered, ordered[1:]) if after != before]
     if not changes:
         return None
-    first_step = ordered[0][0]
-    length = changes[0] - first_step  # steps first_step .. changes[0]-1 were the first epoch
-    if len(changes) > 1 and changes[1] - changes[0] != length:
-        return None
+    length = changes[1] - changes[0] if len(changes) > 1 else changes[0] - ordered[0][0]
     return length if length > 0 else None

@@ -1,0 +1,120 @@
+"""``--cmd`` reading what a real job prints and leaves on disk: step lines, partial writes, causes."""
+
+from __future__ import annotations
+
+import os
+import re
+import time
+from pathlib import Path
+
+import pytest
+
+from spikelint.smoke.command import is_partial
+from spikelint.smoke.command import snapshot
+from spikelint.smoke.commandfiles import files_read
+from spikelint.smoke.commandfiles import newest_checkpoint
+from spikelint.smoke.commandfiles import step_of
+from spikelint.smoke.commandrun import crosses
+from spikelint.smoke.steplines import DEFAULT_LOSS
+from spikelint.smoke.steplines import DEFAULT_PROGRESS
+from spikelint.smoke.steplines import Mention
+from spikelint.smoke.steplines import StepLine
+from spikelint.smoke.steplines import epoch_length
+from spikelint.smoke.steplines import output_lines
+from spikelint.smoke.steplines import read_line
+
+PROGRESS = re.compile(DEFAULT_PROGRESS)
+LOSS = re.compile(DEFAULT_LOSS)
+
+
+@pytest.mark.parametrize("line, step, loss, epoch", [
+    ("epoch=0 step=25 loss=0.123 lr=0.01", 25, "0.123", 0),
+    ("Step 5/40 | loss 1.5e-03", 5, "1.5e-03", None),
+    ("{'loss': 0.25, 'step': 3}", 3, "0.25", None),
+    ("global_step=7 loss=nan", 7, "nan", None),
+    ("iteration 9: step: 9, loss: 2.5,", 9, "2.5", None),
+    ("step=4", 4, "", None),
+])
+def test_step_lines_are_read_with_their_loss_and_epoch(line: str, step: int, loss: str, epoch: int | None) -> None:
+    assert read_line(line, PROGRESS, LOSS) == StepLine(step, loss, epoch)
+
+
+@pytest.mark.parametrize("line", [
+    "resumed from /runs/a/step-24.pt at step 24",
+    "Saving checkpoint at step 24 to /runs/a/step-24.pt",
+    "Restoring states from the checkpoint path at step 24",
+    "Loading model from checkpoint at step 24",
+    "Epoch 1:  50%|#####     | 10/20 [00:01<00:00, 9.5it/s, step 30, loss=0.3]",
+    "skipped step 12: overflow",
+])
+def test_lines_that_only_mention_a_step_move_nothing(line: str) -> None:
+    assert isinstance(read_line(line, PROGRESS, LOSS), Mention)
+
+
+@pytest.mark.parametrize("line", [
+    "max_steps=40 save_steps=4",  # configuration, not progress
+    "loading /runs/a/step-24.pt",  # a path
+    "Epoch 0: 100%|##| 16/16 [00:00<00:00, train_loss_step=0.300]",  # Lightning's bar: loss_step is not a step
+    "global_step24/mp_rank_00_model_states.pt",
+])
+def test_lines_that_are_no_step_at_all(line: str) -> None:
+    assert read_line(line, PROGRESS, LOSS) is None
+
+
+def test_carriage_return_rewrites_are_lines_of_their_own() -> None:
+    assert output_lines(b"a 10%|#\rb 20%|##\nstep=1 loss=2") == ["a 10%|#", "b 20%|##", "step=1 loss=2"]
+
+
+def test_epoch_length_from_the_step_lines_either_convention() -> None:
+    assert epoch_length({step: (step - 1) // 16 for step in range(1, 41)}) == 16  # printed before the step ends it
+    assert epoch_length({step: step // 16 for step in range(1, 41)}) == 16  # printed after (Hugging Face's float epoch)
+    assert epoch_length({step: 0 for step in range(1, 41)}) is None  # longer than the run
+    assert epoch_length({}) is None
+
+
+def test_a_resume_crosses_an_epoch_only_when_a_new_epoch_starts_before_the_end() -> None:
+    assert crosses([24], 40, 16)  # resume in epoch 2 (17-32), 33 starts epoch 3
+    assert not crosses([24], 40, 128)
+    assert not crosses([24], 40, 20)  # the boundary after 24 is 40: no step of the new epoch runs
+    assert crosses([15, 24], 40, 20)
+
+
+@pytest.mark.parametrize("name, partial", [
+    ("step-28.pt.tmp", True), ("tmp-checkpoint-28/model.safetensors", True), (".step-28.pt", True),
+    ("checkpoint-28/model.safetensors.partial", True), ("weights.incomplete", True), ("ckpt/x.pt.tmp.1234", True),
+    ("step-28.pt", False), ("checkpoint-28/optimizer.pt", False), ("last.ckpt", False),
+    ("temperature-sweep/step-4.pt", False),
+])
+def test_partial_writes_are_not_checkpoints(name: str, partial: bool) -> None:
+    assert is_partial(Path(name)) is partial
+
+
+def test_a_kill_during_a_temporary_write_leaves_no_checkpoint_of_that_step(tmp_path: Path) -> None:
+    for name in ("step-20.pt", "step-24.pt", "step-28.pt.tmp"):
+        (tmp_path / name).write_bytes(b"x" * 10)
+    assert sorted(map(str, snapshot(tmp_path))) == ["step-20.pt", "step-24.pt"]
+    assert newest_checkpoint(tmp_path) == (24, [Path("step-24.pt")])
+
+
+@pytest.mark.parametrize("name, step", [
+    ("step-8.pt", 8), ("epoch=1-step=24.ckpt", 24), ("checkpoint-8/optimizer.pt", 8), ("iter_0000024/x.pt", 24),
+    ("global_step8/mp_rank_00_model_states.pt", 8), ("model_00008.safetensors", 8), ("last.pt", None),
+])
+def test_the_step_of_a_checkpoint_name(name: str, step: int | None) -> None:
+    assert step_of(Path(name)) == step
+
+
+def test_the_loaded_file_is_the_one_the_job_names(tmp_path: Path) -> None:
+    for name in ("epoch=1-step=24.ckpt", "last.ckpt"):
+        (tmp_path / name).write_bytes(b"x")
+    lines = [f"Restoring states from the checkpoint path at {tmp_path}/last.ckpt"]
+    assert files_read(tmp_path, {}, [], lines) == [Path("last.ckpt")]
+
+
+def test_without_words_the_loaded_file_is_the_one_whose_access_time_moved(tmp_path: Path) -> None:
+    for name in ("step-20.pt", "step-24.pt"):
+        (tmp_path / name).write_bytes(b"x")
+        os.utime(tmp_path / name, ns=(time.time_ns() - 10**10, time.time_ns()))  # read long before the write
+    before = {Path(name): (tmp_path / name).stat().st_atime_ns for name in ("step-20.pt", "step-24.pt")}
+    os.utime(tmp_path / "step-24.pt", ns=(time.time_ns(), (tmp_path / "step-24.pt").stat().st_mtime_ns))
+    assert files_read(tmp_path, before, [], ["nothing said"]) == [Path("step-24.pt")]
