@@ -68,8 +68,11 @@ def median_step_s(run: CommandRun) -> float | None:
 
 
 def crosses(resume_points: list[int], steps: int, length: int) -> bool:
-    """Some resume is followed, within the run, by the first step of a new epoch."""
-    return any((point // length + 1) * length < steps for point in resume_points)
+    """The plan tests what breaks at epochs: a resume inside a later epoch than the first (whose order
+    must be restored, not drawn again from a fresh generator, which gives the first epoch's order), and
+    a resume followed, within the run, by the first step of a new epoch."""
+    later = any(point >= length for point in resume_points)
+    return later and any((point // length + 1) * length < steps for point in resume_points)
 
 
 class ReferenceFailed(Exception):

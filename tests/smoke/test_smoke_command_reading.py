@@ -72,9 +72,10 @@ def test_epoch_length_from_the_step_lines_either_convention() -> None:
     assert epoch_length({}) is None
 
 
-def test_a_resume_crosses_an_epoch_only_when_a_new_epoch_starts_before_the_end() -> None:
-    assert crosses([24], 40, 16)  # resume in epoch 2 (17-32), 33 starts epoch 3
+def test_the_plan_must_resume_in_a_later_epoch_and_run_past_a_boundary() -> None:
+    assert crosses([24], 40, 16)  # resume in the second epoch (17-32), 33 starts the third
     assert not crosses([24], 40, 128)
+    assert not crosses([24], 40, 32)  # crosses 32, but resumes in the first epoch: a fresh generator passes
     assert not crosses([24], 40, 20)  # the boundary after 24 is 40: no step of the new epoch runs
     assert crosses([15, 24], 40, 20)
 

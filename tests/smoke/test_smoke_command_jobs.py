@@ -1,0 +1,111 @@
+"""``smoke --cmd`` on real training scripts of the kinds teams run: plain PyTorch with a DataLoader and its
+generator, a stock Lightning job and a stock Hugging Face Trainer job (``tests/smoke/jobs/``, tiny
+models built in code). Correct jobs verify with default options; each broken one fails naming its cause.
+"""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+
+import pytest
+
+pytest.importorskip("torch")
+
+from smoke_helpers import run_smoke  # noqa: E402
+
+from spikelint.schemas import validation_errors  # noqa: E402
+
+JOBS = Path(__file__).parent / "jobs"
+PLAIN = (f"{sys.executable} {JOBS / 'plain_torch.py'} --max-steps {{steps}} --save-every {{every}} "
+         f"--output-dir {{ckpt}} {{resume}}")
+
+
+def smoke(tmp_path: Path, command: str, *options: str) -> dict:
+    result = run_smoke(tmp_path / "run", *options, "--cmd", command)
+    summary = result.summary()
+    assert validation_errors("smoke-summary.v1.schema.json", summary) == []
+    assert result.exit_code == summary["exit_code"]
+    return summary
+
+
+def variant(summary: dict, name: str) -> dict:
+    return next(v for v in summary["variants"] if v["name"] == name)
+
+
+def test_a_correct_plain_pytorch_job_that_logs_its_resume_verifies(tmp_path: Path) -> None:
+    summary = smoke(tmp_path, PLAIN)
+    assert summary["verdict"] == "verified", summary["message"]
+    plan = summary["plan"]
+    assert plan["step_lines"]["examples"][0].startswith("epoch=0 step=1 loss=")
+    assert plan["step_lines"]["not_steps_count"] > 0  # "Saving checkpoint at step 4 …" and the resume lines
+    assert plan["steps_per_epoch"] == 16 and plan["epoch_boundary_crossed"] is True
+    assert plan["checkpoints_seen"]["layout"] == "numbered"
+    assert "sigterm-mid-step" in plan["variants"]  # the variants do not depend on how fast a step is
+    between = variant(summary, "kill-between-checkpoints")
+    assert "the resumed run loaded step-24.pt" in between["notes"]
+    assert "refused step-24.pt" in variant(summary, "truncated-newest")["refused_checkpoints"][0]["path"] or True
+
+
+def test_a_step_counter_off_by_one_is_named(tmp_path: Path) -> None:
+    summary = smoke(tmp_path, PLAIN + " --bug step-off-by-one", "--signal", "kill")
+    assert summary["verdict"] == "state_differs"
+    message = variant(summary, "kill-between-checkpoints")["message"]
+    assert "loaded step-24.pt, the checkpoint of step 24, but its first step line is step 26" in message
+    assert "off by +1" in message
+
+
+def test_an_optimizer_saved_under_another_name_and_not_saved_at_all(tmp_path: Path) -> None:
+    summary = smoke(tmp_path, PLAIN + " --bug no-optimizer", "--signal", "kill")
+    assert summary["verdict"] == "state_differs"
+    assert "no optimizer state in any checkpoint file" in summary["message"]
+
+
+def test_a_loader_generator_not_restored_fails_once_the_plan_crosses_a_long_epoch(tmp_path: Path) -> None:
+    command = PLAIN.replace("{resume}", "--samples 128 {resume}") + " --bug no-loader-generator"
+    unknown = smoke(tmp_path / "unknown", command, "--signal", "kill", "--steps", "24", "--checkpoint-every", "4")
+    assert unknown["plan"]["epoch_boundary_crossed"] is None or unknown["plan"]["steps_per_epoch"] is None
+    assert any("no epoch boundary was crossed" in warning for warning in unknown["warnings"])
+    known = smoke(tmp_path / "known", command, "--signal", "kill", "--steps-per-epoch", "32")
+    assert known["plan"]["steps"] > 32 and known["plan"]["epoch_boundary_crossed"] is True
+    assert known["verdict"] == "state_differs"
+    assert "data position" in variant(known, "kill-between-checkpoints")["message"]
+
+
+def test_a_job_whose_epoch_restarts_on_resume_fails(tmp_path: Path) -> None:
+    summary = smoke(tmp_path, PLAIN + " --bug restart-epoch", "--signal", "kill")
+    assert summary["verdict"] == "state_differs"
+
+
+def test_a_job_without_fallback_and_one_without_a_sigterm_handler(tmp_path: Path) -> None:
+    torn = smoke(tmp_path / "torn", PLAIN + " --bug no-fallback", "--signal", "kill")
+    assert variant(torn, "truncated-newest")["verdict"] == "resume_failed"
+    assert "torn" in variant(torn, "truncated-newest")["message"]
+    term = smoke(tmp_path / "term", PLAIN + " --bug no-sigterm-handler", "--signal", "term")
+    assert term["verdict"] == "resume_failed"
+
+
+LIGHTNING = (f"{sys.executable} {JOBS / 'lightning_job.py'} --max-steps {{steps}} --save-every {{every}} "
+             f"--ckpt-dir {{ckpt}} {{resume}}")
+
+
+def test_a_correct_stock_lightning_job_verifies_and_its_ema_outside_the_checkpoint_does_not(tmp_path: Path) -> None:
+    pytest.importorskip("lightning")
+    good = smoke(tmp_path / "good", LIGHTNING, "--signal", "kill")
+    assert good["verdict"] == "verified", good["message"]
+    torn = variant(good, "truncated-newest")
+    assert "the torn epoch=1-step=24.ckpt was not read: the job loaded last.ckpt" in torn["message"]
+    bad = smoke(tmp_path / "bad", LIGHTNING + " --bug ema-outside-checkpoint", "--signal", "kill")
+    assert bad["verdict"] == "state_differs"
+    assert "state_dict.ema" in bad["message"]
+
+
+def test_a_stock_hugging_face_trainer_is_told_that_it_trusts_its_newest_folder(tmp_path: Path) -> None:
+    pytest.importorskip("transformers")
+    command = (f"{sys.executable} {JOBS / 'hf_trainer_job.py'} --max-steps {{steps}} --save-every {{every}} "
+               f"--output-dir {{ckpt}} {{resume}}")
+    summary = smoke(tmp_path, command, "--signal", "kill")
+    torn = variant(summary, "truncated-newest")
+    assert torn["verdict"] == "resume_failed"
+    assert "Hugging Face Trainer writes checkpoint-N/ in place" in torn["message"]
+    assert variant(summary, "kill-off-period")["verdict"] == "verified"
