@@ -26,11 +26,11 @@ from spikelint.catalog import read_index
 from spikelint.catalog import write_index
 from spikelint.catalog import rules_matching
 from spikelint.catalog import unmatched_selectors
-from spikelint.explain import closest_rule_ids
-from spikelint.explain import example_language
-from spikelint.explain import find_rule
-from spikelint.explain import render_explain
-from spikelint.explain import render_rules
+from spikelint.commands.explain import closest_rule_ids
+from spikelint.commands.explain import example_language
+from spikelint.commands.explain import find_rule
+from spikelint.commands.explain import render_explain
+from spikelint.commands.explain import render_rules
 from spikelint.model import SEVERITIES
 from spikelint.model import Rule
 

@@ -18,12 +18,12 @@ from typing import Iterator
 from typing import NamedTuple
 
 from spikelint.checks.registry import check
-from spikelint.lazyre import lazy_regex
+from spikelint.util.lazyre import lazy_regex
 from spikelint.model import FileKind
 from spikelint.model import Located
 from spikelint.model import Node
 from spikelint.model import Problem
-from spikelint.pathnames import base_name
+from spikelint.util.pathnames import base_name
 from spikelint.run.config_schema import META_KEY
 from spikelint.run.config_schema import META_SCHEMA
 from spikelint.run.config_schema import VERSION_KEY

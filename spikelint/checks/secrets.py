@@ -20,7 +20,7 @@ from typing import Sequence
 
 from spikelint.checks.registry import CheckContext
 from spikelint.checks.registry import check
-from spikelint.lazyre import lazy_regex
+from spikelint.util.lazyre import lazy_regex
 from spikelint.model import Document
 from spikelint.model import EnvVar
 from spikelint.model import FileKind

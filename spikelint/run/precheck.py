@@ -20,7 +20,7 @@ from typing import Any
 from typing import Callable
 from typing import Sequence
 
-from spikelint.escape import printable
+from spikelint.util.escape import printable
 from spikelint.model import Node
 from spikelint.run.config_schema import META_KEY
 from spikelint.run.config_schema import VERSION_KEY

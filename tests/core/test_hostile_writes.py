@@ -10,12 +10,12 @@ import pytest
 from core_support import VALUES_LATEST
 from core_support import write
 
-from spikelint.escape import printable
-from spikelint.escape import shell_inert_path
+from spikelint.util.escape import printable
+from spikelint.util.escape import shell_inert_path
 from spikelint.report.github import escape_data
 from spikelint.report.github import escape_property
-from spikelint.safe_write import UnsafeTarget
-from spikelint.safe_write import write_text_safely
+from spikelint.util.safe_write import UnsafeTarget
+from spikelint.util.safe_write import write_text_safely
 
 pytestmark = pytest.mark.skipif(os.name == "nt", reason="symbolic links need privileges on Windows")
 
