@@ -23,6 +23,7 @@ from spikelint.checks.registry import CheckContext
 from spikelint.checks.registry import CheckSpec
 from spikelint.config import Config
 from spikelint.config import config_from_mapping
+from spikelint.config import selected
 from spikelint.files import Discovery
 from spikelint.files import detect_kind
 from spikelint.files import discover
@@ -46,22 +47,13 @@ from spikelint.model import SourceFile
 from spikelint.model import Suppression
 from spikelint.model import Workload
 from spikelint.discovery.project import Project
-from spikelint.pipeline.suppressions import covers
+from spikelint.documents.suppressions import covers
 from spikelint.discovery.workspace import workspace
 from spikelint.pipeline.workers import file_cost
 from spikelint.pipeline.workers import free_cpus
 from spikelint.pipeline.workers import run_split
 from spikelint.pipeline.workers import usable_cpus
 from spikelint.pipeline.workers import worker_count
-
-def selected(rule: str, config: Config) -> bool:
-    """``select``/``ignore`` by exact id or family prefix; the longer match wins, ``ignore`` on a tie."""
-    def best(patterns: Iterable[str]) -> int:
-        return max((len(pattern) for pattern in patterns if rule.startswith(pattern)), default=-1)
-
-    chosen = best(config.select) if config.select else 0
-    return chosen >= 0 and chosen > best(config.ignore)
-
 
 @dataclass(slots=True)
 class FileResult:

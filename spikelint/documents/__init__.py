@@ -24,7 +24,7 @@ from spikelint.documents.templates import UnrenderedTemplate
 from spikelint.documents.templates import is_helm_template
 from spikelint.documents.templates import is_helm_unittest_suite
 from spikelint.documents.templates import markup_caused
-from spikelint.pipeline.suppressions import parse_suppressions
+from spikelint.documents.suppressions import parse_suppressions
 
 __all__ = ["ParseFailure", "UnrenderedTemplate", "decode", "is_helm_template", "parse_bytes", "parse_text",
            "read_document"]

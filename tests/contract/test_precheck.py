@@ -426,7 +426,7 @@ def _git(folder: Path, *arguments: str) -> str:
 
 def test_init_writes_a_valid_manifest_with_the_identity_of_the_run(run_precheck: Run, tmp_path: Path,
                                                                    data: Path) -> None:
-    from spikelint.run.violations import violations
+    from spikelint.contract.violations import violations
     from spikelint.schemas import load_schema
 
     _git(tmp_path, "init", "-q")
