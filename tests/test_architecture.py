@@ -6,6 +6,9 @@ here so CI enforces the one-way flow, not only a reader of ``docs/architecture.m
 
 from __future__ import annotations
 
+import shutil
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -58,3 +61,34 @@ def test_modules_stay_short() -> None:
         if name not in OVERSIZED and lines > LINE_LIMIT:
             too_long[name] = lines
     assert too_long == {}, f"modules over {LINE_LIMIT} lines: split them by job"
+
+
+def test_ruff_is_clean() -> None:
+    """The ``[tool.ruff]`` rules of pyproject.toml hold (CI runs only pytest, so pytest runs ruff)."""
+    pytest.importorskip("ruff", reason="ruff is in the test extra")
+    result = subprocess.run([sys.executable, "-m", "ruff", "check", "--no-cache", "."], cwd=ROOT, capture_output=True, text=True,
+                            timeout=300, check=False)
+    assert result.returncode == 0, result.stdout + result.stderr
+
+
+def test_the_project_runs_its_own_hooks() -> None:
+    """``.pre-commit-config.yaml`` is a valid config whose first hook is spikelint itself."""
+    clientlib = pytest.importorskip("pre_commit.clientlib", reason="pre-commit is in the test extra")
+    config = clientlib.load_config(str(ROOT / ".pre-commit-config.yaml"))
+    hooks = [hook for repo in config["repos"] for hook in repo["hooks"]]
+    assert [hook["id"] for hook in hooks] == ["spikelint", "ruff", "mypy", "import-contracts"]
+    assert hooks[0]["entry"] == "python -m spikelint check"
+
+
+def test_spikelint_passes_on_its_own_repository() -> None:
+    """What the self-hook sees: every tracked file outside the fixtures, the example and the catalog."""
+    from spikelint.config import Config
+    from spikelint.engine import check_paths
+
+    git = shutil.which("git") or pytest.skip("git is not installed")
+    listed = subprocess.run([git, "ls-files"], cwd=ROOT, capture_output=True, text=True, timeout=60, check=False)
+    if listed.returncode != 0:
+        pytest.skip("not a Git checkout")
+    names = [name for name in listed.stdout.splitlines() if not name.startswith(("tests/", "examples/", "rules/"))]
+    result = check_paths(names, Config(), cwd=ROOT, jobs=1)
+    assert [f"{finding.path}:{finding.line} {finding.rule}" for finding in result.report.findings if finding.severity != "info"] == []
