@@ -17,6 +17,7 @@ from typing import Iterator
 from typing import Sequence
 
 from spikelint import __version__
+from spikelint.adapters import workloads_in
 from spikelint.catalog import load_catalog
 from spikelint.checks import all_checks
 from spikelint.checks.registry import CheckContext
@@ -131,8 +132,6 @@ class Engine:
         return result
 
     def _workloads(self, document: Document, internal: list[str]) -> list[Workload]:
-        from spikelint.adapters import workloads_in
-
         try:
             return workloads_in(document, self.config)
         except Exception as error:  # noqa: BLE001 - one bad file must not stop the run

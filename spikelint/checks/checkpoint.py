@@ -12,6 +12,7 @@ from __future__ import annotations
 from typing import Iterable
 from typing import Iterator
 
+from spikelint.adapters import tree_format
 from spikelint.adapters.common import UNBOUNDED_RETRIES
 from spikelint.adapters.purpose import invocation_trains
 from spikelint.adapters.purpose import target_purpose
@@ -268,8 +269,6 @@ def is_run_config(root: Node) -> bool:
     """A mapping that is not a workload or another Kubernetes object."""
     if root.kind != "map":
         return False
-    from spikelint.adapters import tree_format
-
     return tree_format(root) is None and not (root.get("apiVersion") is not None and root.get("kind") is not None)
 
 

@@ -140,8 +140,7 @@ def test_internal_error_messages_escape_the_name(run_cli, tmp_path: Path, monkey
     def crash(document, config):  # type: ignore[no-untyped-def]
         raise RuntimeError("boom\n::error::forged")
 
-    monkeypatch.setattr("spikelint.adapters.workloads_in", crash)
+    monkeypatch.setattr(engine, "workloads_in", crash)
     outcome = run_cli(["check", "--jobs", "1", "."], cwd=repo)
     assert outcome.code == 2 and "internal error" in outcome.err
     assert not any(line.startswith("::error") for line in outcome.err.splitlines())
-    assert engine  # imported for the patch target's module to be loaded
