@@ -111,6 +111,27 @@ def test_installed_wheel_runs_rules_check_and_explain(built: tuple[Path, Path], 
     assert "mutable-image-tag" in explain.stdout
 
 
+@pytest.mark.slow
+def test_wheel_installs_in_a_fresh_virtualenv(built: tuple[Path, Path], tmp_path: Path) -> None:
+    """What a team's ``pip install`` does: a new environment, the dependencies from the index."""
+    _, wheel = built
+    venv = tmp_path / "venv"
+    subprocess.run([sys.executable, "-m", "venv", str(venv)], check=True, timeout=300)
+    python = venv / ("Scripts" if os.name == "nt" else "bin") / "python"
+    install = subprocess.run([str(python), "-m", "pip", "install", "--quiet", "--disable-pip-version-check", str(wheel)],
+                             capture_output=True, text=True, timeout=600, check=False)
+    if install.returncode != 0:
+        pytest.skip(f"cannot install the dependencies here (no package index): {install.stderr.strip()[-300:]}")
+    rules = subprocess.run([str(python), "-m", "spikelint", "rules", "--format", "json"], cwd=tmp_path,
+                           capture_output=True, text=True, timeout=120, check=False)
+    assert rules.returncode == 0, rules.stderr
+    assert '"SPK101"' in rules.stdout
+    typed = subprocess.run([str(python), "-c", "import pathlib, spikelint; "
+                            "print((pathlib.Path(spikelint.__file__).parent / 'py.typed').is_file())"],
+                           cwd=tmp_path, capture_output=True, text=True, timeout=60, check=True)
+    assert typed.stdout.strip() == "True"
+
+
 def test_pre_commit_hooks_are_declared() -> None:
     import yaml
 
