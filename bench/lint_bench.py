@@ -439,7 +439,7 @@ def in_process(root: Path, repeat: int) -> dict[str, tuple[float, float]]:
     from spikelint.engine import build_report
     from spikelint.engine import check_paths
     from spikelint.files import discover
-    from spikelint.project import Project
+    from spikelint.discovery.project import Project
     from spikelint.report import RENDERERS
     from spikelint.report import RenderOptions
 

@@ -297,7 +297,7 @@ def time_scan(corpus: Corpus, repeat: int) -> tuple[float, set[tuple[str, int]]]
     from spikelint.documents import read_document
     from spikelint.files import detect_kind
     from spikelint.model import SourceFile
-    from spikelint.project import Project
+    from spikelint.discovery.project import Project
 
     config = Config(select=("SPK2",))
     paths = sorted(path for path in corpus.root.rglob("*") if path.is_file())

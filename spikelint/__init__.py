@@ -1,3 +1,3 @@
 """spikelint: a policy linter and CI gate for GPU training workloads."""
 
-__version__ = "0.1.0"
+__version__ = "0.2.0"

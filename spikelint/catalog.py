@@ -25,10 +25,10 @@ from typing import Any
 from typing import Iterable
 from typing import Mapping
 
-from spikelint.lazyre import lazy_regex
+from spikelint.util.lazyre import lazy_regex
 from spikelint.model import SEVERITIES
 from spikelint.model import Rule
-from spikelint.resources import data_folder
+from spikelint.util.resources import data_folder
 
 ID_PATTERN = lazy_regex(r"^SPK\d{3}$")
 NAME_PATTERN = lazy_regex(r"^[a-z][a-z0-9]*(?:-[a-z0-9]+)*$")

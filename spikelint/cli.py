@@ -16,7 +16,7 @@ from typing import Sequence
 from typing import TextIO
 
 from spikelint import __version__
-from spikelint.escape import printable
+from spikelint.util.escape import printable
 
 if TYPE_CHECKING:
     from spikelint.config import Config
@@ -267,8 +267,8 @@ def _emit(report: Report, fmt: str, output: str | None, prefix: str | None = Non
 def _write_baseline(path: Path, report: Report) -> None:
     entries = [{"fingerprint": f.fingerprint, "rule": f.rule, "path": f.path} for f in report.findings]
     data = {"version": 1, "tool": "spikelint", "findings": entries}
-    from spikelint.safe_write import UnsafeTarget
-    from spikelint.safe_write import write_text_safely
+    from spikelint.util.safe_write import UnsafeTarget
+    from spikelint.util.safe_write import write_text_safely
 
     try:
         write_text_safely(path, json.dumps(data, indent=2) + "\n")
@@ -294,8 +294,8 @@ def _new_since(revision: str, report: Report, paths: list[str], config: Config, 
     """The findings that linting ``revision``'s tree the same way does not report."""
     import tarfile
 
-    from spikelint.diff import base_fingerprints
-    from spikelint.diff import new_findings
+    from spikelint.commands.diff import base_fingerprints
+    from spikelint.commands.diff import new_findings
 
     try:
         return new_findings(report, base_fingerprints(revision, Path.cwd(), paths, config, jobs))
@@ -305,7 +305,7 @@ def _new_since(revision: str, report: Report, paths: list[str], config: Config, 
 
 def command_rules(args: argparse.Namespace) -> int:
     from spikelint.catalog import load_catalog
-    from spikelint.explain import render_rules
+    from spikelint.commands.explain import render_rules
 
     sys.stdout.write(render_rules(load_catalog(), args.format).rstrip("\n") + "\n")
     return EXIT_OK
@@ -315,7 +315,7 @@ def command_explain(args: argparse.Namespace) -> int:
     import difflib
 
     from spikelint.catalog import load_catalog
-    from spikelint.explain import render_explain
+    from spikelint.commands.explain import render_explain
 
     catalog = load_catalog()
     wanted = args.rule.strip().upper()
@@ -331,7 +331,7 @@ def command_explain(args: argparse.Namespace) -> int:
 
 
 def command_init(args: argparse.Namespace) -> int:
-    from spikelint.init import write_starter
+    from spikelint.commands.init import write_starter
 
     folder = Path(args.folder)
     if not folder.is_dir():

@@ -10,6 +10,7 @@ from functools import lru_cache
 from pathlib import Path
 from typing import TYPE_CHECKING
 from typing import Any
+from typing import Iterable
 
 DEFAULT_MUTABLE_TAGS = (
     "latest", "main", "master", "dev", "develop", "devel", "nightly", "edge", "stable",
@@ -197,3 +198,12 @@ def with_overrides(config: Config, **overrides: Any) -> Config:
 @lru_cache(maxsize=8)
 def _lowered(words: tuple[str, ...]) -> frozenset[str]:
     return frozenset(word.lower() for word in words)
+
+
+def selected(rule: str, config: Config) -> bool:
+    """``select``/``ignore`` by exact id or family prefix; the longer match wins, ``ignore`` on a tie."""
+    def best(patterns: Iterable[str]) -> int:
+        return max((len(pattern) for pattern in patterns if rule.startswith(pattern)), default=-1)
+
+    chosen = best(config.select) if config.select else 0
+    return chosen >= 0 and chosen > best(config.ignore)

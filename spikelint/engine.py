@@ -17,24 +17,26 @@ from typing import Iterator
 from typing import Sequence
 
 from spikelint import __version__
+from spikelint.adapters import workloads_in
 from spikelint.catalog import load_catalog
 from spikelint.checks import all_checks
 from spikelint.checks.registry import CheckContext
 from spikelint.checks.registry import CheckSpec
 from spikelint.config import Config
 from spikelint.config import config_from_mapping
+from spikelint.config import selected
 from spikelint.files import Discovery
 from spikelint.files import detect_kind
 from spikelint.files import discover
 from spikelint.files import matches_any
-from spikelint.hierarchy import SUB_CONFIG_NAMES
-from spikelint.hierarchy import Layers
-from spikelint.fingerprint import fingerprint
-from spikelint.fingerprint import identity_path
-from spikelint.fingerprint import identity_root
-from spikelint.fingerprint import root_prefix
-from spikelint.fingerprint import normalise_key
-from spikelint.masking import mask_file
+from spikelint.discovery.hierarchy import SUB_CONFIG_NAMES
+from spikelint.discovery.hierarchy import Layers
+from spikelint.pipeline.fingerprint import fingerprint
+from spikelint.pipeline.fingerprint import identity_path
+from spikelint.pipeline.fingerprint import identity_root
+from spikelint.pipeline.fingerprint import root_prefix
+from spikelint.pipeline.fingerprint import normalise_key
+from spikelint.pipeline.masking import mask_file
 from spikelint.model import Document
 from spikelint.model import FileKind
 from spikelint.model import Finding
@@ -45,23 +47,14 @@ from spikelint.model import Rule
 from spikelint.model import SourceFile
 from spikelint.model import Suppression
 from spikelint.model import Workload
-from spikelint.project import Project
-from spikelint.suppressions import covers
-from spikelint.workspace import workspace
-from spikelint.workers import file_cost
-from spikelint.workers import free_cpus
-from spikelint.workers import run_split
-from spikelint.workers import usable_cpus
-from spikelint.workers import worker_count
-
-def selected(rule: str, config: Config) -> bool:
-    """``select``/``ignore`` by exact id or family prefix; the longer match wins, ``ignore`` on a tie."""
-    def best(patterns: Iterable[str]) -> int:
-        return max((len(pattern) for pattern in patterns if rule.startswith(pattern)), default=-1)
-
-    chosen = best(config.select) if config.select else 0
-    return chosen >= 0 and chosen > best(config.ignore)
-
+from spikelint.discovery.project import Project
+from spikelint.documents.suppressions import covers
+from spikelint.discovery.workspace import workspace
+from spikelint.pipeline.workers import file_cost
+from spikelint.pipeline.workers import free_cpus
+from spikelint.pipeline.workers import run_split
+from spikelint.pipeline.workers import usable_cpus
+from spikelint.pipeline.workers import worker_count
 
 @dataclass(slots=True)
 class FileResult:
@@ -139,8 +132,6 @@ class Engine:
         return result
 
     def _workloads(self, document: Document, internal: list[str]) -> list[Workload]:
-        from spikelint.adapters import workloads_in
-
         try:
             return workloads_in(document, self.config)
         except Exception as error:  # noqa: BLE001 - one bad file must not stop the run
@@ -455,11 +446,11 @@ def _sub_folder_excludes(discovery: Discovery, layers: Layers, cwd: Path, base: 
 
 def _cached_check(engine: Engine, plan: _Plan, jobs: int | None, folder: Path) -> list[FileResult]:
     """Check only the given files whose cached results are stale (and the dependents, always)."""
-    from spikelint.cache import FOLDER
-    from spikelint.cache import Dependencies
-    from spikelint.cache import ResultCache
-    from spikelint.cache import file_digest
-    from spikelint.cache import run_key
+    from spikelint.pipeline.cache import FOLDER
+    from spikelint.pipeline.cache import Dependencies
+    from spikelint.pipeline.cache import ResultCache
+    from spikelint.pipeline.cache import file_digest
+    from spikelint.pipeline.cache import run_key
 
     store = ResultCache(folder / FOLDER, run_key(engine.config, engine.cwd, engine.today))
     by_path = {source.path: source for source in plan.context}
@@ -498,13 +489,13 @@ def _cached_check(engine: Engine, plan: _Plan, jobs: int | None, folder: Path) -
 
 
 def _result_to_data(result: FileResult) -> dict[str, Any]:
-    from spikelint.cache import findings_to_data
+    from spikelint.pipeline.cache import findings_to_data
 
     return {"findings": findings_to_data(result.findings), "suppressed": result.suppressed, "sources": result.sources}
 
 
 def _result_from_data(path: str, data: dict[str, Any]) -> FileResult:
-    from spikelint.cache import findings_from_data
+    from spikelint.pipeline.cache import findings_from_data
 
     return FileResult(path, findings_from_data(data["findings"]), data["suppressed"], dict(data["sources"]))
 

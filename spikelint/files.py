@@ -19,8 +19,8 @@ from dataclasses import field
 from pathlib import Path
 from pathlib import PurePosixPath
 
-from spikelint.lazyre import lazy_regex
-from spikelint.pathnames import name_suffix
+from spikelint.util.lazyre import lazy_regex
+from spikelint.util.pathnames import name_suffix
 from spikelint.model import FileKind
 from spikelint.model import SourceFile
 

@@ -8,7 +8,7 @@ from pathlib import Path
 from typing import Any
 from typing import Iterator
 
-from spikelint.resources import data_folder
+from spikelint.util.resources import data_folder
 
 
 class SchemaError(Exception):

@@ -173,8 +173,17 @@ def test_action_structure() -> None:
     uses = [step["uses"] for step in steps if "uses" in step]
     assert any(use.startswith("github/codeql-action/upload-sarif@") for use in uses)
     names = [step["name"] for step in steps]
-    assert names.index("Fetch the pull request's base") < names.index("Gate")
-    assert "--format sarif" in steps[names.index("Lint to SARIF")]["run"]
+    assert names.index("Fetch the pull request's base") < names.index("Gate") < names.index("Upload SARIF to code scanning")
+    by_name = dict(zip(names, steps))
+    assert "--format sarif" in by_name["Lint to SARIF"]["run"]
+    # the gate runs whatever happened before it; a failed upload does not fail the job
+    assert by_name["Gate"]["if"].startswith("always()")
+    assert by_name["Upload SARIF to code scanning"]["continue-on-error"] is True
+    # one lint of the checkout: both runs share options, so the gate reads the SARIF run's cache
+    for name in ("Lint to SARIF", "Gate"):
+        assert "spikelint check --cache " in by_name[name]["run"] and '--fail-on "$FAIL_ON"' in by_name[name]["run"]
+        assert '--baseline "$BASELINE"' in by_name[name]["run"]
+    assert "baseline" in action["inputs"]
 
 
 def _run_step(name: str, cwd: Path, env: dict[str, str], **values: str) -> subprocess.CompletedProcess[str]:
@@ -206,6 +215,24 @@ def test_action_steps_run_on_a_pull_request(tmp_path: Path, spikelint_bin: dict[
     on_push = _run_step("Gate", clone, spikelint_bin, **{"inputs.args": "--exclude deploy/new/** --fail-on warning"})
     assert on_push.returncode == 1 and "deploy/values.yaml" in on_push.stdout  # no base: the whole tree
     assert "deploy/new/" not in on_push.stdout  # the glob reached spikelint unexpanded
+    assert (clone / ".spikelint_cache").is_dir()  # the SARIF run's results, read again by the gate
+
+
+@needs_git
+def test_action_gate_with_a_baseline_passes_on_existing_findings(tmp_path: Path, spikelint_bin: dict[str, str]) -> None:
+    """Adopting on an existing repository: the baseline written first keeps the first push green."""
+    clone = shallow_pull_request(tmp_path)
+    baseline = tmp_path / "spikelint-baseline.json"
+    written = subprocess.run([sys.executable, "-m", "spikelint", "check", "--write-baseline", str(baseline), "."],
+                             cwd=clone, capture_output=True, text=True, env=spikelint_bin, timeout=300)
+    assert written.returncode == 0, written.stderr
+    without = _run_step("Gate", clone, spikelint_bin)
+    assert without.returncode == 1 and "::error file=deploy/new/values.yaml," in without.stdout
+    sarif = _run_step("Lint to SARIF", clone, spikelint_bin, **{"inputs.baseline": str(baseline)})
+    assert sarif.returncode == 0, sarif.stderr
+    gate = _run_step("Gate", clone, spikelint_bin, **{"inputs.baseline": str(baseline)})
+    assert gate.returncode == 0, gate.stdout + gate.stderr
+    assert "::error" not in gate.stdout
 
 
 # --------------------------------------------------------------------------- Dockerfile
@@ -220,7 +247,9 @@ def _instructions() -> list[tuple[str, str]]:
 def test_dockerfile_structure() -> None:
     instructions = _instructions()
     assert instructions[0][0] == "FROM"
-    assert ("ENTRYPOINT", '["spikelint"]') in instructions and ("WORKDIR", "/src") in instructions
+    assert re.fullmatch(r"python:[\d.]+-slim@sha256:[0-9a-f]{64}", instructions[0][1])  # the base pinned by digest
+    assert ("ENTRYPOINT", '["spikelint-entrypoint"]') in instructions and ("WORKDIR", "/src") in instructions
+    assert ("CMD", '["check", "."]') in instructions
     assert any(kind == "RUN" and "git" in body for kind, body in instructions)  # ls-files and --diff need git
     ignored = (ROOT / ".dockerignore").read_text(encoding="utf-8").splitlines()
     for kind, body in instructions:
@@ -228,6 +257,35 @@ def test_dockerfile_structure() -> None:
             for source in body.split()[:-1]:
                 assert (ROOT / source).exists(), source
                 assert f"!{source}" in ignored or f"!{source}/" in ignored, f".dockerignore keeps {source}"
+
+
+def _entrypoint_script() -> str:
+    """The entrypoint the image's RUN writes with ``printf '%s\\n' LINE…``, as the shell would write it."""
+    (body,) = [body for kind, body in _instructions() if kind == "RUN" and "spikelint-entrypoint" in body]
+    words = shlex.split(body)
+    start = words.index("printf") + 2
+    return "\n".join(words[start:words.index(">", start)]) + "\n"
+
+
+@pytest.mark.skipif(shutil.which("sh") is None, reason="no POSIX shell")
+@pytest.mark.parametrize(("arguments", "expected"), [
+    (["check", "."], "spikelint check ."),                           # the image's CMD
+    (["--version"], "spikelint --version"),
+    (["rules"], "spikelint rules"),
+    (["sh", "-c", "echo from-the-shell"], "from-the-shell"),          # what a GitLab image: job starts
+    (["no-such-command-here", "x"], "spikelint no-such-command-here x"),  # spikelint says what is wrong
+])
+def test_the_image_entrypoint_runs_spikelint_or_a_shell(tmp_path: Path, arguments: list[str], expected: str) -> None:
+    script = tmp_path / "spikelint-entrypoint"
+    script.write_text(_entrypoint_script(), encoding="utf-8")
+    fake = tmp_path / "bin" / "spikelint"
+    fake.parent.mkdir()
+    fake.write_text('#!/bin/sh\necho spikelint "$@"\n', encoding="utf-8")
+    fake.chmod(0o755)
+    env = {**os.environ, "PATH": f"{fake.parent}{os.pathsep}{os.environ.get('PATH', '')}"}
+    result = subprocess.run(["sh", str(script), *arguments], capture_output=True, text=True, env=env, timeout=60)
+    assert result.returncode == 0, result.stderr
+    assert result.stdout.strip() == expected
 
 
 def test_dockerfile_and_action_pass_spikelint_itself(tmp_path: Path) -> None:

@@ -2,11 +2,11 @@ from __future__ import annotations
 
 import pytest
 
-from spikelint.images import ImageSyntaxError
-from spikelint.images import has_literal_digest
-from spikelint.images import is_unresolved
-from spikelint.images import parse_image
-from spikelint.images import registry_allowed
+from spikelint.facts.images import ImageSyntaxError
+from spikelint.facts.images import has_literal_digest
+from spikelint.facts.images import is_unresolved
+from spikelint.facts.images import parse_image
+from spikelint.facts.images import registry_allowed
 
 
 @pytest.mark.parametrize(

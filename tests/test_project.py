@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from spikelint.model import Document
 from spikelint.model import SourceFile
-from spikelint.project import Project
+from spikelint.discovery.project import Project
 
 
 def chosen(reference: str, *paths: str) -> str | None:

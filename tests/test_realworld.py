@@ -137,4 +137,7 @@ def test_damaged_copies_never_crash() -> None:
     for _ in range(300):
         path = rng.choice(paths)
         case = load_case(path)
-        lint_snippet(case.name, mutate(case.text, rng), case.config, today=TODAY)
+        text = mutate(case.text, rng)
+        findings = lint_snippet(case.name, text, case.config, today=TODAY)
+        last = text.count("\n") + 1
+        assert all(finding.path == case.name and 1 <= finding.line <= last for finding in findings), case.name

@@ -26,7 +26,7 @@ import re
 from typing import NamedTuple
 from typing import Sequence
 
-from spikelint.lazyre import lazy_regex
+from spikelint.util.lazyre import lazy_regex
 from spikelint.model import Container
 from spikelint.model import Located
 from spikelint.model import Workload
@@ -382,11 +382,11 @@ _RANK = {SERVER: 0, EVALUATION: 1, DATA: 2, INTERACTIVE: 3, UTILITY: 4, SCRIPT: 
 
 def container_purposes(argv: Sequence[Located]) -> list[Purpose]:
     """What each command of one container does (a ``sh -c`` script is read command by command)."""
-    from spikelint.paths import program_name
-    from spikelint.paths import script_argument
-    from spikelint.paths import script_invocations
-    from spikelint.paths import script_lookup
-    from spikelint.paths import parse_script
+    from spikelint.facts.paths import program_name
+    from spikelint.facts.paths import script_argument
+    from spikelint.facts.paths import script_invocations
+    from spikelint.facts.paths import script_lookup
+    from spikelint.facts.paths import parse_script
 
     words = list(argv)
     script = script_argument(words)
@@ -424,10 +424,10 @@ def _unwritten(container: Container) -> Purpose | None:
     flags = [str(word.value) for word in container.args]
     if any(TRAIN_FLAGS.match(flag) for flag in flags):
         return Purpose(TRAINING, "passes trainer flags to its image's entrypoint", True)
-    from spikelint.runconfig import CKPT_INTERVAL
-    from spikelint.runconfig import CKPT_LOCATION
-    from spikelint.runconfig import RESUME
-    from spikelint.runconfig import env_roles
+    from spikelint.facts.runconfig import CKPT_INTERVAL
+    from spikelint.facts.runconfig import CKPT_LOCATION
+    from spikelint.facts.runconfig import RESUME
+    from spikelint.facts.runconfig import env_roles
 
     for variable in container.env:
         if env_roles(str(variable.name.value)) & {CKPT_LOCATION, CKPT_INTERVAL, RESUME}:

@@ -22,7 +22,7 @@ from spikelint.adapters.common import parse_duration
 from spikelint.adapters.common import preemptible_priority
 from spikelint.adapters.common import to_number
 from spikelint.config import Config
-from spikelint.lazyre import lazy_regex
+from spikelint.util.lazyre import lazy_regex
 from spikelint.model import Container
 from spikelint.model import Document
 from spikelint.model import EnvVar

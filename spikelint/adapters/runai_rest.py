@@ -28,7 +28,7 @@ from spikelint.adapters.common import scalar_text
 from spikelint.adapters.common import truthy
 from spikelint.adapters.common import words_of
 from spikelint.config import Config
-from spikelint.lazyre import lazy_regex
+from spikelint.util.lazyre import lazy_regex
 from spikelint.model import Container
 from spikelint.model import EnvVar
 from spikelint.model import Located

@@ -18,7 +18,7 @@ from spikelint.model import Document
 from spikelint.model import FileKind
 from spikelint.model import Problem
 from spikelint.model import SourceFile
-from spikelint.project import Project
+from spikelint.discovery.project import Project
 
 CHART_FILE = "Chart.yaml"
 ROOT = PurePosixPath(".")

@@ -1,7 +1,7 @@
 """SPK401, SPK402, SPK404–SPK407: checkpoints that are missing, never resumed, or cannot resume.
 
 Workload checks look at the command, env and referenced run configs together
-(:func:`spikelint.paths.run_view`); SPK404/SPK406/SPK407 also run on standalone run configs
+(:func:`spikelint.facts.paths.run_view`); SPK404/SPK406/SPK407 also run on standalone run configs
 and launch scripts as document checks.  Values that come from a referenced config or script
 are reported in that file by the document checks, never twice.
 """
@@ -12,35 +12,36 @@ from __future__ import annotations
 from typing import Iterable
 from typing import Iterator
 
+from spikelint.adapters import tree_format
 from spikelint.adapters.common import UNBOUNDED_RETRIES
 from spikelint.adapters.purpose import invocation_trains
 from spikelint.adapters.purpose import target_purpose
 from spikelint.checks.registry import CheckContext
 from spikelint.checks.registry import check
-from spikelint.lazyre import lazy_regex
+from spikelint.util.lazyre import lazy_regex
 from spikelint.model import Document
 from spikelint.model import FileKind
 from spikelint.model import Located
 from spikelint.model import Node
 from spikelint.model import Problem
 from spikelint.model import Workload
-from spikelint.paths import container_invocations
-from spikelint.paths import describe
-from spikelint.paths import expand
-from spikelint.paths import names_run
-from spikelint.paths import run_view
-from spikelint.paths import script_invocations
-from spikelint.paths import script_lookup
-from spikelint.paths import timestamp_sources
-from spikelint.runconfig import CKPT_LOCATION
-from spikelint.runconfig import LOG
-from spikelint.runconfig import OUTPUT
-from spikelint.runconfig import RunFacts
-from spikelint.runconfig import Setting
-from spikelint.runconfig import config_package
-from spikelint.runconfig import config_settings
-from spikelint.runconfig import flag_settings
-from spikelint.runconfig import summarise
+from spikelint.facts.paths import container_invocations
+from spikelint.facts.paths import describe
+from spikelint.facts.paths import expand
+from spikelint.facts.paths import names_run
+from spikelint.facts.paths import run_view
+from spikelint.facts.paths import script_invocations
+from spikelint.facts.paths import script_lookup
+from spikelint.facts.paths import timestamp_sources
+from spikelint.facts.runconfig import CKPT_LOCATION
+from spikelint.facts.runconfig import LOG
+from spikelint.facts.runconfig import OUTPUT
+from spikelint.facts.runconfig import RunFacts
+from spikelint.facts.runconfig import Setting
+from spikelint.facts.runconfig import config_package
+from spikelint.facts.runconfig import config_settings
+from spikelint.facts.runconfig import flag_settings
+from spikelint.facts.runconfig import summarise
 
 CONFIG_KINDS = (FileKind.YAML, FileKind.JSON, FileKind.TOML)
 
@@ -268,8 +269,6 @@ def is_run_config(root: Node) -> bool:
     """A mapping that is not a workload or another Kubernetes object."""
     if root.kind != "map":
         return False
-    from spikelint.adapters import tree_format
-
     return tree_format(root) is None and not (root.get("apiVersion") is not None and root.get("kind") is not None)
 
 

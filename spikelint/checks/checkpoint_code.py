@@ -15,12 +15,12 @@ from typing import NamedTuple
 
 from spikelint.checks.registry import CheckContext
 from spikelint.checks.registry import check
-from spikelint.lazyre import lazy_regex
+from spikelint.util.lazyre import lazy_regex
 from spikelint.model import Document
 from spikelint.model import FileKind
 from spikelint.model import Problem
-from spikelint.pytree import ast_nodes
-from spikelint.pytree import child_nodes
+from spikelint.util.pytree import ast_nodes
+from spikelint.util.pytree import child_nodes
 
 SAVE_RECEIVERS = lazy_regex(r"^(torch|torch\.distributed\.checkpoint|dcp|DCP|dist_cp|distcp|ptd_checkpoint|"
                             r"xm|torch_xla\.core\.xla_model)$|accelerator$|accelerate$")

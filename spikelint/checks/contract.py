@@ -18,23 +18,23 @@ from typing import Iterator
 from typing import NamedTuple
 
 from spikelint.checks.registry import check
-from spikelint.lazyre import lazy_regex
+from spikelint.util.lazyre import lazy_regex
 from spikelint.model import FileKind
 from spikelint.model import Located
 from spikelint.model import Node
 from spikelint.model import Problem
-from spikelint.pathnames import base_name
-from spikelint.run.config_schema import META_KEY
-from spikelint.run.config_schema import META_SCHEMA
-from spikelint.run.config_schema import VERSION_KEY
-from spikelint.run.config_schema import intended_version
-from spikelint.run.config_schema import is_integer
-from spikelint.run.config_schema import is_run_contract
-from spikelint.run.config_schema import is_url
-from spikelint.run.config_schema import known_versions
-from spikelint.run.config_schema import run_config_schema
-from spikelint.run.config_schema import shipped_by_reference
-from spikelint.run.config_schema import without_meta_key
+from spikelint.util.pathnames import base_name
+from spikelint.contract.config_schema import META_KEY
+from spikelint.contract.config_schema import META_SCHEMA
+from spikelint.contract.config_schema import VERSION_KEY
+from spikelint.contract.config_schema import intended_version
+from spikelint.contract.config_schema import is_integer
+from spikelint.contract.config_schema import is_run_contract
+from spikelint.contract.config_schema import is_url
+from spikelint.contract.config_schema import known_versions
+from spikelint.contract.config_schema import run_config_schema
+from spikelint.contract.config_schema import shipped_by_reference
+from spikelint.contract.config_schema import without_meta_key
 from spikelint.run.redact import shown
 from spikelint.schemas import NOT_READ
 
@@ -145,8 +145,8 @@ def _project_schema(candidate: str, ctx: CheckContext) -> tuple[bool, Any, str |
         schema_document = ctx.project.document(source)
         if schema_document.problems or len(schema_document.trees) != 1:
             return True, None, "it is not a readable JSON/YAML document"
-        from spikelint.run.reading import ReadProblem
-        from spikelint.run.reading import plain
+        from spikelint.contract.reading import ReadProblem
+        from spikelint.contract.reading import plain
 
         try:
             return True, plain(schema_document.trees[0], limit=1_000), None
@@ -247,11 +247,11 @@ def _is_version_violation(path: tuple[Any, ...], key: str | None) -> bool:
 @check("SPK601", kinds=CONFIG_KINDS)
 def config_schema_violation(document: Document, ctx: CheckContext) -> Iterator[Problem]:
     """Each violation of the config's schema, at the offending key."""
-    from spikelint.run.reading import ReadProblem
-    from spikelint.run.reading import plain
-    from spikelint.run.violations import SchemaUnusable
-    from spikelint.run.violations import locate
-    from spikelint.run.violations import violations
+    from spikelint.contract.reading import ReadProblem
+    from spikelint.contract.reading import plain
+    from spikelint.contract.violations import SchemaUnusable
+    from spikelint.contract.violations import locate
+    from spikelint.contract.violations import violations
 
     mapped = configured_schema(document, ctx) is not None
     for root in candidate_trees(document, mapped):

@@ -10,7 +10,7 @@ from typing import Iterator
 from spikelint.checks.capacity import workload_label
 from spikelint.checks.registry import CheckContext
 from spikelint.checks.registry import check
-from spikelint.lazyre import lazy_regex
+from spikelint.util.lazyre import lazy_regex
 from spikelint.model import Document
 from spikelint.model import Node
 from spikelint.model import Problem

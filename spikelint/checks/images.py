@@ -9,15 +9,15 @@ from typing import Iterator
 from spikelint.checks.registry import CheckContext
 from spikelint.checks.registry import check
 from spikelint.config import Config
-from spikelint.images import ImageRef
-from spikelint.images import ImageSyntaxError
-from spikelint.images import has_literal_digest
-from spikelint.images import is_placeholder
-from spikelint.images import is_unresolved
-from spikelint.images import mutable_tag_word
-from spikelint.images import parse_image
-from spikelint.images import registry_allowed
-from spikelint.images import unresolved_names
+from spikelint.facts.images import ImageRef
+from spikelint.facts.images import ImageSyntaxError
+from spikelint.facts.images import has_literal_digest
+from spikelint.facts.images import is_placeholder
+from spikelint.facts.images import is_unresolved
+from spikelint.facts.images import mutable_tag_word
+from spikelint.facts.images import parse_image
+from spikelint.facts.images import registry_allowed
+from spikelint.facts.images import unresolved_names
 from spikelint.model import Document
 from spikelint.model import FileKind
 from spikelint.model import Located
@@ -26,8 +26,8 @@ from spikelint.model import Problem
 from spikelint.model import SourceFile
 from spikelint.model import Workload
 from spikelint.model import walk
-from spikelint.pathnames import base_name
-from spikelint.project import Project
+from spikelint.util.pathnames import base_name
+from spikelint.discovery.project import Project
 
 IMAGE_RULES = ("SPK101", "SPK102", "SPK103", "SPK104")
 # ko builds and pushes these at deploy time and writes the digest-pinned reference in their place

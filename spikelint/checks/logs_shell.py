@@ -44,7 +44,7 @@ from spikelint.documents.shell import expand
 from spikelint.documents.shell import find_shell_call
 from spikelint.documents.shell import is_template
 from spikelint.documents.shell import parse_shell
-from spikelint.lazyre import lazy_regex
+from spikelint.util.lazyre import lazy_regex
 from spikelint.model import Container
 from spikelint.model import Document
 from spikelint.model import FileKind

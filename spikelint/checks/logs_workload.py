@@ -11,27 +11,27 @@ from typing import Iterator
 
 from spikelint.checks.registry import CheckContext
 from spikelint.checks.registry import check
-from spikelint.lazyre import lazy_regex
+from spikelint.util.lazyre import lazy_regex
 from spikelint.model import Container
 from spikelint.model import Document
 from spikelint.model import Problem
 from spikelint.model import Workload
 from spikelint.model import FileKind
-from spikelint.paths import TEMPORARY
-from spikelint.paths import Invocation
-from spikelint.paths import expand
-from spikelint.paths import is_log_write
-from spikelint.paths import script_invocations
-from spikelint.paths import script_lookup
-from spikelint.paths import under
-from spikelint.paths import PathUse
-from spikelint.paths import is_relative
-from spikelint.paths import place
-from spikelint.paths import resolve
-from spikelint.paths import run_view
-from spikelint.paths import launcher_nodes
-from spikelint.runconfig import LOG
-from spikelint.runconfig import UNRESOLVED
+from spikelint.facts.paths import TEMPORARY
+from spikelint.facts.paths import Invocation
+from spikelint.facts.paths import expand
+from spikelint.facts.paths import is_log_write
+from spikelint.facts.paths import script_invocations
+from spikelint.facts.paths import script_lookup
+from spikelint.facts.paths import under
+from spikelint.facts.paths import PathUse
+from spikelint.facts.paths import is_relative
+from spikelint.facts.paths import place
+from spikelint.facts.paths import resolve
+from spikelint.facts.paths import run_view
+from spikelint.facts.paths import launcher_nodes
+from spikelint.facts.runconfig import LOG
+from spikelint.facts.runconfig import UNRESOLVED
 
 PER_POD = lazy_regex(
     r"\$\{?\(?(?:RANK|NODE_RANK|GROUP_RANK|GLOBAL_RANK|WORLD_RANK|HOSTNAME|HOST|POD_NAME|MY_POD_NAME|POD_UUID|"

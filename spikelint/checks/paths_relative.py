@@ -10,10 +10,10 @@ from spikelint.checks.storage import what_it_is
 from spikelint.model import Document
 from spikelint.model import Problem
 from spikelint.model import Workload
-from spikelint.paths import describe
-from spikelint.paths import is_relative
-from spikelint.paths import run_view
-from spikelint.paths import shown
+from spikelint.facts.paths import describe
+from spikelint.facts.paths import is_relative
+from spikelint.facts.paths import run_view
+from spikelint.facts.paths import shown
 
 
 @check("SPK603", scope="workload")

@@ -11,7 +11,7 @@ from typing import Iterator
 
 if TYPE_CHECKING:
     from spikelint.config import Config
-    from spikelint.project import Project
+    from spikelint.discovery.project import Project
 
 SCOPES = ("document", "workload")
 

@@ -20,7 +20,7 @@ from typing import Sequence
 
 from spikelint.checks.registry import CheckContext
 from spikelint.checks.registry import check
-from spikelint.lazyre import lazy_regex
+from spikelint.util.lazyre import lazy_regex
 from spikelint.model import Document
 from spikelint.model import EnvVar
 from spikelint.model import FileKind
@@ -641,7 +641,7 @@ def secrets_in_document(document: Document, ctx: CheckContext) -> Iterator[Probl
 
 def _selected_rules(ctx: CheckContext) -> frozenset[str]:
     """The secret rules this run reports: a value only steps aside for a rule that will report it."""
-    from spikelint.engine import selected
+    from spikelint.config import selected
 
     return frozenset(rule for rule in ("SPK201", "SPK202", "SPK203", "SPK204", "SPK205", "SPK206")
                      if selected(rule, ctx.config))

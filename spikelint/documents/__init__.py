@@ -15,7 +15,7 @@ from pathlib import PurePosixPath
 from typing import TYPE_CHECKING
 from typing import Callable
 
-from spikelint.lazyre import lazy_regex
+from spikelint.util.lazyre import lazy_regex
 from spikelint.model import Document
 from spikelint.model import FileKind
 from spikelint.model import Problem
@@ -24,7 +24,7 @@ from spikelint.documents.templates import UnrenderedTemplate
 from spikelint.documents.templates import is_helm_template
 from spikelint.documents.templates import is_helm_unittest_suite
 from spikelint.documents.templates import markup_caused
-from spikelint.suppressions import parse_suppressions
+from spikelint.documents.suppressions import parse_suppressions
 
 __all__ = ["ParseFailure", "UnrenderedTemplate", "decode", "is_helm_template", "parse_bytes", "parse_text",
            "read_document"]

@@ -17,8 +17,8 @@ from spikelint.model import Document
 from spikelint.model import FileKind
 from spikelint.model import Problem
 from spikelint.model import SourceFile
-from spikelint.pathnames import base_name
-from spikelint.pathnames import name_suffix
+from spikelint.util.pathnames import base_name
+from spikelint.util.pathnames import name_suffix
 
 MAX_BINARY_SCAN = 8 * 1024 * 1024  # bytes of a binary file looked at
 MAX_OVERSIZED_SCAN = 16 * 1024 * 1024  # bytes of an oversized text file looked at, chunk by chunk

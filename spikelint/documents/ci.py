@@ -26,7 +26,7 @@ from typing import Sequence
 from spikelint.documents.shell import Script
 from spikelint.documents.shell import find_shell_call
 from spikelint.documents.shell import parse_shell
-from spikelint.lazyre import lazy_regex
+from spikelint.util.lazyre import lazy_regex
 from spikelint.model import Document
 from spikelint.model import Node
 

@@ -27,7 +27,7 @@ from spikelint.documents.shell import _expand
 from spikelint.documents.shell import find_shell_call
 from spikelint.documents.shell import parse_shell
 from spikelint.documents.shell import parse_shell_segments
-from spikelint.lazyre import lazy_regex
+from spikelint.util.lazyre import lazy_regex
 from spikelint.model import Located
 
 INSTRUCTIONS = frozenset({

@@ -22,7 +22,7 @@ from typing import IO
 from typing import Any
 
 from spikelint.documents.limits import ImageLimits
-from spikelint.lazyre import lazy_regex
+from spikelint.util.lazyre import lazy_regex
 from spikelint.model import Document
 from spikelint.model import Problem
 from spikelint.model import SourceFile

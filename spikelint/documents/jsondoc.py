@@ -16,7 +16,7 @@ from typing import Any
 
 from spikelint.documents.numbers import BAD_NUMBER
 from spikelint.documents.numbers import number_problem
-from spikelint.lazyre import lazy_regex
+from spikelint.util.lazyre import lazy_regex
 from spikelint.model import Located
 from spikelint.model import Node
 

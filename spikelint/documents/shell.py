@@ -26,7 +26,7 @@ from typing import Iterator
 from typing import NamedTuple
 from typing import Sequence
 
-from spikelint.lazyre import lazy_regex
+from spikelint.util.lazyre import lazy_regex
 
 MAX_DEPTH = 12  # nested $(…) / bash -c / heredoc scripts that are parsed in turn
 MAX_NESTING = 100  # compound commands and substitutions nested in one another

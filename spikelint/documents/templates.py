@@ -13,7 +13,7 @@ from dataclasses import dataclass
 from pathlib import PurePosixPath
 from typing import Callable
 
-from spikelint.lazyre import lazy_regex
+from spikelint.util.lazyre import lazy_regex
 from spikelint.model import FileKind
 
 HELM_TEXT_TEMPLATES = lazy_regex(r"(?:\.tpl|^NOTES\.txt)$")

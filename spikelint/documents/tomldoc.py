@@ -11,7 +11,7 @@ import re
 import sys
 from typing import Any
 
-from spikelint.lazyre import lazy_regex
+from spikelint.util.lazyre import lazy_regex
 from spikelint.model import Located
 from spikelint.model import Node
 

@@ -13,7 +13,7 @@ from dataclasses import dataclass
 from typing import Callable
 from typing import Iterable
 
-from spikelint.lazyre import lazy_regex
+from spikelint.util.lazyre import lazy_regex
 from spikelint.model import Finding
 from spikelint.model import Report
 

@@ -15,7 +15,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 from typing import Iterable
 
-from spikelint.lazyre import lazy_regex
+from spikelint.util.lazyre import lazy_regex
 from spikelint.report import at_or_above
 from spikelint.report import family_concern
 from spikelint.report import ordered

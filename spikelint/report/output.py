@@ -8,8 +8,8 @@ import sys
 from pathlib import Path
 
 from spikelint.model import Report
-from spikelint.safe_write import UnsafeTarget
-from spikelint.safe_write import write_text_safely
+from spikelint.util.safe_write import UnsafeTarget
+from spikelint.util.safe_write import write_text_safely
 
 REPOSITORY_RELATIVE_FORMATS = ("sarif", "gitlab", "github", "junit")
 

@@ -14,7 +14,7 @@ from typing import TYPE_CHECKING
 from typing import Any
 from typing import Sequence
 
-from spikelint.lazyre import lazy_regex
+from spikelint.util.lazyre import lazy_regex
 from spikelint.report import family_concern
 from spikelint.report import is_secret_rule
 from spikelint.report import ordered

@@ -10,8 +10,8 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 from typing import Sequence
 
-from spikelint.escape import printable
-from spikelint.escape import shell_inert_path
+from spikelint.util.escape import printable
+from spikelint.util.escape import shell_inert_path
 from spikelint.report import is_secret_rule
 from spikelint.report import ordered
 

@@ -20,9 +20,9 @@ from typing import Sequence
 
 from spikelint.model import Located
 from spikelint.model import Node
-from spikelint.run.config_schema import is_integer
-from spikelint.run.reading import JSON
-from spikelint.run.reading import ReadProblem
+from spikelint.contract.config_schema import is_integer
+from spikelint.contract.reading import JSON
+from spikelint.contract.reading import ReadProblem
 
 MANIFEST = "manifest.json"
 SUMMARY = "summary.json"
@@ -175,9 +175,9 @@ MISSING_HINTS = {
 
 def load_object(folder: Path, name: str, cwd: Path, collector: Collector, files: RunFiles) -> JsonFile:
     """Read, parse and schema-check one JSON object file of the run folder."""
-    from spikelint.run.reading import parse_one
-    from spikelint.run.reading import plain_mapping
-    from spikelint.run.reading import read_text
+    from spikelint.contract.reading import parse_one
+    from spikelint.contract.reading import plain_mapping
+    from spikelint.contract.reading import read_text
 
     path = folder / name
     loaded = JsonFile(name, display(path, cwd))
@@ -200,7 +200,7 @@ def load_object(folder: Path, name: str, cwd: Path, collector: Collector, files:
         collector.add(loaded.shown, 1, 1, f"{name} is empty: it must be a JSON object")
         return loaded
     if root.kind != "map":
-        from spikelint.run.reading import kind_of
+        from spikelint.contract.reading import kind_of
 
         collector.add(loaded.shown, root.line, root.column, f"{name} must be a JSON object, got {kind_of(root)}")
         return loaded
@@ -215,8 +215,8 @@ def load_object(folder: Path, name: str, cwd: Path, collector: Collector, files:
 
 
 def _schema_issues(loaded: JsonFile, collector: Collector) -> None:
-    from spikelint.run.violations import locate
-    from spikelint.run.violations import violations
+    from spikelint.contract.violations import locate
+    from spikelint.contract.violations import violations
     from spikelint.schemas import load_schema
 
     assert loaded.root is not None
@@ -292,7 +292,7 @@ FAST_VALID: dict[str, Callable[[dict[str, Any]], bool]] = {RESULTS: _fast_valid_
 
 
 def read_records(folder: Path, name: str, cwd: Path, collector: Collector, files: RunFiles) -> Records:
-    from spikelint.run.reading import regular_file_problem
+    from spikelint.contract.reading import regular_file_problem
 
     path = folder / name
     records = Records(name, display(path, cwd))
@@ -355,8 +355,8 @@ def _check_record(line: Line, records: Records, collector: Collector) -> None:
 
 def _record_schema_issues(line: Line, record: dict[str, Any], records: Records, collector: Collector) -> None:
     from spikelint.documents.jsondoc import parse_json
-    from spikelint.run.violations import locate
-    from spikelint.run.violations import violations
+    from spikelint.contract.violations import locate
+    from spikelint.contract.violations import violations
     from spikelint.schemas import load_schema
 
     assert line.text is not None
@@ -402,7 +402,7 @@ def locate_input(recorded: str | None, override: str | None, manifest: JsonFile,
                  cwd: Path) -> Path | None:
     """The input file as reachable from here: ``--input``, else the manifest's path (relative paths tried
     against the run folder, the config's folder and the current folder)."""
-    from spikelint.run.reading import regular_file_problem
+    from spikelint.contract.reading import regular_file_problem
 
     if override is not None:
         return Path(override)
@@ -423,7 +423,7 @@ def locate_input(recorded: str | None, override: str | None, manifest: JsonFile,
 
 def read_input(path: Path, cwd: Path, collector: Collector, files: RunFiles) -> InputFile | None:
     """Hash the input and collect its ids when it is JSON Lines with ``id`` fields (one pass)."""
-    from spikelint.run.reading import regular_file_problem
+    from spikelint.contract.reading import regular_file_problem
 
     if regular_file_problem(path) is not None:
         return None

@@ -20,13 +20,13 @@ from typing import Any
 from typing import Callable
 from typing import Sequence
 
-from spikelint.escape import printable
+from spikelint.util.escape import printable
 from spikelint.model import Node
-from spikelint.run.config_schema import META_KEY
-from spikelint.run.config_schema import VERSION_KEY
+from spikelint.contract.config_schema import META_KEY
+from spikelint.contract.config_schema import VERSION_KEY
 from spikelint.run.manifest import MANIFEST_NAME
 from spikelint.run.options import parse_options
-from spikelint.run.reading import ReadProblem
+from spikelint.contract.reading import ReadProblem
 from spikelint.run.secret_values import masked_data
 from spikelint.run.secret_values import masker
 from spikelint.run.secret_values import values_in_file
@@ -94,11 +94,11 @@ class Contract:
 
 def read_config(path: Path, shown_path: str) -> LoadedConfig:
     from spikelint.run.manifest import sha256_bytes
-    from spikelint.run.reading import format_of
-    from spikelint.run.reading import kind_of
-    from spikelint.run.reading import parse_one
-    from spikelint.run.reading import plain_mapping
-    from spikelint.run.reading import read_text
+    from spikelint.contract.reading import format_of
+    from spikelint.contract.reading import kind_of
+    from spikelint.contract.reading import parse_one
+    from spikelint.contract.reading import plain_mapping
+    from spikelint.contract.reading import read_text
 
     try:
         data, text = read_text(path)
@@ -124,8 +124,8 @@ def read_config(path: Path, shown_path: str) -> LoadedConfig:
 
 
 def _schema_from_option(reference: str) -> Contract:
-    from spikelint.run.config_schema import is_run_contract
-    from spikelint.run.config_schema import shipped_by_reference
+    from spikelint.contract.config_schema import is_run_contract
+    from spikelint.contract.config_schema import shipped_by_reference
     from spikelint.schemas import SchemaError
     from spikelint.schemas import load_schema
 
@@ -141,12 +141,12 @@ def _schema_from_option(reference: str) -> Contract:
 
 def choose_contract(config: LoadedConfig, option: str | None) -> Contract:
     """``--schema``, else ``$schema``, else ``schema_version`` (the latest contract when it is unusable)."""
-    from spikelint.run.config_schema import intended_version
-    from spikelint.run.config_schema import is_run_contract
-    from spikelint.run.config_schema import is_url
-    from spikelint.run.config_schema import known_versions
-    from spikelint.run.config_schema import run_config_schema
-    from spikelint.run.config_schema import shipped_by_reference
+    from spikelint.contract.config_schema import intended_version
+    from spikelint.contract.config_schema import is_run_contract
+    from spikelint.contract.config_schema import is_url
+    from spikelint.contract.config_schema import known_versions
+    from spikelint.contract.config_schema import run_config_schema
+    from spikelint.contract.config_schema import shipped_by_reference
     from spikelint.run.redact import shown
     from spikelint.schemas import SchemaError
     from spikelint.schemas import load_schema
@@ -189,10 +189,10 @@ def choose_contract(config: LoadedConfig, option: str | None) -> Contract:
 
 
 def validate(config: LoadedConfig, contract: Contract) -> list[Failure]:
-    from spikelint.run.config_schema import without_meta_key
-    from spikelint.run.violations import SchemaUnusable
-    from spikelint.run.violations import locate
-    from spikelint.run.violations import violations
+    from spikelint.contract.config_schema import without_meta_key
+    from spikelint.contract.violations import SchemaUnusable
+    from spikelint.contract.violations import locate
+    from spikelint.contract.violations import violations
 
     try:
         found = violations(contract.schema, without_meta_key(config.data, contract.schema), root="the config",
@@ -212,7 +212,7 @@ def validate(config: LoadedConfig, contract: Contract) -> list[Failure]:
 
 def resolve_input(config: LoadedConfig) -> Path | None:
     """The input file, relative paths resolved from the config's folder; ``None`` when there is none."""
-    from spikelint.run.reading import regular_file_problem
+    from spikelint.contract.reading import regular_file_problem
 
     if INPUT_KEY not in config.data:
         return None
@@ -256,10 +256,10 @@ def check_run_dir(run_dir: Path, shown_run_dir: str, config: LoadedConfig, resum
 
 
 def _recorded_config_sha(manifest: Path, shown: str) -> str:
-    from spikelint.run.reading import JSON
-    from spikelint.run.reading import kind_of
-    from spikelint.run.reading import parse_one
-    from spikelint.run.reading import read_text
+    from spikelint.contract.reading import JSON
+    from spikelint.contract.reading import kind_of
+    from spikelint.contract.reading import parse_one
+    from spikelint.contract.reading import read_text
 
     try:
         _, text = read_text(manifest)

@@ -11,7 +11,7 @@ import math
 import re
 from typing import Any
 
-from spikelint.lazyre import lazy_regex
+from spikelint.util.lazyre import lazy_regex
 
 MAX_SHOWN = 60
 SECRET_KEY = lazy_regex(

@@ -13,7 +13,7 @@ from typing import Any
 from typing import Callable
 from typing import Iterable
 
-from spikelint.masking import masker
+from spikelint.pipeline.masking import masker
 
 MAX_SCANNED = 8 * 1024 * 1024  # a config larger than this is refused by the reader anyway
 

@@ -20,8 +20,8 @@ from pathlib import Path
 from typing import Any
 from typing import Sequence
 
-from spikelint.escape import printable
-from spikelint.masking import masker
+from spikelint.util.escape import printable
+from spikelint.pipeline.masking import masker
 from spikelint.model import Finding
 from spikelint.run.consistency import Issue
 from spikelint.run.consistency import RunFiles
@@ -53,7 +53,7 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 def _findings(issues: list[Issue], catalog: dict[str, Any]) -> list[Finding]:
-    from spikelint.fingerprint import assign_fingerprints
+    from spikelint.pipeline.fingerprint import assign_fingerprints
 
     ordered = sorted(issues, key=lambda issue: (issue.path, issue.line, issue.column, issue.message))
     prints = assign_fingerprints((issue.rule, issue.path, issue.key or issue.message) for issue in ordered)
@@ -85,7 +85,7 @@ def secret_findings(files: RunFiles) -> list[Finding]:
         from spikelint.engine import Engine
         from spikelint.model import FileKind
         from spikelint.model import SourceFile
-        from spikelint.project import Project
+        from spikelint.discovery.project import Project
 
         engine = Engine.create(Config(select=("SPK2",)))
         source = SourceFile(files.manifest_path, str(files.folder / "manifest.json"), FileKind.JSON)
@@ -99,8 +99,8 @@ def secret_findings(files: RunFiles) -> list[Finding]:
 def _masked(findings: list[Finding], sources: dict[str, Sequence[str]],
             notes: list[str]) -> tuple[list[Finding], dict[str, Sequence[str]], list[str]]:
     """Every secret found in the files read, masked in messages, notes and shown lines."""
-    from spikelint.masking import mask_findings
-    from spikelint.masking import reported_values
+    from spikelint.pipeline.masking import mask_findings
+    from spikelint.pipeline.masking import reported_values
     from spikelint.run.consistency import SparseLines
     from spikelint.run.secret_values import values_in_text
 

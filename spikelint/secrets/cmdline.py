@@ -12,8 +12,8 @@ import re
 from typing import Iterator
 from typing import NamedTuple
 
-from spikelint.lazyre import lazy_regex
-from spikelint.pathnames import base_name
+from spikelint.util.lazyre import lazy_regex
+from spikelint.util.pathnames import base_name
 from spikelint.secrets.context import KeyClass
 from spikelint.secrets.context import classify_key
 from spikelint.secrets.context import is_not_a_credential_literal

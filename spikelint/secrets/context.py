@@ -15,7 +15,7 @@ from collections import Counter
 from functools import lru_cache
 from typing import NamedTuple
 
-from spikelint.lazyre import lazy_regex
+from spikelint.util.lazyre import lazy_regex
 
 # --------------------------------------------------------------------------- key names
 

@@ -19,7 +19,7 @@ from typing import Callable
 from typing import Iterator
 from typing import NamedTuple
 
-from spikelint.lazyre import lazy_regex
+from spikelint.util.lazyre import lazy_regex
 from spikelint.model import Node
 from spikelint.secrets.context import classify_key
 from spikelint.secrets.context import is_placeholder

@@ -19,7 +19,7 @@ from typing import Any
 from typing import Iterator
 from typing import NamedTuple
 
-from spikelint.lazyre import lazy_regex
+from spikelint.util.lazyre import lazy_regex
 from spikelint.secrets.context import KeyClass
 from spikelint.secrets.context import NEUTRAL
 from spikelint.secrets.context import classify_key

@@ -13,8 +13,8 @@ from typing import Callable
 from typing import Iterator
 from typing import NamedTuple
 
-from spikelint.lazyre import lazy_regex
-from spikelint.pytree import ast_nodes
+from spikelint.util.lazyre import lazy_regex
+from spikelint.util.pytree import ast_nodes
 from spikelint.secrets.detectors import Secret
 from spikelint.secrets.text import CONFIG
 from spikelint.secrets.text import PROSE

@@ -14,7 +14,7 @@ import re
 from typing import Iterator
 from typing import NamedTuple
 
-from spikelint.lazyre import lazy_regex
+from spikelint.util.lazyre import lazy_regex
 from spikelint.secrets.context import is_placeholder
 from spikelint.secrets.context import is_reference
 from spikelint.secrets.context import classify_key

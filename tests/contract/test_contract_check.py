@@ -118,7 +118,7 @@ def test_checking_many_configs_is_fast(tmp_path: Path) -> None:
     result = check_paths([str(tmp_path)], Config(select=("SPK601", "SPK602")), cwd=tmp_path, jobs=1)
     elapsed = time.perf_counter() - start
     assert len(result.report.findings) == 100
-    assert elapsed < 2.0, f"{elapsed:.2f}s"
+    assert elapsed < 30, f"{elapsed:.2f}s"  # about 0.3 s; speed is bench/lint_bench.py's: this catches blow-ups
 
 
 def test_deep_configs_are_reported_not_crashed() -> None:

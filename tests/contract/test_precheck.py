@@ -323,16 +323,21 @@ def test_schema_option_by_shipped_name(run_precheck: Run, tmp_path: Path, data: 
     assert outcome.code == 0, outcome.err
 
 
-@pytest.mark.parametrize("schema_text", [None, "not json", '{"type": 12}'])
+@pytest.mark.parametrize(("schema_text", "reason"), [
+    (None, "no such schema file"),
+    ("not json", "cannot load schema"),
+    ('{"type": 12}', "not a valid JSON Schema (type: 12"),
+])
 def test_unusable_schema_option_is_a_usage_error(run_precheck: Run, tmp_path: Path, data: Path,
-                                                 schema_text: str | None) -> None:
+                                                 schema_text: str | None, reason: str) -> None:
     schema = tmp_path / "custom.schema.json"
     if schema_text is not None:
         schema.write_text(schema_text, encoding="utf-8")
     config = contract_config(tmp_path)
     outcome = run_precheck("--config", str(config), "--run-dir", str(tmp_path / "r"), "--schema", str(schema))
     assert outcome.code == 2
-    assert "--schema" in outcome.err or "schema" in outcome.err
+    assert outcome.err.startswith("spikelint precheck: error: ")  # the command, the file and why
+    assert str(schema) in outcome.err and reason in outcome.err
     assert "Traceback" not in outcome.err
 
 
@@ -426,7 +431,7 @@ def _git(folder: Path, *arguments: str) -> str:
 
 def test_init_writes_a_valid_manifest_with_the_identity_of_the_run(run_precheck: Run, tmp_path: Path,
                                                                    data: Path) -> None:
-    from spikelint.run.violations import violations
+    from spikelint.contract.violations import violations
     from spikelint.schemas import load_schema
 
     _git(tmp_path, "init", "-q")

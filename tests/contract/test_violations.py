@@ -11,11 +11,11 @@ from spikelint.documents.yamldoc import parse_yaml
 from spikelint.run.redact import redact_parameters
 from spikelint.run.redact import secret_kind
 from spikelint.run.redact import shown
-from spikelint.run.violations import SchemaUnusable
-from spikelint.run.violations import expected
-from spikelint.run.violations import locate
-from spikelint.run.violations import parameter_name
-from spikelint.run.violations import violations
+from spikelint.contract.violations import SchemaUnusable
+from spikelint.contract.violations import expected
+from spikelint.contract.violations import locate
+from spikelint.contract.violations import parameter_name
+from spikelint.contract.violations import violations
 from spikelint.schemas import load_schema
 
 CONTRACT = load_schema("run-config.v1.schema.json")

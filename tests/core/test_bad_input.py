@@ -202,7 +202,7 @@ def test_alias_bomb_is_one_spk001_at_the_expanding_alias() -> None:
     assert only_problem(document)[0] == "SPK001"
     assert "alias" in document.problems[0].message
     assert document.problems[0].line > 1
-    assert time.perf_counter() - started < 2
+    assert time.perf_counter() - started < 10  # an expanded bomb never ends
 
 
 def test_small_alias_use_is_fine_and_shared() -> None:

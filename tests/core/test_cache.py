@@ -10,7 +10,7 @@ from core_support import VALUES_PINNED
 from core_support import write
 
 from spikelint import engine as engine_module
-from spikelint.cache import FOLDER
+from spikelint.pipeline.cache import FOLDER
 from spikelint.config import Config
 from spikelint.engine import check_paths
 

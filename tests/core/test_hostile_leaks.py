@@ -10,9 +10,9 @@ from pathlib import Path
 import pytest
 from core_support import write
 
-from spikelint.masking import mask_file
-from spikelint.masking import masked
-from spikelint.masking import needles
+from spikelint.pipeline.masking import mask_file
+from spikelint.pipeline.masking import masked
+from spikelint.pipeline.masking import needles
 from spikelint.model import Finding
 
 
@@ -132,8 +132,8 @@ def test_many_values_are_masked_by_prefix_lookup_like_the_alternation() -> None:
     import random
     import string
 
-    from spikelint.masking import MAX_ALTERNATION
-    from spikelint.masking import masker
+    from spikelint.pipeline.masking import MAX_ALTERNATION
+    from spikelint.pipeline.masking import masker
 
     rng = random.Random(3)
     values = ["".join(rng.choice(string.ascii_letters + string.digits) for _ in range(20)) for _ in range(3000)]

@@ -10,12 +10,12 @@ import pytest
 from core_support import VALUES_LATEST
 from core_support import write
 
-from spikelint.escape import printable
-from spikelint.escape import shell_inert_path
+from spikelint.util.escape import printable
+from spikelint.util.escape import shell_inert_path
 from spikelint.report.github import escape_data
 from spikelint.report.github import escape_property
-from spikelint.safe_write import UnsafeTarget
-from spikelint.safe_write import write_text_safely
+from spikelint.util.safe_write import UnsafeTarget
+from spikelint.util.safe_write import write_text_safely
 
 pytestmark = pytest.mark.skipif(os.name == "nt", reason="symbolic links need privileges on Windows")
 
@@ -140,8 +140,7 @@ def test_internal_error_messages_escape_the_name(run_cli, tmp_path: Path, monkey
     def crash(document, config):  # type: ignore[no-untyped-def]
         raise RuntimeError("boom\n::error::forged")
 
-    monkeypatch.setattr("spikelint.adapters.workloads_in", crash)
+    monkeypatch.setattr(engine, "workloads_in", crash)
     outcome = run_cli(["check", "--jobs", "1", "."], cwd=repo)
     assert outcome.code == 2 and "internal error" in outcome.err
     assert not any(line.startswith("::error") for line in outcome.err.splitlines())
-    assert engine  # imported for the patch target's module to be loaded

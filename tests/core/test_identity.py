@@ -11,8 +11,8 @@ from core_support import commit_all
 from core_support import init_repo
 from core_support import write
 
-from spikelint.fingerprint import identity_path
-from spikelint.fingerprint import root_prefix
+from spikelint.pipeline.fingerprint import identity_path
+from spikelint.pipeline.fingerprint import root_prefix
 
 needs_git = pytest.mark.skipif(shutil.which("git") is None, reason="git is not installed")
 TWO_IMAGES = "replicaCount: 1\nimage: busybox:latest\nsidecar:\n  image: alpine:3.1\n"

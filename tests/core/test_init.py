@@ -13,7 +13,7 @@ import yaml
 from spikelint.cli import main
 from spikelint.config import config_from_mapping
 from spikelint.config import load_config_file
-from spikelint.init import generated_globs
+from spikelint.commands.init import generated_globs
 
 
 def make(root: Path, *names: str) -> None:

@@ -5,8 +5,8 @@ from __future__ import annotations
 import pickle
 import re
 
-from spikelint.lazyre import LazyRegex
-from spikelint.lazyre import lazy_regex
+from spikelint.util.lazyre import LazyRegex
+from spikelint.util.lazyre import lazy_regex
 
 
 def test_not_compiled_until_used() -> None:

@@ -9,10 +9,10 @@ from pathlib import PurePosixPath
 
 import pytest
 
-from spikelint.pathnames import base_name
-from spikelint.pathnames import name_suffix
-from spikelint.pytree import ast_nodes
-from spikelint.pytree import child_nodes
+from spikelint.util.pathnames import base_name
+from spikelint.util.pathnames import name_suffix
+from spikelint.util.pytree import ast_nodes
+from spikelint.util.pytree import child_nodes
 
 PATHS = ["", ".", "..", "train.py", "configs/", "configs/.", "a/..", "/", "//", "/usr/bin/python3", "a//b",
          "./launch.sh", "a/./", ".bashrc", "ckpt/model.tar.gz", "$HOME/run.sh", "weights.", "C:\\x\\y.py"]

@@ -10,7 +10,7 @@ from core_support import write
 from spikelint.config import Config
 from spikelint.engine import Engine
 from spikelint.engine import lint_snippet
-from spikelint.engine import selected
+from spikelint.config import selected
 
 
 @pytest.mark.parametrize(("select", "ignore", "rule", "expected"), [

@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 
 from spikelint.engine import lint_snippet
-from spikelint.suppressions import parse_suppressions
+from spikelint.documents.suppressions import parse_suppressions
 
 TODAY = date(2026, 6, 1)
 DIGEST = "@sha256:" + "a" * 64

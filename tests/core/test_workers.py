@@ -20,14 +20,14 @@ from spikelint.engine import _Plan
 from spikelint.engine import build_report
 from spikelint.engine import check_paths
 from spikelint.engine import check_sources
-from spikelint.workers import batches_by_cost
-from spikelint.workers import even_shares
-from spikelint.workers import run_split
-from spikelint.workers import worker_count
+from spikelint.pipeline.workers import batches_by_cost
+from spikelint.pipeline.workers import even_shares
+from spikelint.pipeline.workers import run_split
+from spikelint.pipeline.workers import worker_count
 from spikelint.files import discover
 from spikelint.model import FileKind
 from spikelint.model import SourceFile
-from spikelint.project import Project
+from spikelint.discovery.project import Project
 
 
 def test_a_hook_sized_run_stays_in_process() -> None:
@@ -128,7 +128,7 @@ def test_without_fork_a_process_pool_runs_even_shares(monkeypatch: pytest.Monkey
 
 
 def test_free_cpus_counts_what_runs_now_not_the_last_minute(monkeypatch: pytest.MonkeyPatch) -> None:
-    from spikelint import workers
+    from spikelint.pipeline import workers
 
     monkeypatch.setattr(workers, "usable_cpus", lambda: 2)
     monkeypatch.setattr(workers, "_others_running", lambda: 0)

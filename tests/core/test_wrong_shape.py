@@ -23,7 +23,7 @@ from spikelint.engine import Engine
 from spikelint.engine import lint_snippet
 from spikelint.files import detect_kind
 from spikelint.model import SourceFile
-from spikelint.project import Project
+from spikelint.discovery.project import Project
 
 REPLACEMENTS: tuple[Any, ...] = (5, "x", None, [], [None, 3, "y"], {})
 

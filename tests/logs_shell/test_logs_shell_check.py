@@ -23,7 +23,7 @@ from spikelint.model import FileKind
 from spikelint.model import Located
 from spikelint.model import SourceFile
 from spikelint.model import Workload
-from spikelint.project import Project
+from spikelint.discovery.project import Project
 
 SELECT = {"select": ["SPK501", "SPK502"]}
 

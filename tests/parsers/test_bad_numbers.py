@@ -79,8 +79,8 @@ def test_an_api_object_cannot_hold_more_than_64_bits() -> None:
 
 
 def test_precheck_reports_the_value(tmp_path) -> None:  # type: ignore[no-untyped-def]
-    from spikelint.run.reading import ReadProblem
-    from spikelint.run.reading import plain_mapping
+    from spikelint.contract.reading import ReadProblem
+    from spikelint.contract.reading import plain_mapping
 
     (root,) = parse_yaml("schema_version: 1\nbatch_size: .nan\n")
     with pytest.raises(ReadProblem) as raised:

@@ -52,7 +52,7 @@ def test_helm_chart_templates_stay_skipped() -> None:
 
 
 def test_a_directive_above_a_continued_command_covers_all_its_lines() -> None:
-    from spikelint.suppressions import parse_suppressions
+    from spikelint.documents.suppressions import parse_suppressions
 
     lines = ["# spikelint: disable=SPK202", "runai submit x \\", "  -e A=1 \\", "  -e TOKEN=abc", "echo next"]
     (suppression,) = parse_suppressions(lines)

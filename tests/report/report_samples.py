@@ -4,8 +4,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from spikelint.fingerprint import assign_fingerprints
-from spikelint.fingerprint import fingerprint
+from spikelint.pipeline.fingerprint import assign_fingerprints
+from spikelint.pipeline.fingerprint import fingerprint
 from spikelint.model import Finding
 from spikelint.model import Rule
 

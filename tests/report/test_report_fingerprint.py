@@ -2,8 +2,8 @@ from __future__ import annotations
 
 import re
 
-from spikelint.fingerprint import assign_fingerprints
-from spikelint.fingerprint import fingerprint
+from spikelint.pipeline.fingerprint import assign_fingerprints
+from spikelint.pipeline.fingerprint import fingerprint
 
 
 def test_shape():

@@ -11,12 +11,24 @@ import pytest
 import yaml
 
 from spikelint.engine import lint_snippet
+from spikelint.model import Finding
+from tests.workload_rules.conftest import WORKLOAD_RULES
 from tests.workload_rules.conftest import lint
 from tests.workload_rules.test_four_forms import CRD_BAD
 from tests.workload_rules.test_four_forms import K8S_BAD
 from tests.workload_rules.test_four_forms import REST_BAD
 
 WRONG = [None, [], {}, 7, "x y", [None], {"value": None}, True]
+
+
+def sane(filename: str, text: str) -> list[Finding]:
+    """Lint (an internal error raises) and check what came out: selected rules on lines the file has."""
+    findings = lint(filename, text)
+    last = text.count("\n") + 1
+    for finding in findings:
+        assert finding.path == filename and 1 <= finding.line <= last, finding
+        assert finding.rule.startswith("SPK00") or finding.rule.startswith(tuple(WORKLOAD_RULES)), finding
+    return findings
 
 
 def paths_of(data: Any, prefix: tuple[Any, ...] = ()) -> Iterator[tuple[Any, ...]]:
@@ -50,12 +62,12 @@ def variants(text: str, loads: Any) -> Iterator[Any]:
 @pytest.mark.parametrize("name,text", [("k8s/job.yaml", K8S_BAD), ("runai/crd.yaml", CRD_BAD)], ids=["kubernetes", "runai-crd"])
 def test_yaml_workloads_of_the_wrong_shape_never_crash(name: str, text: str) -> None:
     for data in variants(text, yaml.safe_load):
-        lint(name, yaml.safe_dump(data))  # raises on an internal error
+        sane(name, yaml.safe_dump(data))
 
 
 def test_rest_workloads_of_the_wrong_shape_never_crash() -> None:
     for data in variants(REST_BAD, json.loads):
-        lint("runai/rest.json", json.dumps(data))
+        sane("runai/rest.json", json.dumps(data))
 
 
 CONFIG = {
@@ -70,8 +82,8 @@ CONFIG = {
 
 def test_run_configs_of_the_wrong_shape_never_crash() -> None:
     for data in variants(json.dumps(CONFIG), json.loads):
-        lint("configs/run.yaml", yaml.safe_dump(data))
-        lint("configs/run.json", json.dumps(data))
+        sane("configs/run.yaml", yaml.safe_dump(data))
+        sane("configs/run.json", json.dumps(data))
 
 
 @pytest.mark.parametrize("text", [
@@ -84,7 +96,7 @@ def test_run_configs_of_the_wrong_shape_never_crash() -> None:
     "if [ \"$RANK\" = 0 ; then\n python t.py | tee\nfi\n",
 ])
 def test_odd_scripts_never_crash(text: str) -> None:
-    lint("scripts/run.sh", "#!/bin/bash\n" + text)
+    sane("scripts/run.sh", "#!/bin/bash\n" + text)
 
 
 @pytest.mark.parametrize("text", [
@@ -96,7 +108,7 @@ def test_odd_scripts_never_crash(text: str) -> None:
     "import torch\nx = lambda: torch.save({'model': m.state_dict()}, p)\n",
 ])
 def test_odd_python_never_crashes(text: str) -> None:
-    lint("train.py", text)
+    sane("train.py", text)
 
 
 def test_a_long_argument_is_read_in_linear_time() -> None:

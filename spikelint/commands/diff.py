@@ -18,6 +18,8 @@ from dataclasses import replace
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from spikelint.engine import check_paths
+
 if TYPE_CHECKING:
     from spikelint.config import Config
     from spikelint.model import Report
@@ -81,8 +83,6 @@ def _inside(path: Path, top: Path, base: Path) -> Path | None:
 
 def base_fingerprints(revision: str, cwd: Path, paths: list[str], config: Config, jobs: int | None) -> set[str]:
     """Fingerprints of the findings ``spikelint check PATHS`` reports on ``revision``'s tree."""
-    from spikelint.engine import check_paths
-
     top = Path(_git(["rev-parse", "--show-toplevel"], cwd).strip())
     _verify_revision(revision, cwd)
     with tempfile.TemporaryDirectory(prefix="spikelint-base-") as folder:

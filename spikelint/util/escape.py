@@ -8,7 +8,7 @@ pasted into a shell should not run what a name spells.  Formats with their own e
 
 from __future__ import annotations
 
-from spikelint.lazyre import lazy_regex
+from spikelint.util.lazyre import lazy_regex
 
 
 SHELL_ACTIVE = lazy_regex(r"[$`;|&<>()!\\\"'{}*?\[\]#~]")

@@ -7,7 +7,7 @@ so repositories that already use them keep working.
 from __future__ import annotations
 
 
-from spikelint.lazyre import lazy_regex
+from spikelint.util.lazyre import lazy_regex
 from spikelint.model import Suppression
 
 DIRECTIVE = lazy_regex(

@@ -2,7 +2,7 @@
 
 A container's command line is read as written (Kubernetes lists, Run:ai single strings
 already split by the adapters, ``sh -c``/``bash -c`` scripts, ``runai … -- cmd``).  From it,
-its environment and the run configs it references come :class:`~spikelint.runconfig.Setting`
+its environment and the run configs it references come :class:`~spikelint.facts.runconfig.Setting`
 values; output/checkpoint/log paths among them are expanded (shell variables assigned earlier,
 env vars, Kubernetes ``$(VAR)``), resolved against the working directory (``workingDir``,
 ``--working-dir``, ``cd`` in the script) and looked up in the container's mounts (longest
@@ -21,33 +21,33 @@ from typing import Iterable
 from typing import NamedTuple
 from typing import Sequence
 
-from spikelint.lazyre import lazy_regex
+from spikelint.util.lazyre import lazy_regex
 from spikelint.model import Container
 from spikelint.model import Document
 from spikelint.model import FileKind
 from spikelint.model import Located
 from spikelint.model import Mount
 from spikelint.model import Workload
-from spikelint.runconfig import CONFIG_REF
-from spikelint.runconfig import LOG
-from spikelint.runconfig import OUTPUT
-from spikelint.runconfig import UNRESOLVED
-from spikelint.runconfig import RunFacts
-from spikelint.runconfig import Setting
-from spikelint.runconfig import config_settings
-from spikelint.runconfig import env_setting
-from spikelint.runconfig import flag_settings
-from spikelint.runconfig import is_moot
-from spikelint.runconfig import is_remote
-from spikelint.runconfig import positional_configs
-from spikelint.runconfig import summarise
+from spikelint.facts.runconfig import CONFIG_REF
+from spikelint.facts.runconfig import LOG
+from spikelint.facts.runconfig import OUTPUT
+from spikelint.facts.runconfig import UNRESOLVED
+from spikelint.facts.runconfig import RunFacts
+from spikelint.facts.runconfig import Setting
+from spikelint.facts.runconfig import config_settings
+from spikelint.facts.runconfig import env_setting
+from spikelint.facts.runconfig import flag_settings
+from spikelint.facts.runconfig import is_moot
+from spikelint.facts.runconfig import is_remote
+from spikelint.facts.runconfig import positional_configs
+from spikelint.facts.runconfig import summarise
 
 if TYPE_CHECKING:
     from spikelint.config import Config
     from spikelint.documents.shell import Script
     from spikelint.documents.shell import SimpleCommand
     from spikelint.documents.shell import Word
-    from spikelint.project import Project
+    from spikelint.discovery.project import Project
 
 SHELLS = frozenset(("sh", "bash", "zsh", "dash", "ash", "ksh"))
 TEMPORARY = ("/tmp", "/var/tmp", "/dev/shm", "/run")
@@ -582,7 +582,7 @@ class RunView:
     nnodes: int = 1
 
 
-VIEW_KEY = "spikelint.paths.view"
+VIEW_KEY = "spikelint.facts.paths.view"
 
 
 def run_view(workload: Workload, document: Document | None, project: Project | None) -> RunView:

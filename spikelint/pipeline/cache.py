@@ -24,6 +24,8 @@ from typing import Iterable
 
 from spikelint import __version__
 from spikelint.model import Finding
+from spikelint.util.resources import PACKAGE_DIR
+from spikelint.util.resources import data_folder
 
 FOLDER = ".spikelint_cache"
 FORMAT = 1
@@ -54,9 +56,8 @@ def file_digest(path: str) -> str | None:
 
 def _code_stamp() -> str:
     """Size and modification time of every module and catalog file: an edited checkout is a new tool."""
-    package = Path(__file__).resolve().parent
     stamps = []
-    for folder in (package, package.parent / "rules", package / "rules"):
+    for folder in {PACKAGE_DIR, data_folder("rules")}:
         if folder.is_dir():
             for root, _, names in os.walk(folder):
                 for name in sorted(names):

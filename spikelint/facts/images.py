@@ -11,7 +11,7 @@ import re
 from functools import lru_cache
 from typing import NamedTuple
 
-from spikelint.lazyre import lazy_regex
+from spikelint.util.lazyre import lazy_regex
 
 DOCKER_HUB = "docker.io"
 DOCKER_HUB_ALIASES = frozenset(("docker.io", "index.docker.io", "registry-1.docker.io", "registry.hub.docker.com"))

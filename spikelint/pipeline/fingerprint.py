@@ -14,6 +14,8 @@ import posixpath
 from pathlib import Path
 from typing import Iterable
 
+from spikelint.files import git_root
+
 FINGERPRINT_LENGTH = 32
 
 
@@ -47,8 +49,6 @@ def assign_fingerprints(items: Iterable[tuple[str, str, str]]) -> list[str]:
 
 def identity_root(cwd: Path, config_root: Path | None = None) -> Path:
     """The folder finding paths are keyed on: the Git root, else the configuration's folder, else ``cwd``."""
-    from spikelint.files import git_root
-
     root = git_root(cwd)
     if root is not None:
         return root

@@ -12,8 +12,8 @@ from functools import lru_cache
 from pathlib import PurePosixPath
 from typing import Any
 
-from spikelint.lazyre import lazy_regex
-from spikelint.resources import data_folder
+from spikelint.util.lazyre import lazy_regex
+from spikelint.util.resources import data_folder
 
 RUN_CONFIG_NAME = "run-config.v{version}.schema.json"
 RUN_CONFIG_PATTERN = lazy_regex(r"^run-config\.v(\d+)\.schema\.json$")

@@ -17,7 +17,7 @@ from typing import Iterator
 from typing import NamedTuple
 from typing import Sequence
 
-from spikelint.lazyre import lazy_regex
+from spikelint.util.lazyre import lazy_regex
 from spikelint.model import Located
 from spikelint.model import Node
 

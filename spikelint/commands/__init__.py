@@ -1,0 +1,1 @@
+"""Subcommands beyond ``check`` that the CLI dispatches to: ``init``, ``explain``/``rules``, ``--diff``."""

@@ -1,0 +1,1 @@
+"""The engine's findings pipeline: suppressions, fingerprints, masking, the result cache, workers."""
