@@ -54,6 +54,11 @@ def pinned_image(context: FixContext, findings: Sequence[Finding]) -> Iterator[O
         except ValueError:
             yield refuse(finding, "the finding's position is outside the file")
             continue
+        while context.text[start:start + 1] in ("&", "!"):  # a YAML anchor or tag before the value
+            while start < len(context.text) and context.text[start] not in " \t\r\n":
+                start += 1
+            while context.text[start:start + 1] in (" ", "\t"):
+                start += 1
         if context.text[start:start + 1] in ("'", '"'):
             start += 1
         end = start
