@@ -50,9 +50,13 @@ def parse_error(kind: str, text: str) -> str:
         elif kind == FileKind.JSON:
             json.loads(text)
         elif kind == FileKind.NOTEBOOK:
+            import warnings
+
             import nbformat
 
-            nbformat.validate(nbformat.reads(text, as_version=nbformat.NO_CONVERT))
+            with warnings.catch_warnings():
+                warnings.simplefilter("ignore")
+                nbformat.validate(nbformat.reads(text, as_version=nbformat.NO_CONVERT))
     except Exception as error:  # noqa: BLE001 - any failure to read back refuses the edit
         return f"the edited file does not parse: {error}"
     return ""

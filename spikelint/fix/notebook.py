@@ -20,10 +20,14 @@ INDENT = re.compile(r"^\{\r?\n( +)\"", re.MULTILINE)
 def cleared_notebook(text: str) -> str:
     """``text`` with every code cell's outputs and execution count cleared; raises ValueError when
     nbformat cannot read or validate it."""
+    import warnings
+
     import nbformat
 
     try:
-        notebook = nbformat.reads(text, as_version=nbformat.NO_CONVERT)
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")  # nbformat's notes on old notebooks are not the user's problem here
+            notebook = nbformat.reads(text, as_version=nbformat.NO_CONVERT)
     except Exception as error:  # noqa: BLE001 - nbformat raises many kinds for bad input
         raise ValueError(f"nbformat cannot read it: {error}") from None
     for cell in notebook.cells:
@@ -31,7 +35,9 @@ def cleared_notebook(text: str) -> str:
             cell["outputs"] = []
             cell["execution_count"] = None
     found = INDENT.match(text)
-    written = str(nbformat.writes(notebook, indent=len(found.group(1)) if found else 1))
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        written = str(nbformat.writes(notebook, indent=len(found.group(1)) if found else 1))
     if not text.endswith("\n"):
         written = written.rstrip("\n")
     if "\r\n" in text:
