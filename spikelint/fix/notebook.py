@@ -19,7 +19,9 @@ INDENT = re.compile(r"^\{\r?\n( +)\"", re.MULTILINE)
 
 def cleared_notebook(text: str) -> str:
     """``text`` with every code cell's outputs and execution count cleared; raises ValueError when
-    nbformat cannot read or validate it."""
+    nbformat cannot read or validate it.  nbformat reads and validates; the JSON is written back
+    in the notebook's own key order and indentation (nbformat's writer would re-indent it)."""
+    import json
     import warnings
 
     import nbformat
@@ -27,22 +29,20 @@ def cleared_notebook(text: str) -> str:
     try:
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")  # nbformat's notes on old notebooks are not the user's problem here
-            notebook = nbformat.reads(text, as_version=nbformat.NO_CONVERT)
+            nbformat.validate(nbformat.reads(text, as_version=nbformat.NO_CONVERT))
+        data = json.loads(text)
     except Exception as error:  # noqa: BLE001 - nbformat raises many kinds for bad input
         raise ValueError(f"nbformat cannot read it: {error}") from None
-    for cell in notebook.cells:
-        if cell.get("cell_type") == "code":
+    for cell in data.get("cells", []):
+        if isinstance(cell, dict) and cell.get("cell_type") == "code":
             cell["outputs"] = []
             cell["execution_count"] = None
     found = INDENT.match(text)
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore")
-        written = str(nbformat.writes(notebook, indent=len(found.group(1)) if found else 1))
-    if not text.endswith("\n"):
-        written = written.rstrip("\n")
+    escaped = text.isascii() and "\\u" in text  # written with \\u escapes: keep them
+    written = json.dumps(data, indent=len(found.group(1)) if found else 1, ensure_ascii=escaped)
     if "\r\n" in text:
         written = written.replace("\n", "\r\n")
-    return written
+    return written + text[len(text.rstrip()):]
 
 
 def notebook_outputs(context: FixContext, findings: Sequence[Finding]) -> Iterator[Outcome]:
