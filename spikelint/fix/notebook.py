@@ -38,7 +38,7 @@ def cleared_notebook(text: str) -> str:
             cell["outputs"] = []
             cell["execution_count"] = None
     found = INDENT.match(text)
-    escaped = text.isascii() and "\\u" in text  # written with \\u escapes: keep them
+    escaped = text.isascii() and "\\u" in text  # written with \u escapes: keep them
     written = json.dumps(data, indent=len(found.group(1)) if found else 1, ensure_ascii=escaped)
     if "\r\n" in text:
         written = written.replace("\n", "\r\n")
