@@ -80,9 +80,13 @@ def _proof(context: FixContext, fixes: Sequence[Fix], before: Counter[str], lint
     for fix in fixes:
         expected[fix.rule] -= len(fix.claims)
     if after != +expected:
-        changes = [f"{rule} {expected[rule]} -> {after[rule]}" for rule in sorted(set(after) | set(+expected))
-                   if after[rule] != expected[rule]]
-        return "", "after the edit the findings are not what the fix promises (" + ", ".join(changes) + ")"
+        changes = []
+        for rule in sorted(set(after) | set(+expected)):
+            difference = after[rule] - expected[rule]
+            if difference:
+                verb = "add" if difference > 0 else "also remove"
+                changes.append(f"{verb} {abs(difference)} {rule} finding{'s' if abs(difference) > 1 else ''}")
+        return "", "the edit would " + ", ".join(changes) + " (fix this one by hand)"
     return edited, ""
 
 

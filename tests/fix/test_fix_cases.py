@@ -262,3 +262,18 @@ def test_catalog_says_which_rules_have_a_fix_and_explain_shows_it() -> None:
                      "SPK501": "safe", "SPK502": "safe", "SPK702": "safe"}
     assert "Automatic fix (safe: spikelint fix)" in render_explain(catalog["SPK702"])
     assert "Automatic fix" not in render_explain(catalog["SPK401"])
+
+
+def test_clearing_outputs_that_hold_a_secret_is_refused(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """The proof: a fix that would make another finding disappear (a leaked token) is not kept."""
+    token = "ghp_" + "A1b2C3d4E5f6G7h8I9j0K1l2M3n4O5p6Q7r8"
+    cell = {"cell_type": "code", "execution_count": 1, "metadata": {}, "source": ["print(token)"],
+            "outputs": [{"output_type": "stream", "name": "stdout", "text": [token + "\n"]}]}
+    text = json.dumps({"cells": [cell], "metadata": {}, "nbformat": 4, "nbformat_minor": 4}, indent=1) + "\n"
+    write(tmp_path, {"n.ipynb": text})
+    before = rules(findings(tmp_path, capsys))
+    if not before["SPK207"] or sum(count for rule, count in before.items() if rule.startswith("SPK2")) < 2:
+        pytest.skip("the token in the output is not reported here")
+    ran = run(tmp_path, capsys, "fix")
+    assert ran.code == 2 and "the edit would also remove" in ran.err and token not in ran.err
+    assert (tmp_path / "n.ipynb").read_text() == text
