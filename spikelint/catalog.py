@@ -35,7 +35,8 @@ NAME_PATTERN = lazy_regex(r"^[a-z][a-z0-9]*(?:-[a-z0-9]+)*$")
 SELECTOR_PATTERN = lazy_regex(r"^SPK\d{0,3}$")
 
 REQUIRED_TEXT_FIELDS = ("summary", "rationale", "fires_when", "does_not_fire_when", "remediation")
-OPTIONAL_FIELDS = ("examples", "implemented")
+OPTIONAL_FIELDS = ("examples", "implemented", "fix")
+FIX_KINDS = ("safe", "unsafe")
 INDEX_NAME = "catalog.index.json"
 RULE_FIELDS = frozenset(("id", "name", "severity") + REQUIRED_TEXT_FIELDS + OPTIONAL_FIELDS)
 EXAMPLE_FIELDS = frozenset(("filename", "good_filename", "config", "bad", "good", "testable"))
@@ -115,6 +116,7 @@ def _rule_from_entry(path: Path, index: int, entry: Any, concern: str) -> Rule:
     implemented = entry.get("implemented", True)
     if not isinstance(implemented, bool):
         raise CatalogError(f"{where}: 'implemented' must be true or false")
+    fix, fix_summary = _check_fix(where, entry.get("fix"))
     return Rule(
         id=rule_id,
         name=name,
@@ -127,7 +129,22 @@ def _rule_from_entry(path: Path, index: int, entry: Any, concern: str) -> Rule:
         examples=examples,
         concern=concern,
         implemented=implemented,
+        fix=fix,
+        fix_summary=fix_summary,
     )
+
+
+def _check_fix(where: str, fix: Any) -> tuple[str, str]:
+    """``fix: {kind: safe|unsafe, does: text}``: whether ``spikelint fix`` fixes the rule, and how."""
+    if fix is None:
+        return "", ""
+    if not isinstance(fix, dict) or set(fix) != {"kind", "does"}:
+        raise CatalogError(f"{where}: 'fix' must be a mapping with 'kind' (safe or unsafe) and 'does'")
+    if fix["kind"] not in FIX_KINDS:
+        raise CatalogError(f"{where}: 'fix.kind' must be safe or unsafe, got {fix['kind']!r}")
+    if not isinstance(fix["does"], str) or not fix["does"].strip():
+        raise CatalogError(f"{where}: 'fix.does' must be non-empty text")
+    return str(fix["kind"]), " ".join(fix["does"].split())
 
 
 def load_catalog(folder: Path | None = None) -> dict[str, Rule]:

@@ -127,6 +127,8 @@ def _check_parser(subparsers: argparse._SubParsersAction) -> None:
                         help="list the files that would be checked (and what is left out, and why), then exit")
     parser.add_argument("--statistics", action="store_true",
                         help="count findings per rule, most frequent first, instead of listing them (text)")
+    parser.add_argument("--fix", action="store_true", help="apply the safe fixes first (as spikelint fix), then "
+                        "report what is left")
     parser.add_argument("--no-code-frame", "--concise", dest="code_frame", action="store_false",
                         help="text: one line per finding, without the source line under it")
 
@@ -173,6 +175,12 @@ def command_check(args: argparse.Namespace) -> int:
                             exclude=(*config.exclude, *args.exclude) if args.exclude else None)
     if args.show_files:
         return _show_files(args.paths or ["."], config)
+    if args.fix and not args.stdin_filename:
+        from spikelint.fix.cli import apply_fixes
+
+        if not apply_fixes(args.paths or ["."], config, {key: value for key, value in (
+                ("select", select), ("ignore", ignore), ("fail_on", args.fail_on)) if value is not None})[1]:
+            return EXIT_USAGE
     stdin_text: bytes | None = None
     if args.stdin_filename:
         stdin_text = sys.stdin.buffer.read()  # decoded like a file: invalid UTF-8 is SPK001, not mojibake
@@ -357,6 +365,7 @@ DELEGATED: dict[str, Callable[[list[str]], int]] = {
     "precheck": _delegate("spikelint.run.precheck"),
     "verify-run": _delegate("spikelint.run.verify"),
     "smoke": _delegate("spikelint.smoke.cli"),
+    "fix": _delegate("spikelint.fix.cli"),
 }
 COMMANDS: dict[str, Callable[[argparse.Namespace], int]] = {
     "check": command_check,
@@ -379,7 +388,9 @@ def build_parser() -> argparse.ArgumentParser:
     init.add_argument("folder", nargs="?", default=".", help="where to write it (default: .)")
     for name, text in (("precheck", "validate a run configuration and run folder before launch"),
                        ("verify-run", "check that a finished run folder is complete and consistent"),
-                       ("smoke", "prove kill/resume reproduces a run bit for bit on this machine")):
+                       ("smoke", "prove kill/resume reproduces a run bit for bit on this machine"),
+                       ("fix", "apply the mechanical fixes (--dry-run: show the diff; --unsafe: also those that "
+                               "need a follow-up)")):
         subparsers.add_parser(name, help=text, add_help=False)
     return parser
 

@@ -358,6 +358,8 @@ class Rule:
     examples: Mapping[str, Any] = field(default_factory=dict)
     concern: str = ""
     implemented: bool = True
+    fix: str = ""  # "safe" (applied by `spikelint fix`), "unsafe" (only with --unsafe) or "" (none)
+    fix_summary: str = ""  # what the fix does
 
 
 @dataclass

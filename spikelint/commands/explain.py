@@ -124,6 +124,7 @@ def rule_as_dict(rule: Rule) -> dict[str, Any]:
         "does_not_fire_when": rule.does_not_fire_when,
         "remediation": rule.remediation,
         "examples": dict(rule.examples),
+        "fix": {"kind": rule.fix, "does": rule.fix_summary} if rule.fix else None,
     }
 
 
@@ -243,6 +244,9 @@ def render_explain(rule: Rule) -> str:
     parts += _section("When it fires", rule.fires_when)
     parts += _section("When it does not fire", rule.does_not_fire_when)
     parts += _section("How to fix", rule.remediation)
+    if rule.fix:
+        how = "spikelint fix" if rule.fix == "safe" else "spikelint fix --unsafe (check what it prints)"
+        parts += _section(f"Automatic fix ({rule.fix}: {how})", rule.fix_summary)
     examples = rule.examples
     if examples:
         filename = str(examples.get("filename", ""))

@@ -52,14 +52,18 @@ def check_target(path: Path) -> None:
         raise UnsafeTarget(f"{path} exists and is not a regular file; refusing to replace it")
 
 
-def write_text_safely(path: Path, text: str, *, durable: bool = False) -> None:
-    """Write ``text`` to ``path`` through a temporary file beside it, never through a link."""
+def write_text_safely(path: Path, text: str, *, durable: bool = False, mode: int | None = None) -> None:
+    """Write ``text`` to ``path`` through a temporary file beside it, never through a link.
+
+    ``mode``: the permissions to give the file (a fixed script keeps its executable bit)."""
     check_target(path)
     folder = path.parent
     temporary = folder / f".{path.name}.{os.urandom(8).hex()}.tmp"
     descriptor = os.open(temporary, os.O_WRONLY | os.O_CREAT | os.O_EXCL | NOFOLLOW, 0o666)
     try:
-        with os.fdopen(descriptor, "w", encoding="utf-8") as handle:
+        if mode is not None:
+            os.fchmod(descriptor, mode)
+        with os.fdopen(descriptor, "w", encoding="utf-8", newline="") as handle:
             handle.write(text)
             handle.flush()
             if durable:

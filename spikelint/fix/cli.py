@@ -1,0 +1,146 @@
+"""``spikelint fix [PATH...]`` (and ``check --fix``): apply the proven fixes, print a summary
+(fixed, left, not fixable and why, what to do next after an unsafe fix), then lint again."""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from pathlib import Path
+from typing import Any
+from typing import Sequence
+
+from spikelint.escape import printable
+from spikelint.fix.pins import NO_PINS
+from spikelint.fix.pins import Pins
+from spikelint.fix.run import FixRun
+from spikelint.fix.run import run_fixes
+from spikelint.fix.run import unified_diff
+
+EXIT_OK = 0
+EXIT_FINDINGS = 1
+EXIT_USAGE = 2
+
+
+def build_parser() -> argparse.ArgumentParser:
+    from spikelint.cli import _Parser
+
+    parser = _Parser(prog="spikelint fix", description="Apply the mechanical fixes, each proven by linting the "
+                     "edited file again, then report what is left.")
+    parser.add_argument("paths", nargs="*", help="files and folders (default: .)")
+    parser.add_argument("--dry-run", action="store_true", help="print a unified diff and change nothing "
+                        "(exit 1 when a fix would change a file)")
+    parser.add_argument("--unsafe", action="store_true", help="also the fixes that need a follow-up "
+                        "(SPK202 secretKeyRef skeleton, SPK101/SPK102 digests from --pins)")
+    parser.add_argument("--pins", metavar="FILE", help="lock file of 'reference: digest-or-sha' lines written "
+                        "with your registry or hub tools (read by --unsafe)")
+    parser.add_argument("--config", metavar="FILE", help="configuration file (default: as for check)")
+    parser.add_argument("--select", metavar="ID,...", help="rules or families to enable (as for check)")
+    parser.add_argument("--ignore", metavar="ID,...", help="rules or families to disable")
+    parser.add_argument("--fail-on", choices=("error", "warning", "info", "never"),
+                        help="lowest severity left that makes the exit code 1 (default: error)")
+    parser.add_argument("--exclude", metavar="GLOB", action="append", default=[], help="leave out paths matching GLOB")
+    return parser
+
+
+def main(argv: Sequence[str]) -> int:
+    from spikelint.cli import UsageError
+
+    try:
+        args = build_parser().parse_args(list(argv))
+        return command_fix(args)
+    except UsageError as error:
+        print(f"spikelint: error: {printable(str(error))}", file=sys.stderr)
+        return EXIT_USAGE
+
+
+def _settings(args: argparse.Namespace) -> tuple[Any, dict[str, Any]]:
+    from spikelint.cli import UsageError
+    from spikelint.cli import _check_rule_names
+    from spikelint.cli import _rule_ids
+    from spikelint.config import ConfigError
+    from spikelint.config import load_config
+    from spikelint.config import with_overrides
+
+    try:
+        config = load_config(args.config)
+    except ConfigError as error:
+        raise UsageError(f"configuration error: {error}") from None
+    select, ignore = _rule_ids(args.select), _rule_ids(args.ignore)
+    _check_rule_names(config, {"select": select, "ignore": ignore})
+    config = with_overrides(config, select=select, ignore=ignore, fail_on=args.fail_on,
+                            exclude=(*config.exclude, *args.exclude) if args.exclude else None)
+    overrides = {key: value for key, value in (("select", select), ("ignore", ignore), ("fail_on", args.fail_on))
+                 if value is not None}
+    return config, overrides
+
+
+def _pins(path: str | None) -> Pins:
+    from spikelint.cli import UsageError
+    from spikelint.fix.pins import PinsError
+    from spikelint.fix.pins import read_pins
+
+    if path is None:
+        return NO_PINS
+    try:
+        return read_pins(Path(path))
+    except PinsError as error:
+        raise UsageError(str(error)) from None
+
+
+def apply_fixes(paths: list[str], config: Any, overrides: dict[str, Any], *, unsafe: bool = False,
+                dry_run: bool = False, pins: Pins = NO_PINS) -> tuple[FixRun, bool]:
+    """Run the fixes and print the diff (dry run) and the summary; (the run, whether all went safely)."""
+    from spikelint.cli import UsageError
+    from spikelint.config import ConfigError
+
+    try:
+        run = run_fixes(paths, config, unsafe=unsafe, dry_run=dry_run, pins=pins, overrides=overrides)
+    except ConfigError as error:
+        raise UsageError(f"configuration error: {error}") from None
+    if run.missing:
+        raise UsageError("no such file or folder: " + ", ".join(run.missing))
+    if dry_run:
+        for item in run.changed:
+            sys.stdout.write(unified_diff(item))
+    _summary(run, dry_run)
+    failed = bool(run.write_errors) or any(item.unsafe_failures for item in run.files)
+    return run, not failed
+
+
+def _summary(run: FixRun, dry_run: bool) -> None:
+    out = sys.stderr
+    verb = "would fix" if dry_run else "fixed"
+    for item in run.changed:
+        for fix in item.applied:
+            print(f"spikelint: {verb} {item.path}: {fix.rule} {printable(fix.description)}", file=out)
+            if fix.follow_up:
+                print(f"  next: {printable(fix.follow_up)}", file=out)
+    for finding, reason in run.unfixable:
+        print(f"spikelint: not fixable {finding.path}:{finding.line}: {finding.rule}: {printable(reason)}", file=out)
+    for message in run.write_errors:
+        print(f"spikelint: not written {printable(message)}", file=out)
+    fixed = sum(len(fix.claims) for item in run.changed for fix in item.applied)
+    files = len(run.changed)
+    unsafe = len(run.left)
+    print(f"spikelint: {verb} {fixed} finding{'' if fixed == 1 else 's'} in {files} file{'' if files == 1 else 's'}"
+          f", {len(run.unfixable)} not fixable" + (f", {unsafe} more with --unsafe" if unsafe else ""), file=out)
+
+
+def command_fix(args: argparse.Namespace) -> int:
+    from spikelint.cli import _emit
+    from spikelint.cli import _exit_code
+    from spikelint.engine import check_paths
+
+    if args.pins and not args.unsafe:
+        print("spikelint: --pins is read only with --unsafe (pinning needs a follow-up)", file=sys.stderr)
+    config, overrides = _settings(args)
+    paths = args.paths or ["."]
+    run, safe = apply_fixes(paths, config, overrides, unsafe=args.unsafe, dry_run=args.dry_run,
+                            pins=_pins(args.pins) if args.unsafe else NO_PINS)
+    if not safe:
+        return EXIT_USAGE
+    if args.dry_run:
+        return EXIT_FINDINGS if run.changed else EXIT_OK
+    result = check_paths(paths, config, overrides=overrides)
+    _emit(result.report, "text", None, result.root_prefix, config.fail_on)
+    return _exit_code(result.report.findings, config.fail_on)

@@ -1,0 +1,67 @@
+"""SPK501 in a launch script: ``set -o pipefail`` after the shebang and the script's leading
+``set`` lines, where a reader looks for the shell's options."""
+
+from __future__ import annotations
+
+import re
+from typing import Iterator
+from typing import Sequence
+
+from spikelint.fix.context import FixContext
+from spikelint.fix.context import Outcome
+from spikelint.fix.context import refuse
+from spikelint.fix.edits import Edit
+from spikelint.fix.edits import Fix
+from spikelint.fix.edits import line_starts
+from spikelint.fix.edits import newline_of
+from spikelint.model import Finding
+
+PIPEFAIL_SHELLS = frozenset(("bash", "zsh", "ksh", "mksh", "ash", "busybox"))  # dash, a POSIX sh, has none
+SHEBANG = re.compile(r"^#!\s*(?:/usr)?(?:/local)?/bin/(?:env\s+(?:-S\s+)?)?(?P<shell>[\w.-]+)")
+SET_LINE = re.compile(r"^\s*set\s+[-+]")
+
+
+def script_shell(first_line: str) -> str | None:
+    """The shell a shebang names (``bash`` for ``#!/usr/bin/env bash``), ``None`` without one."""
+    found = SHEBANG.match(first_line)
+    return found.group("shell") if found else None
+
+
+def insertion_line(lines: Sequence[str]) -> int:
+    """The 0-based index of the line before which ``set -o pipefail`` goes: after the shebang and
+    the leading comments, blank lines and ``set`` lines, when that block holds a ``set`` line."""
+    start = 1 if lines and lines[0].startswith("#!") else 0
+    after = start
+    for index in range(start, len(lines)):
+        stripped = lines[index].strip()
+        if SET_LINE.match(lines[index]):
+            after = index + 1
+        elif stripped and not stripped.startswith("#"):
+            break
+    return after
+
+
+def script_pipefail(context: FixContext, findings: Sequence[Finding]) -> Iterator[Outcome]:
+    if not findings:
+        return
+    lines = context.text.splitlines(keepends=True)
+    shell = script_shell(lines[0]) if lines else None
+    if shell is None or shell not in PIPEFAIL_SHELLS and not shell.startswith("bash"):
+        reason = ("the script has no shebang, so it may run under sh (dash), which has no pipefail: start it with "
+                  "#!/usr/bin/env bash, then fix again") if shell is None else (
+                  f"the script runs under {shell}, which may have no pipefail: make it a bash script or use "
+                  f"PIPESTATUS")
+        for finding in findings:
+            yield refuse(finding, reason)
+        return
+    index = insertion_line([line.rstrip("\r\n") for line in lines])
+    newline = newline_of(context.text)
+    starts = line_starts(context.text)
+    if index < len(lines):
+        position, prefix = starts[index], ""
+    else:  # a script of only a shebang and set lines
+        position = len(context.text)
+        prefix = "" if context.text.endswith(("\n", "\r")) else newline
+    first = min(findings, key=lambda finding: finding.line)
+    yield Fix("SPK501", (first.fingerprint,), (Edit(position, position, f"{prefix}set -o pipefail{newline}"),),
+              f"line {index + 1}: added `set -o pipefail`")

@@ -1,0 +1,279 @@
+"""Each fix on both sides: where it applies (the exact edit) and the near-misses where it must
+leave the file alone and say why."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from fix_support import findings
+from fix_support import rules
+from fix_support import run
+from fix_support import write
+
+from spikelint.catalog import load_catalog
+from spikelint.explain import render_explain
+from spikelint.fix.edits import Edit
+from spikelint.fix.edits import apply_edits
+from spikelint.fix.edits import untouched_lines_kept
+from spikelint.fix.pins import PinsError
+from spikelint.fix.pins import parse_pins
+
+DIGEST = "sha256:" + "ab" * 32
+JOB = """\
+apiVersion: batch/v1
+kind: Job
+metadata:
+  name: train
+spec:
+  template:
+    spec:
+      restartPolicy: Never
+      containers:
+        - name: trainer
+          image: {image}
+          command: {command}
+"""
+PINNED = "harbor.example.org/nlp/bert:1.4.2@sha256:856eb0688427ecaebd3fa864703b671559a7c62a053baca13c3b6ac77ff5f1fa"
+
+
+def _fix(tmp_path: Path, capsys: pytest.CaptureFixture[str], name: str, text: str, *options: str) -> tuple[str, str]:
+    write(tmp_path, {name: text})
+    ran = run(tmp_path, capsys, "fix", "--fail-on", "never", *options)
+    assert ran.code == 0, ran.err
+    return (tmp_path / name).read_text(encoding="utf-8"), ran.err
+
+
+# --------------------------------------------------------------------------- SPK501 scripts
+
+
+def test_script_pipefail_goes_after_the_shebang_and_set_lines(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    text = "#!/bin/bash\nset -e\nset -x\ntorchrun train.py | tee /ckpt/log\n"
+    fixed, _ = _fix(tmp_path, capsys, "run.sh", text)
+    assert fixed == "#!/bin/bash\nset -e\nset -x\nset -o pipefail\ntorchrun train.py | tee /ckpt/log\n"
+
+
+def test_script_crlf_lines_stay_crlf(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    text = "#!/bin/bash\r\nset -e\r\ntorchrun train.py | tee /ckpt/log\r\n"
+    _fix(tmp_path, capsys, "run.sh", text)
+    assert (tmp_path / "run.sh").read_bytes() == b"#!/bin/bash\r\nset -e\r\nset -o pipefail\r\ntorchrun train.py | tee /ckpt/log\r\n"
+
+
+@pytest.mark.parametrize("first", ["#!/bin/sh\n", ""])
+def test_script_under_sh_or_without_shebang_is_left(tmp_path: Path, capsys: pytest.CaptureFixture[str],
+                                                     first: str) -> None:
+    text = first + "set -e\ntorchrun train.py | tee /ckpt/log\n"
+    write(tmp_path, {"run.sh": text})
+    before = findings(tmp_path, capsys)
+    if not any(item["rule"] == "SPK501" for item in before):
+        pytest.skip("no SPK501 for this shell")
+    fixed, err = _fix(tmp_path, capsys, "run.sh", text)
+    assert fixed == text
+    assert "not fixable run.sh:" in err and "pipefail" in err
+
+
+# --------------------------------------------------------------------------- SPK501 Dockerfiles
+
+
+def test_dockerfile_shell_once_for_a_stage_and_the_stages_built_on_it(tmp_path: Path,
+                                                                      capsys: pytest.CaptureFixture[str]) -> None:
+    text = (f"FROM ubuntu@{DIGEST} AS base\nRUN apt-get update\n  RUN curl -fsSL https://x/i.sh | bash\n"
+            f"FROM base\nRUN wget -qO- https://x/s.sh | bash\n")
+    fixed, _ = _fix(tmp_path, capsys, "Dockerfile", text)
+    assert fixed == text.replace("  RUN curl", '  SHELL ["/bin/bash", "-o", "pipefail", "-c"]\n  RUN curl')
+
+
+@pytest.mark.parametrize("base", [f"alpine@{DIGEST}", f"busybox@{DIGEST}"])
+def test_dockerfile_on_a_base_without_bash_is_left(tmp_path: Path, capsys: pytest.CaptureFixture[str],
+                                                   base: str) -> None:
+    text = f"FROM {base}\nRUN wget -qO- https://x/s.sh | sh\n"
+    fixed, err = _fix(tmp_path, capsys, "Dockerfile", text)
+    assert fixed == text and "may have no bash" in err
+
+
+def test_dockerfile_stage_with_its_own_shell_is_left(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    text = f'FROM ubuntu@{DIGEST}\nSHELL ["/bin/bash", "-c"]\nRUN wget -qO- https://x/s.sh | bash\n'
+    fixed, err = _fix(tmp_path, capsys, "Dockerfile", text)
+    assert fixed == text and "sets its own SHELL" in err
+
+
+# --------------------------------------------------------------------------- SPK501/SPK502 in YAML
+
+
+def test_bash_c_string_and_python_u(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    text = JOB.format(image=PINNED, command='["bash", "-c", "python train.py | tee /ckpt/log"]')
+    fixed, _ = _fix(tmp_path, capsys, "job.yaml", text)
+    assert '["bash", "-c", "set -o pipefail; python -u train.py | tee /ckpt/log"]' in fixed
+
+
+def test_sh_c_string_is_left_dash_has_no_pipefail(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    text = JOB.format(image=PINNED, command='["sh", "-c", "set -e; torchrun train.py | tee /ckpt/log"]')
+    fixed, err = _fix(tmp_path, capsys, "job.yaml", text)
+    assert "set -o pipefail" not in fixed and "runs under sh" in err
+
+
+def test_github_run_step_block(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    text = ("on: push\njobs:\n  train:\n    runs-on: ubuntu-latest\n    steps:\n      - name: train  # smoke\n"
+            "        run: |\n          python train.py | tee train.log\n          echo done\n")
+    write(tmp_path, {".github/workflows/ci.yml": text})
+    if not any(item["rule"] == "SPK501" for item in findings(tmp_path, capsys)):
+        pytest.skip("no SPK501 for this step")
+    fixed, _ = _fix(tmp_path, capsys, ".github/workflows/ci.yml", text)
+    assert "        run: |\n          set -o pipefail\n          python -u train.py | tee train.log\n" in fixed
+    assert "# smoke" in fixed
+
+
+# --------------------------------------------------------------------------- SPK702
+
+
+def test_ttl_in_a_job_spec(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    text = JOB.format(image=PINNED, command='["python", "-m", "trainer.run"]')
+    fixed, _ = _fix(tmp_path, capsys, "job.yaml", text)
+    assert fixed == text.replace("spec:\n  template:", "spec:\n  ttlSecondsAfterFinished: 86400\n  template:")
+
+
+def test_ttl_in_an_existing_run_policy(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    text = ("apiVersion: kubeflow.org/v1\nkind: PyTorchJob\nmetadata:\n  name: ddp\nspec:\n    runPolicy:\n"
+            "        cleanPodPolicy: None\n    pytorchReplicaSpecs:\n        Master:\n            replicas: 1\n"
+            "            template:\n                spec:\n                    containers:\n"
+            f"                        - name: pytorch\n                          image: {PINNED}\n"
+            "                          command: [torchrun, train.py]\n")
+    write(tmp_path, {"ddp.yaml": text})
+    if not any(item["rule"] == "SPK702" for item in findings(tmp_path, capsys)):
+        pytest.skip("no SPK702 for this job")
+    fixed, _ = _fix(tmp_path, capsys, "ddp.yaml", text)
+    assert "    runPolicy:\n        ttlSecondsAfterFinished: 86400\n        cleanPodPolicy: None\n" in fixed
+
+
+def test_ttl_in_a_flow_style_spec_is_left(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    text = ("apiVersion: batch/v1\nkind: Job\nmetadata: {name: t}\nspec: {template: {spec: {restartPolicy: Never, "
+            f"containers: [{{name: t, image: '{PINNED}', command: [torchrun, train.py]}}]}}}}}}\n")
+    write(tmp_path, {"job.yaml": text})
+    if not any(item["rule"] == "SPK702" for item in findings(tmp_path, capsys)):
+        pytest.skip("no SPK702 for this job")
+    fixed, err = _fix(tmp_path, capsys, "job.yaml", text)
+    assert fixed == text and "not fixable job.yaml:2: SPK702" in err
+
+
+def test_a_finished_ttl_is_not_touched(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    text = JOB.format(image=PINNED, command='["python", "-m", "trainer.run"]').replace(
+        "spec:\n  template:", "spec:\n  ttlSecondsAfterFinished: 3600\n  template:")
+    fixed, err = _fix(tmp_path, capsys, "job.yaml", text)
+    assert fixed == text and "fixed 0 findings" in err
+
+
+# --------------------------------------------------------------------------- SPK207
+
+
+def test_notebook_without_outputs_is_not_rewritten(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    cell = {"cell_type": "code", "execution_count": None, "metadata": {}, "outputs": [], "source": ["x = 1"]}
+    text = json.dumps({"cells": [cell], "metadata": {}, "nbformat": 4, "nbformat_minor": 4}, indent=2)
+    fixed, _ = _fix(tmp_path, capsys, "n.ipynb", text)
+    assert fixed == text
+
+
+def test_notebook_indentation_is_kept(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    cell = {"cell_type": "code", "execution_count": 1, "metadata": {}, "source": ["x = 1"],
+            "outputs": [{"output_type": "execute_result", "data": {"text/plain": ["1"]}, "metadata": {},
+                         "execution_count": 1}]}
+    text = json.dumps({"cells": [cell], "metadata": {}, "nbformat": 4, "nbformat_minor": 4}, indent=2,
+                      sort_keys=True) + "\n"
+    fixed, _ = _fix(tmp_path, capsys, "n.ipynb", text)
+    assert fixed.startswith('{\n  "cells": [\n') and '"outputs": []' in fixed and '"execution_count": null' in fixed
+
+
+# --------------------------------------------------------------------------- unsafe: SPK202, pins
+
+SECRET = "sk-proj-AbCdEf0123456789AbCdEf0123456789AbCdEf012345"
+ENV_JOB = JOB.format(image=PINNED, command='["python", "-m", "trainer.run"]') + (
+    f"          env:\n            - name: OPENAI_API_KEY  # for evals\n              value: \"{SECRET}\"\n")
+
+
+def test_secret_literal_needs_unsafe(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    fixed, err = _fix(tmp_path, capsys, "job.yaml", ENV_JOB)
+    assert SECRET in fixed and "more with --unsafe" in err
+
+
+def test_secret_literal_becomes_a_secret_key_ref_and_is_never_printed(tmp_path: Path,
+                                                                      capsys: pytest.CaptureFixture[str]) -> None:
+    write(tmp_path, {"job.yaml": ENV_JOB})
+    ran = run(tmp_path, capsys, "fix", "--unsafe", "--fail-on", "never")
+    fixed = (tmp_path / "job.yaml").read_text()
+    assert SECRET not in fixed and SECRET not in ran.out + ran.err
+    assert ("            - name: OPENAI_API_KEY  # for evals\n              valueFrom:\n                secretKeyRef:\n"
+            "                  name: replace-me-secret\n                  key: OPENAI_API_KEY\n") in fixed
+    assert "next: create the Secret" in ran.err
+
+
+def test_pins_give_the_digest(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    text = JOB.format(image="'python:3.11'  # base", command='["python", "-m", "trainer.run"]')
+    write(tmp_path, {"pins.txt": f"# team lock\npython:3.11: {DIGEST}\n"})
+    fixed, err = _fix(tmp_path, capsys, "job.yaml", text, "--unsafe", "--pins", "pins.txt")
+    assert f"image: 'python:3.11@{DIGEST}'  # base\n" in fixed and "SPK102" in err
+
+
+def test_an_image_missing_from_the_pins_is_left(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    text = JOB.format(image="python:3.12", command='["python", "-m", "trainer.run"]')
+    write(tmp_path, {"pins.txt": f"python:3.11: {DIGEST}\n"})
+    fixed, err = _fix(tmp_path, capsys, "job.yaml", text, "--unsafe", "--pins", "pins.txt")
+    assert "image: python:3.12\n" in fixed and "python:3.12 is not in the pins file" in err
+
+
+def test_pins_file_errors_name_the_line(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    with pytest.raises(PinsError, match=r"<pins>:2: the pin of 'python:3.11' is neither"):
+        parse_pins(f"x:1: {DIGEST}\npython:3.11: latest\n")
+    with pytest.raises(PinsError, match=r"<pins>:1: expected 'reference: pin'"):
+        parse_pins("python:3.11\n")
+    assert parse_pins("org/model: " + "a" * 40).revisions == {"org/model": "a" * 40}
+    write(tmp_path, {"pins.txt": "nonsense\n", "run.sh": "#!/bin/bash\n"})
+    ran = run(tmp_path, capsys, "fix", "--unsafe", "--pins", "pins.txt")
+    assert ran.code == 2 and "pins.txt:1:" in ran.err and "Traceback" not in ran.err
+
+
+# --------------------------------------------------------------------------- safety, catalog
+
+
+def test_a_linked_file_is_not_written_through(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    outside = tmp_path / "outside"
+    outside.mkdir()
+    (outside / "real.sh").write_text("#!/bin/bash\nset -e\ntorchrun train.py | tee /ckpt/log\n")
+    repo = tmp_path / "repo"
+    repo.mkdir()
+    (repo / "run.sh").symlink_to(outside / "real.sh")
+    run(repo, capsys, "fix", "run.sh")
+    assert "pipefail" not in (outside / "real.sh").read_text()
+
+
+def test_edits_keep_untouched_lines() -> None:
+    text = "a\nb\nc\n"
+    assert apply_edits(text, [Edit(2, 2, "x\n"), Edit(2, 2, "x\n")]) == "a\nx\nb\nc\n"
+    with pytest.raises(ValueError):
+        apply_edits(text, [Edit(0, 3, "z"), Edit(2, 4, "y")])
+    assert untouched_lines_kept(text, "a\nB\nc\n", [Edit(2, 3, "B")])
+    assert not untouched_lines_kept(text, "a\nb\nC\n", [Edit(2, 3, "b")])
+
+
+def test_catalog_says_which_rules_have_a_fix_and_explain_shows_it() -> None:
+    catalog = load_catalog()
+    fixes = {rule_id: rule.fix for rule_id, rule in catalog.items() if rule.fix}
+    assert fixes == {"SPK101": "unsafe", "SPK102": "unsafe", "SPK202": "unsafe", "SPK207": "safe",
+                     "SPK501": "safe", "SPK502": "safe", "SPK702": "safe"}
+    assert "Automatic fix (safe: spikelint fix)" in render_explain(catalog["SPK702"])
+    assert "Automatic fix" not in render_explain(catalog["SPK401"])
+
+
+def test_clearing_outputs_that_hold_a_secret_is_refused(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """The proof: a fix that would make another finding disappear (a leaked token) is not kept."""
+    token = "ghp_" + "A1b2C3d4E5f6G7h8I9j0K1l2M3n4O5p6Q7r8"
+    cell = {"cell_type": "code", "execution_count": 1, "metadata": {}, "source": ["print(token)"],
+            "outputs": [{"output_type": "stream", "name": "stdout", "text": [token + "\n"]}]}
+    text = json.dumps({"cells": [cell], "metadata": {}, "nbformat": 4, "nbformat_minor": 4}, indent=1) + "\n"
+    write(tmp_path, {"n.ipynb": text})
+    before = rules(findings(tmp_path, capsys))
+    if not before["SPK207"] or sum(count for rule, count in before.items() if rule.startswith("SPK2")) < 2:
+        pytest.skip("the token in the output is not reported here")
+    ran = run(tmp_path, capsys, "fix")
+    assert ran.code == 2 and "the edit would also remove" in ran.err and token not in ran.err
+    assert (tmp_path / "n.ipynb").read_text() == text
