@@ -9,7 +9,7 @@ from pathlib import Path
 from typing import Any
 from typing import Sequence
 
-from spikelint.escape import printable
+from spikelint.util.escape import printable
 from spikelint.fix.pins import NO_PINS
 from spikelint.fix.pins import Pins
 from spikelint.fix.run import FixRun

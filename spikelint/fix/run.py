@@ -100,8 +100,8 @@ def run_fixes(paths: list[str], config: Config, *, unsafe: bool, dry_run: bool, 
 
 
 def _read(target: Path) -> tuple[str | None, str]:
-    from spikelint.safe_write import UnsafeTarget
-    from spikelint.safe_write import check_target
+    from spikelint.util.safe_write import UnsafeTarget
+    from spikelint.util.safe_write import check_target
 
     try:
         check_target(target)
@@ -117,8 +117,8 @@ def _read(target: Path) -> tuple[str | None, str]:
 def write_fixed(target: Path, text: str) -> str:
     """Write through a temporary file and a rename (no link followed), keeping the file's mode
     (a launch script stays executable); the error's text, or ``""``."""
-    from spikelint.safe_write import UnsafeTarget
-    from spikelint.safe_write import write_text_safely
+    from spikelint.util.safe_write import UnsafeTarget
+    from spikelint.util.safe_write import write_text_safely
 
     try:
         mode = stat.S_IMODE(os.lstat(target).st_mode)

@@ -192,7 +192,7 @@ def yaml_secret_ref(context: FixContext, findings: Sequence[Finding]) -> Iterato
         line_end = starts[key_line] if key_line < len(starts) else len(context.text)
         end = len(context.text[:line_end].rstrip("\r\n"))
         pad = " " * (key_column - 1)
-        replacement = newline.join((f"valueFrom:", f"{pad}  secretKeyRef:", f"{pad}    name: {PLACEHOLDER_SECRET}",
+        replacement = newline.join(("valueFrom:", f"{pad}  secretKeyRef:", f"{pad}    name: {PLACEHOLDER_SECRET}",
                                     f"{pad}    key: {name}"))
         yield Fix("SPK202", (finding.fingerprint,), (Edit(start, end, replacement),),
                   f"line {key_line}: the literal of {name} replaced by a secretKeyRef (value removed)",

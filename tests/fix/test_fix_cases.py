@@ -14,7 +14,7 @@ from fix_support import run
 from fix_support import write
 
 from spikelint.catalog import load_catalog
-from spikelint.explain import render_explain
+from spikelint.commands.explain import render_explain
 from spikelint.fix.edits import Edit
 from spikelint.fix.edits import apply_edits
 from spikelint.fix.edits import untouched_lines_kept
