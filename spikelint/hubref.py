@@ -26,7 +26,7 @@ LOCAL_ROOTS = frozenset((
     "outputs", "out", "runs", "run", "tmp", "temp", "cache", "path", "paths", "config", "configs", "conf",
     "results", "exp", "exps", "experiments", "local", "workspace", "mnt", "home", "save", "saved", "saved_models",
     "weights", "logs", "src", "tests", "test", "scripts", "examples", "assets", "resources", "fixtures", "your",
-    "my", "org", "user", "username", "your_org", "your-org", "your_username", "organization", "owner",
+    "my", "username", "your_org", "your-org", "your_username", "your-username",
 ))
 
 

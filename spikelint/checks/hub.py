@@ -190,8 +190,9 @@ def _expanded(settings: list[Setting], lookup: Lookup | None) -> list[Setting]:
 
 
 def _mentions_hub_flag(text: str) -> bool:
-    return any(key in text for key in ("model_name_or_path", "base_model", "tokenizer_name", "dataset_name",
-                                       "hf_path", "model.name", "trust_remote_code", "trust-remote-code"))
+    return any(key in text for key in ("model_name", "model-name", "base_model", "base-model", "tokenizer_name",
+                                       "tokenizer-name", "dataset_name", "dataset-name", "hf_path", "hf-path",
+                                       "model.name", "trust_remote_code", "trust-remote-code"))
 
 
 @check(*HUB_RULES, scope="document", kinds=(FileKind.SHELL,))
