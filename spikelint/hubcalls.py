@@ -262,7 +262,8 @@ LOADERS = {
 WRITERS = {"torch.save", "pickle.dump", "cPickle.dump", "dill.dump", "cloudpickle.dump", "joblib.dump", "numpy.save",
            "numpy.savez", "pandas.to_pickle"}
 CHECKPOINT_LIKE = lazy_regex(r"ckpt|checkpoint|model|weights|download|cache|https?://|urlopen|urlretrieve|"
-                             r"requests\.get|hf_hub|snapshot", re.IGNORECASE)
+                             r"requests\.get|hf_hub|snapshot_download", re.IGNORECASE)
+IN_MEMORY = lazy_regex(r"\bdumps\(")  # ``pickle.loads(pickle.dumps(model))``: a round trip, no file
 
 
 class UnsafeLoad(NamedTuple):
@@ -353,7 +354,7 @@ def unsafe_loads(module: ast.Module) -> list[UnsafeLoad]:
                 reason = "pickle"
             path = argument(call, 0, "f", "file", "filename", "filepath_or_buffer", "path")
             texts = _path_texts(path, scope, call.lineno)
-            if not any(CHECKPOINT_LIKE.search(text) for text in texts):
+            if not any(CHECKPOINT_LIKE.search(text) for text in texts) or any(IN_MEMORY.search(t) for t in texts):
                 continue
             if _written_before(scope, aliases, texts, call.lineno):
                 continue

@@ -40,6 +40,11 @@ def test_unsafe_loads(code: str, line: int) -> None:
     '    return torch.load(ckpt_path, weights_only=False)\n',
     'import pickle\ndef f(obj, cache_file):\n    with open(cache_file, "wb") as out:\n        pickle.dump(obj, out)\n'
     '    with open(cache_file, "rb") as f:\n        return pickle.load(f)\n',
+    # an in-memory round trip reads no file
+    'import pickle\nmodel_copy = pickle.loads(pickle.dumps(model))\n',
+    'import pickle\ndef f(model):\n    blob = pickle.dumps(model)\n    return pickle.loads(blob)\n',
+    # a profiler snapshot is not a checkpoint
+    'import pickle\nwith open("memory_snapshot.pickle", "rb") as f:\n    snap = pickle.load(f)\n',
     # json is not pickle
     'import json\ncfg = json.load(open("model/config.json"))\n',
 ])
