@@ -261,7 +261,9 @@ LOADERS = {
 }
 WRITERS = {"torch.save", "pickle.dump", "cPickle.dump", "dill.dump", "cloudpickle.dump", "joblib.dump", "numpy.save",
            "numpy.savez", "pandas.to_pickle"}
-CHECKPOINT_LIKE = lazy_regex(r"ckpt|checkpoint|model|weights|download|cache|https?://|urlopen|urlretrieve|"
+# a checkpoint folder, a run folder (resume, output), a download, a hub file, a URL
+CHECKPOINT_LIKE = lazy_regex(r"ckpt|checkpoint|model|weights|download|cache|resume|run_dir|output_dir|"
+                             r"https?://|urlopen|urlretrieve|"
                              r"requests\.get|hf_hub|snapshot_download", re.IGNORECASE)
 IN_MEMORY = lazy_regex(r"\bdumps\(")  # ``pickle.loads(pickle.dumps(model))``: a round trip, no file
 
