@@ -259,8 +259,7 @@ LOADERS = {
     "dill.load", "dill.loads", "cloudpickle.load", "cloudpickle.loads", "joblib.load",
     "pandas.read_pickle", "torch.load", "numpy.load",
 }
-WRITERS = {"torch.save", "pickle.dump", "cPickle.dump", "dill.dump", "cloudpickle.dump", "joblib.dump", "numpy.save",
-           "numpy.savez", "pandas.to_pickle"}
+WRITER = lazy_regex(r"^(save|dump|savez|savez_compressed|to_pickle|save_checkpoint|save_state)$")
 # a checkpoint folder, a run folder (resume, output), a download, a hub file, a URL
 CHECKPOINT_LIKE = lazy_regex(r"ckpt|checkpoint|model|weights|download|cache|resume|run_dir|output_dir|"
                              r"https?://|urlopen|urlretrieve|"
@@ -318,18 +317,19 @@ def _path_texts(node: ast.AST | None, scope: Scope, line: int, depth: int = 0) -
     return texts + _path_texts(inner, scope, line, depth + 1)
 
 
-def _written_before(scope: Scope, aliases: dict[str, str], texts: list[str], line: int) -> bool:
-    """The same scope wrote this file earlier (``torch.save(x, p)`` … ``torch.load(p)``)."""
+def _written_before(scope: Scope, texts: list[str], line: int) -> bool:
+    """The same scope wrote this file earlier (``torch.save(x, p)``, ``trainer.save_checkpoint(p)``,
+    ``pickle.dump(x, f)`` of ``open(p, "wb")`` … then the load of ``p``)."""
     wanted = set(texts[1:]) or set(texts)
     for call in scope.calls:
         if call.lineno > line:
             continue
-        name = _resolved(dotted(call.func), aliases)
-        if name in WRITERS or name.endswith(".to_pickle"):
-            position = 0 if name.startswith("numpy.") or name.endswith(".to_pickle") else 1
-            written = argument(call, position, "f", "file", "filename", "path")
-            if written is not None and wanted & set(_path_texts(written, scope, call.lineno)):
-                return True
+        name = dotted(call.func)
+        if not WRITER.search(name.rpartition(".")[2] or name):
+            continue
+        written = [*call.args, *(item.value for item in call.keywords if item.arg in ("f", "file", "filename", "path"))]
+        if any(wanted & set(_path_texts(value, scope, call.lineno)) for value in written):
+            return True
     return False
 
 
@@ -358,7 +358,7 @@ def unsafe_loads(module: ast.Module) -> list[UnsafeLoad]:
             texts = _path_texts(path, scope, call.lineno)
             if not any(CHECKPOINT_LIKE.search(text) for text in texts) or any(IN_MEMORY.search(t) for t in texts):
                 continue
-            if _written_before(scope, aliases, texts, call.lineno):
+            if _written_before(scope, texts, call.lineno):
                 continue
             text = next(text for text in texts if CHECKPOINT_LIKE.search(text))
             shown = text if len(text) <= 60 else text[:57] + "..."

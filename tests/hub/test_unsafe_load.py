@@ -40,6 +40,9 @@ def test_unsafe_loads(code: str, line: int) -> None:
     '    return torch.load(ckpt_path, weights_only=False)\n',
     'import pickle\ndef f(obj, cache_file):\n    with open(cache_file, "wb") as out:\n        pickle.dump(obj, out)\n'
     '    with open(cache_file, "rb") as f:\n        return pickle.load(f)\n',
+    'import os, torch\ndef test_convert(trainer, tmp_path):\n'
+    '    trainer.save_checkpoint(os.path.join(tmp_path, "checkpoint.pt"))\n'
+    '    sd = torch.load(os.path.join(tmp_path, "checkpoint.pt"), weights_only=False)\n',
     # an in-memory round trip reads no file
     'import pickle\nmodel_copy = pickle.loads(pickle.dumps(model))\n',
     'import pickle\ndef f(model):\n    blob = pickle.dumps(model)\n    return pickle.loads(blob)\n',
