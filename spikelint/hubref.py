@@ -95,16 +95,25 @@ def find_the_sha(hub_id: str, dataset: bool = False) -> str:
             f"huggingface_hub.HfApi().{info}({hub_id!r}).sha")
 
 
+SHORT_SHA = lazy_regex(r"^[0-9a-f]{7,39}$")
+
+
+def _revision_problem(revision: str) -> str:
+    if SHORT_SHA.match(revision.lower()):
+        return f"revision {revision!r} is an abbreviated sha, not the full 40-hex commit"
+    return f"revision {revision!r} is a branch or tag, which moves"
+
+
 def unpinned_message(use: HubUse) -> str:
     what = "dataset" if use.dataset else "model"
-    why = f"revision {use.revision!r} is a branch or tag, which moves" if use.revision else "no commit is pinned"
+    why = _revision_problem(use.revision) if use.revision else "no commit is pinned"
     return (f"{use.how} fetches the {what} {use.hub_id!r} from the hub and {why}: a retried or resumed run can "
             f"load different weights, tokenizer or data than the run that started — {how_to_pin(use)}; "
             f"{find_the_sha(use.hub_id, use.dataset)}")
 
 
 def remote_code_message(use: HubUse) -> str:
-    why = f"at revision {use.revision!r}, which moves" if use.revision else "with no commit pinned"
+    why = f"at {_revision_problem(use.revision)}" if use.revision else "with no commit pinned"
     return (f"trust_remote_code runs Python code from {use.hub_id!r} ({use.how}) {why}: the next push to that "
             f"repository changes the code inside the training job — {how_to_pin(use)}, or vendor the code; "
             f"{find_the_sha(use.hub_id, use.dataset)}")

@@ -54,7 +54,10 @@ TRUE_WORDS = frozenset(("true", "1", "yes", "on"))
 
 
 def _is_revision_key(key: str) -> bool:
-    return key == "revision" or key.endswith("_revision")
+    """``revision``, ``model_revision``, ``dataset_revision``, axolotl's ``revision_of_model``; not
+    ``hub_model_revision``, the branch that results are pushed to."""
+    return key == "revision" or key.startswith("revision_of_") or (
+        key.endswith("_revision") and not key.startswith(("hub_", "push_")))
 
 
 def _is_true(value: object) -> bool:

@@ -66,3 +66,18 @@ def test_trust_false_leaves_spk105() -> None:
 def test_one_finding_per_id_per_file() -> None:
     text = "model_name_or_path: org/m\ntokenizer_name: org/m\nref:\n  base_model: org/m\n"
     assert found("recipes/sft.yaml", text) == {(1, "SPK105")}
+
+
+def test_short_sha_is_named_as_such() -> None:
+    (finding,) = lint("examples/qlora.yaml", "base_model: org/m\nrevision_of_model: 6299b5a\n")
+    assert (finding.line, finding.rule) == (1, "SPK105")
+    assert "abbreviated sha" in finding.message
+
+
+def test_push_branch_is_not_the_model_revision() -> None:
+    (finding,) = lint("recipes/sft.yaml", "model_name_or_path: org/m\nhub_model_revision: v1.0\n")
+    assert "no commit is pinned" in finding.message
+
+
+def test_axolotl_revision_of_model_pins() -> None:
+    assert found("examples/qlora.yaml", f"base_model: org/m\nrevision_of_model: {SHA}\n") == set()
