@@ -107,8 +107,9 @@ def _revision_problem(revision: str) -> str:
 def unpinned_message(use: HubUse) -> str:
     what = "dataset" if use.dataset else "model"
     why = _revision_problem(use.revision) if use.revision else "no commit is pinned"
+    moved = "different data" if use.dataset else "different weights, config or tokenizer"
     return (f"{use.how} fetches the {what} {use.hub_id!r} from the hub and {why}: a retried or resumed run can "
-            f"load different weights, tokenizer or data than the run that started — {how_to_pin(use)}; "
+            f"load {moved} than the run that started — {how_to_pin(use)}; "
             f"{find_the_sha(use.hub_id, use.dataset)}")
 
 
