@@ -133,3 +133,21 @@ spec:
     value: run_sft.py --model_name_or_path org/m --output_dir /ckpt
 """
     assert found("runai/sft.yaml", text) == {(11, "SPK105")}
+
+
+def test_runai_rest_body_args() -> None:
+    text = """\
+{
+  "name": "sft-r3",
+  "projectId": "4",
+  "clusterId": "d73a738f-fab3-430a-8fa3-5241493d7128",
+  "spec": {
+    "image": "ghcr.io/acme/trainer:1.2.3",
+    "command": "python run_sft.py",
+    "args": "--model_name_or_path org/m --trust_remote_code --output_dir /results/sft",
+    "compute": {"gpuDevicesRequest": 1}
+  }
+}
+"""
+    assert found("runai/sft.json", text) == {(8, "SPK106")}
+    assert found("runai/sft.json", text.replace("--trust_remote_code", f"--revision {SHA}")) == set()
