@@ -182,7 +182,7 @@ def test_rules_matching_by_prefix_and_id(catalog: dict[str, Rule]) -> None:
     assert [rule.id for rule in secrets] == [f"SPK20{n}" for n in range(1, 8)]
     assert [rule.id for rule in rules_matching(catalog, ["SPK101"])] == ["SPK101"]
     assert [rule.id for rule in rules_matching(catalog, ["spk10", " SPK7 "])] == [
-        "SPK101", "SPK102", "SPK103", "SPK104", "SPK701", "SPK702", "SPK703", "SPK704"]
+        "SPK101", "SPK102", "SPK103", "SPK104", "SPK105", "SPK106", "SPK107", "SPK701", "SPK702", "SPK703", "SPK704"]
     assert len(rules_matching(catalog, ["SPK"])) == len(catalog)
     assert rules_matching(catalog, []) == []
     assert rules_matching(catalog, ["SPK9"]) == []

@@ -17,6 +17,7 @@ GOOD_FILES = ("01-runai-cli-good.sh", "03-runai-trainingworkload-good.yaml", "06
 
 # (file, line, rule) for SPK0, SPK1 and SPK2, reviewed against each file's header comment.
 EXPECTED_META_IMAGE_SECRET = {
+    ("17-hf-training-args.yaml", 9, "SPK105"),  # model_name_or_path: a hub id with no model_revision
     ("02-runai-cli-bad.sh", 12, "SPK101"),
     ("02-runai-cli-bad.sh", 16, "SPK202"),
     ("02-runai-cli-bad.sh", 22, "SPK102"),

@@ -9,6 +9,7 @@ from spikelint.checks.registry import specs_in
 
 CHECK_MODULES: tuple[str, ...] = (
     "spikelint.checks.images",
+    "spikelint.checks.hub",
     "spikelint.checks.charts",
     "spikelint.checks.secrets",
     "spikelint.checks.contract",

@@ -4,7 +4,7 @@ export ACCELERATE_LOG_LEVEL=info
 OUT_DIR=/mnt/ckpt/sft-$(date +%Y-%m-%d_%H-%M)  # expect: SPK406
 mkdir -p "$OUT_DIR"
 
-# expect+1: SPK501
+# expect+1: SPK501   expect+4: SPK105
 accelerate launch --config_file configs/accelerate_fsdp.yaml \
     --num_processes 8 \
     train_sft.py \

@@ -1,0 +1,139 @@
+"""What a hub reference is: an ``org/name`` id, a commit sha, and where ids are written.
+
+Shared by the Python reader (:mod:`spikelint.checks.hubcalls`) and the config and command-line
+checks (:mod:`spikelint.checks.hub`), so the three carriers agree on what is pinned.  Nothing
+here contacts a hub: a reference is pinned only when the commit is written down.
+"""
+
+from __future__ import annotations
+
+import re
+from typing import Iterable
+from typing import NamedTuple
+
+from spikelint.util.lazyre import lazy_regex
+from spikelint.model import Located
+
+SHA = lazy_regex(r"^[0-9a-f]{40}$")
+# a hub id as the hub spells it: one ``org/name``, letters, digits, ``-``, ``_``, ``.``
+HUB_ID = lazy_regex(r"^[A-Za-z0-9][A-Za-z0-9_.\-]{0,95}/[A-Za-z0-9][A-Za-z0-9_.\-]{0,95}$")
+# a last part that names a file, not a repository (``data/train.jsonl``, ``ckpt/model.pt``)
+FILE_SUFFIX = lazy_regex(r"\.(json|jsonl|ya?ml|toml|txt|csv|tsv|parquet|arrow|bin|pt|pth|ckpt|safetensors|"
+                         r"pkl|pickle|npz|npy|h5|py|sh|gz|zip|tar|md)$", re.IGNORECASE)
+# first parts that are folders of a checkout or a run, never hub organisations
+LOCAL_ROOTS = frozenset((
+    "data", "dataset", "datasets", "model", "models", "checkpoint", "checkpoints", "ckpt", "ckpts", "output",
+    "outputs", "out", "runs", "run", "tmp", "temp", "cache", "path", "paths", "config", "configs", "conf",
+    "results", "exp", "exps", "experiments", "local", "workspace", "mnt", "home", "save", "saved", "saved_models",
+    "weights", "logs", "src", "tests", "test", "scripts", "examples", "assets", "resources", "fixtures", "your",
+    "my", "username", "your_org", "your-org", "your_username", "your-username",
+))
+
+
+def is_sha(value: object) -> bool:
+    """A full commit sha (the only revision the hub cannot move)."""
+    return isinstance(value, str) and bool(SHA.match(value.strip().lower()))
+
+
+def is_hub_id(text: object) -> bool:
+    """A literal ``org/name`` that a hub client resolves online.
+
+    Local paths (``./x``, ``/x``, ``~/x``, ``file://``), templates (``${…}``, ``{…}``, ``<…>``),
+    file names and checkout folders (``data/train``, ``configs/x.yaml``) are not ids.
+    """
+    if not isinstance(text, str):
+        return False
+    value = text.strip()
+    if not HUB_ID.match(value):
+        return False
+    org, name = value.split("/")
+    if org.lower() in LOCAL_ROOTS or org.startswith(".") or name.startswith("."):
+        return False
+    return not FILE_SUFFIX.search(name)
+
+
+def in_tree(hub_id: str, paths: Iterable[str]) -> bool:
+    """``hub_id`` is also a folder of the scanned tree (a local model folder that shadows the hub)."""
+    inner = f"/{hub_id}/"
+    head = f"{hub_id}/"
+    return any(path.startswith(head) or inner in path for path in paths)
+
+
+class HubUse(NamedTuple):
+    """One place a hub id is fetched, with what pins it (or not)."""
+
+    hub_id: str
+    where: Located  # the id as written (or the name/flag that carries it)
+    pinned: bool  # a 40-hex sha revision is written for it
+    revision: str | None  # the revision as written, when it is a literal that is not a sha
+    trust: Located | None  # the ``trust_remote_code`` argument, key or flag that applies to it
+    how: str  # how messages name the use: "AutoModel.from_pretrained()", "model_name_or_path", "--base_model"
+    dataset: bool = False  # a dataset rather than a model or tokenizer
+
+
+PIN_PYTHON = 'revision="<40-hex sha>"'
+
+
+def how_to_pin(use: HubUse) -> str:
+    """The fix, in the carrier's own words."""
+    if use.how.startswith("torch.hub.load"):
+        return "pin it as \"owner/repo:<40-hex commit sha>\""
+    if use.how.startswith("timm."):
+        return "download it pinned (snapshot_download(repo_id, revision=\"<40-hex sha>\")) and load the local folder"
+    if use.how.endswith(")"):
+        return f"pass {PIN_PYTHON}"
+    if use.how.startswith("--"):
+        flag = "--dataset_revision" if use.dataset else "--model_revision"
+        return f"add {flag} <40-hex sha> (or --revision) to the same command"
+    key = "dataset_revision" if use.dataset else "model_revision"
+    return f"set {key}: <40-hex sha> (or revision:) beside it"
+
+
+def find_the_sha(hub_id: str, dataset: bool = False) -> str:
+    info = "dataset_info" if dataset else "model_info"
+    return (f"the sha is in the hub's commit history of {hub_id}, or "
+            f"huggingface_hub.HfApi().{info}({hub_id!r}).sha")
+
+
+SHORT_SHA = lazy_regex(r"^[0-9a-f]{7,39}$")
+
+
+def _revision_problem(revision: str) -> str:
+    if SHORT_SHA.match(revision.lower()):
+        return f"revision {revision!r} is an abbreviated sha, not the full 40-hex commit"
+    return f"revision {revision!r} is a branch or tag, which moves"
+
+
+def unpinned_message(use: HubUse) -> str:
+    what = "dataset" if use.dataset else "model"
+    why = _revision_problem(use.revision) if use.revision else "no commit is pinned"
+    moved = "different data" if use.dataset else "different weights, config or tokenizer"
+    return (f"{use.how} fetches the {what} {use.hub_id!r} from the hub and {why}: a retried or resumed run can "
+            f"load {moved} than the run that started — {how_to_pin(use)}; "
+            f"{find_the_sha(use.hub_id, use.dataset)}")
+
+
+def remote_code_message(use: HubUse) -> str:
+    why = f"at {_revision_problem(use.revision)}" if use.revision else "with no commit pinned"
+    return (f"trust_remote_code runs Python code from {use.hub_id!r} ({use.how}) {why}: the next push to that "
+            f"repository changes the code inside the training job — {how_to_pin(use)}, or vendor the code; "
+            f"{find_the_sha(use.hub_id, use.dataset)}")
+
+
+def first_per_id(uses: Iterable[HubUse], local: Iterable[str] = ()) -> list[tuple[str, HubUse]]:
+    """One (rule, use) per hub id: SPK106 at the first ``trust_remote_code`` of an unpinned id,
+    else SPK105 at its first unpinned use; pinned uses and local ids give nothing."""
+    skipped = set(local)
+    by_id: dict[str, list[HubUse]] = {}
+    for use in uses:
+        if use.hub_id not in skipped and not use.pinned:
+            by_id.setdefault(use.hub_id, []).append(use)
+    found: list[tuple[str, HubUse]] = []
+    for hub_id, group in by_id.items():
+        ordered = sorted(group, key=lambda use: (use.where.line, use.where.column))
+        trusted = [use for use in ordered if use.trust is not None]
+        if trusted:
+            found.append(("SPK106", trusted[0]))
+        else:
+            found.append(("SPK105", ordered[0]))
+    return found

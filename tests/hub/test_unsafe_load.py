@@ -1,0 +1,62 @@
+"""SPK107: pickle-based loads of checkpoint-like or downloaded files."""
+
+from __future__ import annotations
+
+import pytest
+
+from tests.hub.conftest import found
+
+
+@pytest.mark.parametrize("code, line", [
+    ('import torch\ndef f(ckpt_path):\n    return torch.load(ckpt_path, weights_only=False)\n', 3),
+    ('from torch import load\nstate = load("checkpoints/last.pt", weights_only=False)\n', 2),
+    ('import pickle\nwith open("model.pkl", "rb") as f:\n    m = pickle.load(f)\n', 3),
+    ('import pickle as pkl\ndef f(cache_dir):\n    fh = open(cache_dir + "/x.pkl", "rb")\n    return pkl.load(fh)\n', 4),
+    ('import joblib\nclf = joblib.load("weights/classifier.joblib")\n', 2),
+    ('import dill\nobj = dill.load(open(download_path, "rb"))\n', 2),
+    ('import numpy as np\na = np.load("ckpt/state.npy", allow_pickle=True)\n', 2),
+    ('import pandas as pd\ndf = pd.read_pickle("https://example.org/model_outputs.pkl")\n', 2),
+    ('import pickle, requests\nobj = pickle.loads(requests.get(url).content)\n', 2),
+    ('import torch\nfrom huggingface_hub import hf_hub_download\n'
+     'p = hf_hub_download("org/m", "x.bin", revision="7231864981174d9bee8c7687c24c8344414eae6b")\n'
+     'sd = torch.load(p, weights_only=False)\n', 4),
+])
+def test_unsafe_loads(code: str, line: int) -> None:
+    assert found("train/resume.py", code) == {(line, "SPK107")}
+
+
+@pytest.mark.parametrize("code", [
+    # torch.load without weights_only=False: weights_only=True is the default from torch 2.6
+    'import torch\nsd = torch.load("checkpoints/last.pt", map_location="cpu")\n',
+    'import torch\nsd = torch.load("checkpoints/last.pt", weights_only=True)\n',
+    # numpy without allow_pickle, safetensors
+    'import numpy as np\na = np.load("ckpt/state.npy")\n',
+    'from safetensors.torch import load_file\nsd = load_file("checkpoints/model.safetensors")\n',
+    # a path that names no checkpoint, download or cache
+    'import pickle\nwith open("results/metrics.pkl", "rb") as f:\n    metrics = pickle.load(f)\n',
+    'import pickle\nvocab = pickle.load(open(vocab_file, "rb"))\n',
+    # written by the same function just before
+    'import torch\ndef f(model_state, ckpt_path):\n    torch.save(model_state, ckpt_path)\n'
+    '    return torch.load(ckpt_path, weights_only=False)\n',
+    'import pickle\ndef f(obj, cache_file):\n    with open(cache_file, "wb") as out:\n        pickle.dump(obj, out)\n'
+    '    with open(cache_file, "rb") as f:\n        return pickle.load(f)\n',
+    'import os, torch\ndef test_convert(trainer, tmp_path):\n'
+    '    trainer.save_checkpoint(os.path.join(tmp_path, "checkpoint.pt"))\n'
+    '    sd = torch.load(os.path.join(tmp_path, "checkpoint.pt"), weights_only=False)\n',
+    # an in-memory round trip reads no file
+    'import pickle\nmodel_copy = pickle.loads(pickle.dumps(model))\n',
+    'import pickle\ndef f(model):\n    blob = pickle.dumps(model)\n    return pickle.loads(blob)\n',
+    # a profiler snapshot is not a checkpoint
+    'import pickle\nwith open("memory_snapshot.pickle", "rb") as f:\n    snap = pickle.load(f)\n',
+    # json is not pickle
+    'import json\ncfg = json.load(open("model/config.json"))\n',
+])
+def test_safe_or_unrelated_loads(code: str) -> None:
+    assert found("train/resume.py", code) == set()
+
+
+def test_each_unsafe_load_is_reported() -> None:
+    code = ('import torch\n'
+            'a = torch.load("ckpt/a.pt", weights_only=False)\n'
+            'b = torch.load("ckpt/b.pt", weights_only=False)\n')
+    assert found("train/resume.py", code) == {(2, "SPK107"), (3, "SPK107")}
