@@ -79,7 +79,8 @@ class CommandRun:
     load_lines: list[str] = field(default_factory=list)  # lines that say what was loaded or resumed
     step_s: dict[int, float] = field(default_factory=dict)  # step -> seconds after the start when it was read
     exit_code: int | None = None
-    signalled_at_step: int | None = None
+    signalled_at_step: int | None = None  # the step line that triggered the signal
+    delivered_at_step: int | None = None  # the last step line read when the signal went out (later, with a delay)
     signal_to_exit_s: float | None = None
     grace_expired: bool = False  # SIGTERM was not followed by an exit within the grace period: SIGKILLed
     timed_out: bool = False
@@ -94,6 +95,16 @@ class CommandRun:
 
     def last_step(self) -> int | None:
         return max(self.steps) if self.steps else None
+
+    def signal_point(self) -> str:
+        """``after step 26``, and where the job was when the signal went out and when it ended, if later."""
+        text = f"after step {self.signalled_at_step}"
+        later = [f"delivered at step {self.delivered_at_step}"] if (
+            self.delivered_at_step is not None and self.delivered_at_step != self.signalled_at_step) else []
+        last = self.last_step()
+        if last is not None and last != (self.delivered_at_step or self.signalled_at_step):
+            later.append(f"the job printed up to step {last} before it ended")
+        return text + (f" ({'; '.join(later)})" if later else "")
 
 
 Heartbeat = Callable[[CommandRun, float], None]  # (run, seconds since its last output line)
@@ -204,6 +215,7 @@ def run_command(
         pending = b""
 
         def deliver() -> None:
+            run.delivered_at_step = run.last_step()
             if signum == signal.SIGKILL:
                 kill_tree(process.pid)
                 return

@@ -178,14 +178,14 @@ class CommandSmoke:
         if interrupted.grace_expired:
             result["message"] = (
                 f"the command did not exit within the {self.options.grace_period:g} s grace period after SIGTERM "
-                f"(sent after step {interrupted.signalled_at_step}; last step printed {interrupted.last_step()}), "
+                f"(sent {interrupted.signal_point()}), "
                 "so it was SIGKILLed as Kubernetes does after terminationGracePeriodSeconds: it ignores SIGTERM, "
                 f"or its preemption checkpoint takes too long; {PREEMPTION_FIX}; last output: {interrupted.tail()}")
             return result
         if interrupted.exit_code == 0 and (interrupted.last_step() or 0) >= self.plan.steps:
             if spec.signal == "SIGTERM":
                 result["message"] = (
-                    f"after SIGTERM (sent after step {interrupted.signalled_at_step}) the command went on to step "
+                    f"after SIGTERM (sent {interrupted.signal_point()}) the command went on to step "
                     f"{interrupted.last_step()} and exited 0: it ignores SIGTERM, and a scheduler would SIGKILL it "
                     f"after the grace period; {PREEMPTION_FIX}")
             else:
@@ -195,7 +195,7 @@ class CommandSmoke:
             return result
         on_disk = checkpoint_steps(folder)
         result["checkpoints_before_interruption"] = on_disk
-        self.journal.progress(f"{spec.name}: {spec.signal} to the command after step {interrupted.signalled_at_step} "
+        self.journal.progress(f"{spec.name}: {spec.signal} to the command {interrupted.signal_point()} "
                               f"(checkpoints on disk: {', '.join(map(str, on_disk)) or 'none'})")
         damage: Damage | None = None
         if spec.truncate_newest:

@@ -149,7 +149,7 @@ def resume_problem(spec: VariantSpec, runs: Runs) -> str | None:
                 "({resume} in --cmd)?")
     last = runs.interrupted.last_step() or 0
     if spec.signal == "SIGTERM" and resume_step < last:
-        return (f"after SIGTERM (after step {runs.interrupted.signalled_at_step}) the command ended with "
+        return (f"after SIGTERM (sent {runs.interrupted.signal_point()}) the command ended with "
                 f"{describe(runs.interrupted.exit_code)} without a checkpoint at the step boundary: the resume "
                 f"started at step {resume_step}, though the run had reached step {last}, so every preemption "
                 f"repeats up to {runs.every} steps; {PREEMPTION_FIX}")
@@ -166,7 +166,7 @@ def placement_notes(spec: VariantSpec, runs: Runs, resume_step: int, on_disk: li
         notes.append(f"resumed from step {resume_step} although the checkpoint of step {newest} was on disk: the "
                      "command does not load its newest checkpoint (sorted by name rather than by step?)")
     if spec.name == KILL_OFF_PERIOD and (resume_step % 2 == 0 or resume_step % runs.plan_every == 0):
-        notes.append(f"the kill landed after step {runs.interrupted.signalled_at_step}, so the resume started at "
+        notes.append(f"the kill landed {runs.interrupted.signal_point()}, so the resume started at "
                      f"step {resume_step}, on a period boundary: this variant proved no more than the others")
     if spec.signal == "SIGTERM" and runs.interrupted.exit_code not in (0, EXIT_PREEMPTED):
         notes.append(f"after SIGTERM the command ended with {describe(runs.interrupted.exit_code)}, not "

@@ -143,9 +143,17 @@ def summary_line(result: DiffResult) -> str:
     pieces = f"{len(result.compared)} file(s)" if result.format == "folder" else result.a.name
     if not result.differences:
         return f"EQUAL: {result.leaves} leaves of {pieces} equal bit for bit"
-    leaves = sum(1 for d in result.differences if d["leaf"] or d["kind"] not in ("missing_in_b", "extra_in_b"))
-    files = len(result.differences) - leaves
-    parts = [f"{leaves} of {result.leaves} leaves differ"] if leaves else []
+    one_side = ("missing_in_b", "extra_in_b")
+    files = sum(1 for d in result.differences if not d["leaf"] and d["kind"] in one_side)
+    only_a = sum(1 for d in result.differences if d["leaf"] and d["kind"] == "missing_in_b")
+    only_b = sum(1 for d in result.differences if d["leaf"] and d["kind"] == "extra_in_b")
+    changed = len(result.differences) - files - only_a - only_b
+    # result.leaves counts A's leaves: a leaf only B has is not one of them, so it is counted apart
+    parts = [f"{changed} of {result.leaves} leaves differ"] if changed else []
+    if only_a:
+        parts.append(f"{only_a} leaves only in A")
+    if only_b:
+        parts.append(f"{only_b} leaves only in B")
     if files:
         parts.append(f"{files} file(s) only on one side")
     return f"DIFFERENT: {', '.join(parts)} (first: {result.differences[0]['key']})"

@@ -95,7 +95,15 @@ def _stats(stats: Any) -> str:
     return f"median {_seconds(stats.get('median'))}, max {_seconds(stats.get('max'))}"
 
 
-def _variant_lines(variant: dict[str, Any]) -> list[str]:
+def _shared_notes(variants: list[dict[str, Any]]) -> list[str]:
+    """Notes every variant carries (the same volatile leaves, the same Python values): said once."""
+    if len(variants) < 2:
+        return []
+    first = variants[0].get("notes", [])
+    return [note for note in first if all(note in variant.get("notes", []) for variant in variants[1:])]
+
+
+def _variant_lines(variant: dict[str, Any], shared: list[str] | None = None) -> list[str]:
     lines = [f"  {variant['verdict']:<14}{variant['name']}: {variant['message']}"]
     for refused in variant.get("refused_checkpoints", []):
         lines.append(f"{'':16}refused {refused.get('path')}: {refused.get('reason')}")
@@ -108,7 +116,8 @@ def _variant_lines(variant: dict[str, Any]) -> list[str]:
             f"(checkpoint write {_seconds(sigterm.get('checkpoint_write_s'))})"
         )
     for note in variant.get("notes", []):
-        lines.append(f"{'':16}note: {note}")
+        if note not in (shared or []):
+            lines.append(f"{'':16}note: {note}")
     return lines
 
 
@@ -159,8 +168,10 @@ def render_text(summary: dict[str, Any]) -> str:
         )
     if summary["variants"]:
         lines.append("variants:")
+        shared = _shared_notes(summary["variants"])
         for variant in summary["variants"]:
-            lines += _variant_lines(variant)
+            lines += _variant_lines(variant, shared)
+        lines += [f"  note (every variant): {note}" for note in shared]
     measurements = summary["measurements"]
     if measurements.get("step_time_s"):
         step = measurements["step_time_s"]

@@ -60,6 +60,14 @@ def test_equal_torch_files_exit_0(tmp_path: Path) -> None:
     assert out.startswith("spikelint smoke diff: EQUAL: 16 leaves of a.pt equal bit for bit")
 
 
+def test_leaves_only_one_side_has_are_counted_apart_from_the_compared_ones(tmp_path: Path) -> None:
+    torch.save({"w": torch.zeros(2), "b": torch.zeros(1)}, tmp_path / "a.pt")
+    torch.save({"w": torch.ones(2), "extra": [torch.zeros(1)] * 5}, tmp_path / "b.pt")
+    code, out, _ = diff(str(tmp_path / "a.pt"), str(tmp_path / "b.pt"))
+    assert code == 1
+    assert "DIFFERENT: 1 of 2 leaves differ, 1 leaves only in A, 5 leaves only in B" in out
+
+
 def test_one_changed_tensor_exit_1_named_as_the_smoke_report_names_it(tmp_path: Path) -> None:
     torch.save(state(), tmp_path / "a.pt")
     torch.save(state(0.5), tmp_path / "b.pt")
