@@ -385,6 +385,23 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
+    """Run one command with both streams masked: every byte written passes the secret detectors."""
+    from spikelint.secrets.output_mask import MaskedStream
+
+    streams = sys.stdout, sys.stderr
+    sys.stdout, sys.stderr = MaskedStream(streams[0]), MaskedStream(streams[1])  # type: ignore[assignment]
+    try:
+        return _main(argv)
+    finally:
+        for stream in (sys.stdout, sys.stderr):
+            try:
+                stream.flush()
+            except (OSError, ValueError):  # a closed pipe: nothing more can be written anyway
+                pass
+        sys.stdout, sys.stderr = streams
+
+
+def _main(argv: Sequence[str] | None) -> int:
     arguments = list(sys.argv[1:] if argv is None else argv)
     try:
         if arguments and arguments[0] in DELEGATED:

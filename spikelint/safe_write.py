@@ -53,8 +53,12 @@ def check_target(path: Path) -> None:
 
 
 def write_text_safely(path: Path, text: str, *, durable: bool = False) -> None:
-    """Write ``text`` to ``path`` through a temporary file beside it, never through a link."""
+    """Write ``text`` to ``path`` through a temporary file beside it, never through a link;
+    token shapes in it are masked first (reports, baselines and manifests alike)."""
+    from spikelint.secrets.output_mask import mask_output
+
     check_target(path)
+    text = mask_output(text)
     folder = path.parent
     temporary = folder / f".{path.name}.{os.urandom(8).hex()}.tmp"
     descriptor = os.open(temporary, os.O_WRONLY | os.O_CREAT | os.O_EXCL | NOFOLLOW, 0o666)

@@ -91,6 +91,7 @@ def emit_report(report: Report, fmt: str, output: str | None, prefix: str | None
 def _github_summary(report: Report, output: str | None) -> None:
     """A ``::notice`` with the summary in the log, and the per-rule table in the job summary page."""
     from spikelint.report.github import render_github_summary
+    from spikelint.secrets.output_mask import mask_output
 
     notice, markdown = render_github_summary(report)
     if output is None:
@@ -99,7 +100,7 @@ def _github_summary(report: Report, output: str | None) -> None:
     if summary_file:
         try:
             with open(summary_file, "a", encoding="utf-8") as handle:
-                handle.write(markdown)
+                handle.write(mask_output(markdown))
         except OSError as error:
             print(f"spikelint: cannot append to GITHUB_STEP_SUMMARY {summary_file}: {error.strerror or error}",
                   file=sys.stderr)
