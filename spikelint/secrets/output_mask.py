@@ -7,7 +7,7 @@ writes (streams and files) passes :func:`mask_output`, which runs the same detec
 secret rules (token shapes, private keys, credentials in URLs, secret-named assignments)
 over the text and keeps only the first characters of each hit.
 
-The mask is ``abcd…``: no quotes, backslashes, ``&`` or ``<``, so JSON, SARIF, JUnit XML
+The mask is ``abcd…`` (``abcd...`` in ASCII-only text): no quotes, backslashes, ``&`` or ``<``, so JSON, SARIF, JUnit XML
 and GitLab reports stay valid after it.
 """
 
@@ -22,13 +22,14 @@ from spikelint.secrets.text import find_in_text
 SHOWN = 4
 MIN_MASKED = 8  # a shorter hit is a word of the report, not a credential
 ELLIPSIS = "…"
+SHOWN_MARKS = (ELLIPSIS, "\\u2026", "...")  # what a value masked upstream ends in (JSON escapes it)
 # A private key printed line by line is held until its end line (or this many lines).
 HELD_LINES = 200
 
 
-def masked(value: str) -> str:
+def masked(value: str, ellipsis: str = ELLIPSIS) -> str:
     """``hf_a…``: at most four characters and never more than a quarter of the value."""
-    return value[: min(SHOWN, len(value) // 4)] + ELLIPSIS
+    return value[: min(SHOWN, len(value) // 4)] + ellipsis
 
 
 def mask_output(text: str) -> str:
@@ -38,15 +39,17 @@ def mask_output(text: str) -> str:
     secrets = find_in_text(text, mode=CONFIG)
     if not secrets:
         return text
+    # An ASCII-only text (the JSON report escapes everything else) stays ASCII-only.
+    ellipsis = "..." if text.isascii() else ELLIPSIS
     pieces: list[str] = []
     done = 0
     for secret in sorted(secrets, key=lambda found: found.start):
         start, end = secret.start, secret.end
-        if start < done or end - start < MIN_MASKED or ELLIPSIS in text[start:end]:
+        if start < done or end - start < MIN_MASKED or any(mark in text[start:end] for mark in SHOWN_MARKS):
             continue  # already masked upstream (``hf_a…``) or too short to be a credential
         while end < len(text) and _escapes_next(text, start, end):
             end += 1  # never leave a lone ``\\`` that would escape the character after the mask
-        pieces += [text[done:start], masked(text[start:end])]
+        pieces += [text[done:start], masked(text[start:end], ellipsis)]
         done = end
     return "".join(pieces) + text[done:] if pieces else text
 
