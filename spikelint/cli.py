@@ -363,7 +363,14 @@ COMMANDS: dict[str, Callable[[argparse.Namespace], int]] = {
     "rules": command_rules,
     "explain": command_explain,
     "init": command_init,
+    "history": lambda args: _history().command_history(args),
 }
+
+
+def _history() -> Any:
+    import spikelint.history.command as history
+
+    return history
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -371,6 +378,7 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument("--version", action="version", version=f"spikelint {__version__}")
     subparsers = parser.add_subparsers(dest="command", metavar="COMMAND", parser_class=_Parser)
     _check_parser(subparsers)
+    _history().add_parser(subparsers, FORMATS, _positive)
     rules = subparsers.add_parser("rules", help="list every rule")
     rules.add_argument("--format", choices=("text", "json", "markdown"), default="text")
     explain = subparsers.add_parser("explain", help="explain one rule")
