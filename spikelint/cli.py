@@ -397,7 +397,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     from spikelint.secrets.output_mask import MaskedStream
 
     streams = sys.stdout, sys.stderr
-    sys.stdout, sys.stderr = MaskedStream(streams[0]), MaskedStream(streams[1])  # type: ignore[assignment]
+    sys.stdout, sys.stderr = MaskedStream(streams[0]), MaskedStream(streams[1])
     try:
         return _main(argv)
     finally:

@@ -179,7 +179,7 @@ def test_the_stream_masks_a_token_written_in_pieces_and_a_key_line_by_line() -> 
     stream.write("before " + token[:10])
     stream.write(token[10:] + " after\n")
     for line in PRIVATE_KEY.splitlines():
-        print(line, file=stream)  # type: ignore[arg-type]
+        print(line, file=stream)
     stream.write("tail " + TOKENS["hf"])
     stream.flush()
     assert _leaks(sink.getvalue()) == [] and "before ghp_" in sink.getvalue() and sink.getvalue().startswith("before")
