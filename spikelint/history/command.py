@@ -57,15 +57,14 @@ def history_report(cwd: Path, revisions: list[str], since: str | None, exclude: 
     """The report of the secrets the commits added, and how many commits were scanned."""
     root = repository_root(cwd)
     shas = commits(cwd, revisions, since)
-    leaks = _scan(root, shas, exclude, jobs)
+    leaks, paths = _scan(root, shas, exclude, jobs)
     prefix = _prefix(cwd, root)
     rule = rules[RULE]
     findings = [_finding(leak, rule.name, rule.severity, prefix) for leak in leaks]
-    paths = {leak.path for leak in leaks}
     return Report(findings, files_checked=len(paths), rules=[rule]), len(shas)
 
 
-def _scan(root: Path, shas: list[str], exclude: tuple[str, ...], jobs: int | None) -> list[Leak]:
+def _scan(root: Path, shas: list[str], exclude: tuple[str, ...], jobs: int | None) -> tuple[list[Leak], set[str]]:
     workers = min(jobs or os.cpu_count() or 1, max(1, len(shas) // MIN_COMMITS_PER_WORKER))
     if workers <= 1:
         return scan_all(added_lines(root, shas), exclude)
@@ -73,10 +72,11 @@ def _scan(root: Path, shas: list[str], exclude: tuple[str, ...], jobs: int | Non
     chunks = [shas[start:start + size] for start in range(0, len(shas), size)]
     with ProcessPoolExecutor(max_workers=workers) as pool:
         parts = list(pool.map(_scan_chunk, [(str(root), chunk, exclude) for chunk in chunks]))
-    return first_per_path(leak for part in parts for leak in part)
+    paths = {path for _, part_paths in parts for path in part_paths}
+    return first_per_path(leak for part, _ in parts for leak in part), paths
 
 
-def _scan_chunk(work: tuple[str, list[str], tuple[str, ...]]) -> list[Leak]:
+def _scan_chunk(work: tuple[str, list[str], tuple[str, ...]]) -> tuple[list[Leak], set[str]]:
     root, shas, exclude = work
     return scan_all(added_lines(Path(root), shas), exclude)
 

@@ -60,9 +60,17 @@ def scan_added(added: Added, exclude: tuple[str, ...] = ()) -> Iterator[Leak]:
                    hit.type, redact(hit.value, hit.type), secret_key(hit.value))
 
 
-def scan_all(runs: Iterable[Added], exclude: tuple[str, ...] = ()) -> list[Leak]:
-    """Every secret of ``runs`` (oldest commit first), once per path: where it was first added."""
-    return first_per_path(leak for added in runs for leak in scan_added(added, exclude))
+def scan_all(runs: Iterable[Added], exclude: tuple[str, ...] = ()) -> tuple[list[Leak], set[str]]:
+    """Every secret of ``runs`` (oldest commit first), once per path: where it was first added;
+    and the paths the runs touched (what the summary counts as files checked)."""
+    paths: set[str] = set()
+
+    def leaks() -> Iterator[Leak]:
+        for added in runs:
+            paths.add(added.path)
+            yield from scan_added(added, exclude)
+
+    return first_per_path(leaks()), paths
 
 
 def first_per_path(leaks: Iterable[Leak]) -> list[Leak]:
