@@ -19,12 +19,15 @@ from spikelint.history.gitlog import Added
 from spikelint.secrets.carriers import text_mode
 from spikelint.secrets.redact import redact
 from spikelint.secrets.redact import secret_key
+from spikelint.secrets.text import CODE
+from spikelint.secrets.text import CONFIG
 from spikelint.secrets.text import scan_text
 from spikelint.suppressions import covers
 from spikelint.suppressions import parse_suppressions
 
 RULE = "SPK201"
 SHORT_SHA = 12
+PYTHON_SUFFIXES = (".py", ".pyi", ".pyw", ".pyx")
 FIX = ("rotate it: it stays in every clone until the history is rewritten (git filter-repo), and load it from a "
        "secret store or an environment variable injected from a secret")
 
@@ -49,7 +52,7 @@ def scan_added(added: Added, exclude: tuple[str, ...] = ()) -> Iterator[Leak]:
     if exclude and is_excluded(added.path, exclude):
         return
     text = "\n".join(added.lines)
-    hits = scan_text(text, first_line=added.line, mode=text_mode(added.path, text))
+    hits = scan_text(text, first_line=added.line, mode=history_mode(added.path, text))
     if not hits:
         return
     suppressions = parse_suppressions(list(added.lines), list(range(added.line, added.line + len(added.lines))))
@@ -58,6 +61,16 @@ def scan_added(added: Added, exclude: tuple[str, ...] = ()) -> Iterator[Leak]:
             continue
         yield Leak(added.commit, added.date, added.path, hit.line, hit.column, hit.end_line, hit.end_column,
                    hit.type, redact(hit.value, hit.type), secret_key(hit.value))
+
+
+def history_mode(path: str, text: str) -> str:
+    """How added lines are read: as ``check`` reads the file kind as text, except Python, which
+    ``check`` parses (without the rest of the file, a quoted literal after ``=`` is what counts:
+    ``one_ring_pass = partial(ring_pass, 1)`` is no password)."""
+    mode = text_mode(path, text)
+    if mode == CONFIG and path.lower().endswith(PYTHON_SUFFIXES):
+        return CODE
+    return mode
 
 
 def scan_all(runs: Iterable[Added], exclude: tuple[str, ...] = ()) -> tuple[list[Leak], set[str]]:

@@ -213,3 +213,17 @@ def test_the_patch_parser_keeps_header_lookalikes_and_odd_paths() -> None:
     runs = list(parse_patch(io.BytesIO(patch.encode("utf-8"))))
     assert [(run.path, run.line, run.lines) for run in runs] == [
         ("café x.txt", 1, ("one", "++ b/not-a-header")), ("k.txt", 4, ("four",))]
+
+
+def test_added_python_lines_count_quoted_literals_only(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+                                                       capsys: pytest.CaptureFixture[str]) -> None:
+    """Without the rest of the file, ``one_ring_pass = partial(ring_pass, 1)`` is no password; a quoted one is."""
+    root = tmp_path / "repo"
+    root.mkdir()
+    git(root, "init", "-q")
+    password = FAKE.password()
+    sha = commit(root, {"ring.py": "one_ring_pass = partial(ring_pass, 1)\nrotary_part, pass_through = t[:2], t[2:]\n"
+                                   f"db_password = \"{password}\"\n",
+                        "settings.env": "DB_PASSWORD=${DB_PASSWORD}\n"}, "code")
+    assert [(f["path"], f["line"], f["commit"]) for f in findings([], root, monkeypatch, capsys)] == [
+        ("ring.py", 3, sha)]
