@@ -33,5 +33,6 @@ def test_pre_commit_hooks_are_declared() -> None:
     import yaml
 
     hooks = yaml.safe_load((ROOT / ".pre-commit-hooks.yaml").read_text(encoding="utf-8"))
-    assert {hook["id"] for hook in hooks} == {"spikelint", "spikelint-secrets", "spikelint-policy"}
-    assert all(hook["entry"].startswith("spikelint check") and hook["language"] == "python" for hook in hooks)
+    assert {hook["id"] for hook in hooks} == {"spikelint", "spikelint-secrets", "spikelint-policy", "spikelint-history"}
+    assert all(hook["entry"].startswith("spikelint check" if hook["id"] != "spikelint-history" else "spikelint history")
+               and hook["language"] == "python" for hook in hooks)

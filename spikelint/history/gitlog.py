@@ -51,8 +51,25 @@ def repository_root(cwd: Path) -> Path:
         raise GitError(f"{error} (history needs a Git repository)") from None
 
 
+# rev-list options that select commits; any other option (``--output=FILE`` writes a file) is refused
+REVISION_OPTIONS = ("--not", "--all", "--branches", "--tags", "--remotes", "--glob=", "--exclude=", "--branches=",
+                    "--tags=", "--remotes=", "--first-parent", "--no-merges")
+
+
+def checked_revisions(revisions: list[str]) -> list[str]:
+    """``revisions`` as given, when each is a revision or one of :data:`REVISION_OPTIONS`."""
+    for revision in revisions:
+        if revision.startswith("-") and not any(
+                revision == option or option.endswith("=") and revision.startswith(option)
+                for option in REVISION_OPTIONS):
+            raise GitError(f"{revision!r} is not a revision or range (options allowed among them: "
+                           f"{', '.join(REVISION_OPTIONS)})")
+    return revisions
+
+
 def commits(cwd: Path, revisions: list[str], since: str | None = None) -> list[str]:
     """The commits of ``revisions`` (``rev-list`` syntax; default ``HEAD``), oldest first."""
+    checked_revisions(revisions)
     arguments = ["rev-list", "--reverse", "--topo-order"]
     if since:
         arguments.append(f"--since={since}")

@@ -227,3 +227,12 @@ def test_added_python_lines_count_quoted_literals_only(tmp_path: Path, monkeypat
                         "settings.env": "DB_PASSWORD=${DB_PASSWORD}\n"}, "code")
     assert [(f["path"], f["line"], f["commit"]) for f in findings([], root, monkeypatch, capsys)] == [
         ("ring.py", 3, sha)]
+
+
+def test_revision_options_that_select_commits_only(story: Story, tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+                                                   capsys: pytest.CaptureFixture[str]) -> None:
+    """``HEAD --not --remotes`` (what a pre-push hook scans) works; ``--output=FILE`` never reaches Git."""
+    assert len(findings(["--", "HEAD", "--not", "--remotes"], story.root, monkeypatch, capsys)) == 4
+    target = tmp_path / "written"
+    code, _, err = run(["history", "--", f"--output={target}"], story.root, monkeypatch, capsys)
+    assert code == 2 and "not a revision" in err and not target.exists()
