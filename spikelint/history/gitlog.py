@@ -45,7 +45,10 @@ def _git(arguments: list[str], cwd: Path) -> str:
 
 
 def repository_root(cwd: Path) -> Path:
+    """The work tree's top folder; in a bare repository (a mirror) the repository itself."""
     try:
+        if _git(["rev-parse", "--is-bare-repository"], cwd).strip() == "true":
+            return Path(_git(["rev-parse", "--absolute-git-dir"], cwd).strip())
         return Path(_git(["rev-parse", "--show-toplevel"], cwd).strip())
     except GitError as error:
         raise GitError(f"{error} (history needs a Git repository)") from None

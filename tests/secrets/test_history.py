@@ -236,3 +236,10 @@ def test_revision_options_that_select_commits_only(story: Story, tmp_path: Path,
     target = tmp_path / "written"
     code, _, err = run(["history", "--", f"--output={target}"], story.root, monkeypatch, capsys)
     assert code == 2 and "not a revision" in err and not target.exists()
+
+
+def test_a_bare_mirror_is_scanned_like_its_clone(story: Story, tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+                                                 capsys: pytest.CaptureFixture[str]) -> None:
+    mirror = tmp_path / "mirror.git"
+    subprocess.run(["git", "clone", "-q", "--bare", str(story.root), str(mirror)], check=True, capture_output=True)
+    assert len(findings([], mirror, monkeypatch, capsys)) == 4
