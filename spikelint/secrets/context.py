@@ -228,7 +228,44 @@ def is_token_placeholder(body: str) -> bool:
         return True
     if "REDACTED" in body.upper():
         return True
-    return _sequential_fake(body) or _repeats_a_unit(body)
+    return _sequential_fake(body) or _repeats_a_unit(body) or is_typed_fake(body)
+
+
+_PARTS = lazy_regex(r"[-_.:]+")
+MIN_FAKE_PART = 4  # shorter parts (``api03``-like version fields, ``1``) say nothing either way
+
+
+def is_typed_fake(text: str) -> bool:
+    """Every part of ``text`` is typed rather than random: one or two characters over and over
+    (``111111111111``), a unit repeated (``abc123abc123…``, a two-letter vendor tail allowed) or
+    letters and digits each counting up (``abc123def456…``, ``ABCdefGHI…XYZ123456789``,
+    ``0123456789abcdef0123…``).  Random text of this length never does any of these."""
+    parts = [part for part in _PARTS.split(text) if len(part) >= MIN_FAKE_PART]
+    return bool(parts) and sum(map(len, parts)) >= 8 and all(_typed_part(part) for part in parts)
+
+
+def _typed_part(part: str) -> bool:
+    if len(set(part.lower())) <= 2:
+        return True
+    if any(_repeats_a_unit(part[:len(part) - tail]) for tail in range(0, 5) if len(part) - tail >= 16):
+        return True
+    return _counts_up(part)
+
+
+def _counts_up(part: str) -> bool:
+    """Letters (case folded) and digits, each read on their own, mostly step by one (with wrap-around)."""
+    letters = [ord(character) - 97 for character in part.lower() if "a" <= character <= "z"]
+    digits = [ord(character) - 48 for character in part if "0" <= character <= "9"]
+    if len(letters) + len(digits) < 0.9 * len(part) or max(len(letters), len(digits)) < MIN_FAKE_PART:
+        return False
+    # a short run must count up all the way; a long one may stumble once in a while (``…xyz`` then ``a``)
+    return all(_steps_by_one(sequence, size) >= (0.85 if len(sequence) >= 8 else 1.0)
+               for sequence, size in ((letters, 26), (digits, 10)) if len(sequence) >= 3)
+
+
+def _steps_by_one(sequence: list[int], size: int) -> float:
+    steps = sum((after - before) % size == 1 for before, after in zip(sequence, sequence[1:]))
+    return steps / (len(sequence) - 1)
 
 
 def _ascending_runs(length: int, alphabets: tuple[str, ...]) -> re.Pattern[str]:
@@ -421,4 +458,9 @@ def literal_secret_under_key(value: str, key: KeyClass, prose: bool = False) -> 
         return len(text) >= 6 and not looks_like_secret_name(text)
     if "/" in text and any(mark in text for mark in "-_.:"):
         return False  # a path, URL or model id: base64 has '/' but never next to '-', '_', '.' or ':'
+    if is_typed_fake(text) and not _HEX.match(text):
+        # ``abcdefghijklmnopqrstuvwxyz123456``, ``1234567890:ABCDEF…``: a documentation fake.  Hex
+        # counting up under a key stays reported: the shared corpus plants ``wandb.login(key=
+        # "0123456789abcdef…")`` as the leak a notebook must be flagged for.
+        return False
     return looks_random(text, 12) and not looks_like_secret_name(text)
