@@ -231,41 +231,40 @@ def is_token_placeholder(body: str) -> bool:
     return _sequential_fake(body) or _repeats_a_unit(body) or is_typed_fake(body)
 
 
-_PARTS = lazy_regex(r"[-_.:]+")
-MIN_FAKE_PART = 4  # shorter parts (``api03``-like version fields, ``1``) say nothing either way
+TYPED_SHARE = 0.7  # of the letters and digits
+MIN_TYPED_RUN = 3
 
 
 def is_typed_fake(text: str) -> bool:
-    """Every part of ``text`` is typed rather than random: one or two characters over and over
-    (``111111111111``), a unit repeated (``abc123abc123…``, a two-letter vendor tail allowed) or
-    letters and digits each counting up (``abc123def456…``, ``ABCdefGHI…XYZ123456789``,
-    ``0123456789abcdef0123…``).  Random text of this length never does any of these."""
-    parts = [part for part in _PARTS.split(text) if len(part) >= MIN_FAKE_PART]
-    return bool(parts) and sum(map(len, parts)) >= 8 and all(_typed_part(part) for part in parts)
+    """Typed rather than random: most of its letters and digits sit in runs of three or more that
+    repeat a character or count up by one (case folded, ``z`` to ``a`` and ``9`` to ``0`` included):
+    ``111111111111``, ``abc123abc123…``, ``abc123def456…``, ``ABCdefGHI…XYZ123456789``.  In random
+    text such runs are one character in a thousand; a documentation fake may end in a few
+    keystrokes of its own (``…bcde-1234fghijklmnopby56aaaogaop…``), hence "most"."""
+    alnum = sum(character.isalnum() for character in text)
+    return alnum >= 8 and _typed_characters(text) >= TYPED_SHARE * alnum
 
 
-def _typed_part(part: str) -> bool:
-    if len(set(part.lower())) <= 2:
-        return True
-    if any(_repeats_a_unit(part[:len(part) - tail]) for tail in range(0, 5) if len(part) - tail >= 16):
-        return True
-    return _counts_up(part)
+def _typed_characters(text: str) -> int:
+    covered = run = 0
+    previous = ""
+    for character in text:
+        if run and _typed_step(previous, character):
+            run += 1
+        else:
+            covered += run if run >= MIN_TYPED_RUN else 0
+            run = 1 if character.isascii() and character.isalnum() else 0
+        previous = character
+    return covered + (run if run >= MIN_TYPED_RUN else 0)
 
 
-def _counts_up(part: str) -> bool:
-    """Letters (case folded) and digits, each read on their own, mostly step by one (with wrap-around)."""
-    letters = [ord(character) - 97 for character in part.lower() if "a" <= character <= "z"]
-    digits = [ord(character) - 48 for character in part if "0" <= character <= "9"]
-    if len(letters) + len(digits) < 0.9 * len(part) or max(len(letters), len(digits)) < MIN_FAKE_PART:
-        return False
-    # a short run must count up all the way; a long one may stumble once in a while (``…xyz`` then ``a``)
-    return all(_steps_by_one(sequence, size) >= (0.85 if len(sequence) >= 8 else 1.0)
-               for sequence, size in ((letters, 26), (digits, 10)) if len(sequence) >= 3)
-
-
-def _steps_by_one(sequence: list[int], size: int) -> float:
-    steps = sum((after - before) % size == 1 for before, after in zip(sequence, sequence[1:]))
-    return steps / (len(sequence) - 1)
+def _typed_step(before: str, after: str) -> bool:
+    """``after`` repeats ``before`` or follows it, within one class (digits, or letters case folded)."""
+    if before.isdigit() and after.isdigit() and after.isascii():
+        return (ord(after) - ord(before)) % 10 in (0, 1)
+    if before.isalpha() and after.isalpha() and before.isascii() and after.isascii():
+        return (ord(after.lower()) - ord(before.lower())) % 26 in (0, 1)
+    return False
 
 
 def _ascending_runs(length: int, alphabets: tuple[str, ...]) -> re.Pattern[str]:

@@ -244,6 +244,8 @@ def _token_match(text: str, pattern: TokenPattern, match: re.Match[str]) -> Secr
         return None
     if pattern.type == "JSON Web Token" and not _valid_jwt(value):
         return None
+    if pattern.type == "Slack token" and not _slack_shaped(text, value, end):
+        return None
     if pattern.type == "Slack webhook":
         for scheme in ("https://", "http://"):
             if text.startswith(scheme, start - len(scheme)):
@@ -251,6 +253,21 @@ def _token_match(text: str, pattern: TokenPattern, match: re.Match[str]) -> Secr
                 value = scheme + value
                 break
     return Secret(value, pattern.type, start, end)
+
+
+_SLACK_WORDS = lazy_regex(r"^(?:[A-Z][a-z]{2,}|[A-Z]{3,})+$")
+
+
+def _slack_shaped(text: str, value: str, end: int) -> bool:
+    """Slack's ids are 8+ digits and its secrets random: ``xoxp-1234-1234-…``, an id list padded
+    with ``####``, ``xoxe.xoxp-1-SlackAppConfigurationAccessTokenHere`` only look the part."""
+    if value.endswith("-") or text[end:end + 1] in ("#", "*", "<", "…"):
+        return False
+    parts = value[5:].split("-")
+    if any(part.isdigit() and 1 < len(part) < 8 for part in parts):
+        return False
+    last = parts[-1]
+    return not (last.isalpha() and _SLACK_WORDS.match(last))  # capitalised words, not random letters
 
 
 def _padded_prefix(value: str, pattern: TokenPattern) -> bool:
