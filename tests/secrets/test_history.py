@@ -132,7 +132,10 @@ def test_no_raw_token_in_any_format(fmt: str, story: Story, tmp_path: Path, monk
     written = report.read_text(encoding="utf-8")
     assert not [secret for secret in story.secrets if secret in written]
     if fmt in ("json", "sarif", "gitlab"):
-        json.loads(written)
+        data = json.loads(written)
+        if fmt == "sarif":
+            assert {result["properties"]["commit"] for result in data["runs"][0]["results"]} == {
+                story.shas[name] for name in ("edited", "deleted", "renamed", "merged")}
     elif fmt == "junit":
         ElementTree.fromstring(written)
     elif fmt == "text":
