@@ -1,10 +1,11 @@
 """The lines each commit added, read from Git itself (``rev-list`` + ``diff-tree --stdin -p``).
 
 A token committed and deleted in the next commit is still in every clone, so ``history``
-reads what each commit *added*: ``diff-tree -p -U0`` against the first parent (the root
-commit against the empty tree), renames detected (``-M``) so a moved file does not add its
-lines again, deleted files adding nothing.  Merge commits show no diff: the lines of a merged
-branch are read once, in the branch's own commits, which are reachable too.
+reads what each commit *added*: ``diff-tree -p -U0`` against its parent (the root commit
+against the empty tree), renames detected (``-M``) so a moved file does not add its lines
+again, deleted files adding nothing.  A merge is read as a combined diff (``--cc``), keeping
+only the lines new against every parent: the lines of a merged branch are read once, in the
+branch's own commits (reachable too), and what the merge itself wrote is read there.
 """
 
 from __future__ import annotations
@@ -18,7 +19,7 @@ from typing import NamedTuple
 
 COMMIT_MARK = "\x1e"  # starts each commit's header line in diff-tree's output (never in a patch line)
 HEADER_FORMAT = COMMIT_MARK + "%H %cI"
-HUNK = re.compile(r"^@@ -\d+(?:,\d+)? \+(\d+)(?:,(\d+))? @@")
+HUNK = re.compile(r"^(@{2,}) (?:-\d+(?:,\d+)? )+\+(\d+)(?:,\d+)? @{2,}")
 QUOTED_ESCAPES = {"a": "\a", "b": "\b", "t": "\t", "n": "\n", "v": "\v", "f": "\f", "r": "\r", '"': '"', "\\": "\\"}
 
 
@@ -91,7 +92,7 @@ def added_lines(cwd: Path, shas: list[str]) -> Iterator[Added]:
     """Every run of added lines of every commit in ``shas`` (in that order), streamed from Git."""
     if not shas:
         return
-    command = ["git", "-c", "core.quotepath=off", "diff-tree", "--stdin", "-p", "-U0", "-M", "--root", "-r",
+    command = ["git", "-c", "core.quotepath=off", "diff-tree", "--stdin", "-p", "-U0", "-M", "--root", "-r", "--cc",
                "--no-color", "--no-ext-diff", "--no-textconv", "--no-relative", f"--format={HEADER_FORMAT}"]
     with subprocess.Popen(command, cwd=cwd, stdin=subprocess.PIPE, stdout=subprocess.PIPE,
                           stderr=subprocess.PIPE) as process:
@@ -117,31 +118,41 @@ def _feed(stdin: IO[bytes], shas: list[str]) -> None:
 
 
 def parse_patch(stream: IO[bytes]) -> Iterator[Added]:
-    """``diff-tree -p -U0`` output (with :data:`HEADER_FORMAT` headers) as runs of added lines.
+    """``diff-tree -p -U0 --cc`` output (with :data:`HEADER_FORMAT` headers) as runs of added lines.
 
-    A file's header (``diff --git`` up to its first ``@@``) is read apart from its hunks, so an
-    added line that itself starts with ``++`` is never taken for the ``+++ b/path`` header.
+    A file's header (``diff --git``/``diff --cc`` up to its first hunk) is read apart from its
+    hunks, so an added line that itself starts with ``++`` is never taken for ``+++ b/path``.
+    A merge's combined diff has one marker column per parent: a line counts as added only when
+    it is new against every parent (``++``), what the merge itself wrote (a conflict resolved
+    with a token); a line new against one parent came from the other, and was read in the
+    branch's own commit.
     """
     commit = date = ""
     path: str | None = None
     in_header = False
+    columns = 1  # marker columns: 1 in a plain diff, one per parent in a merge's combined diff
     number = first = 0
     run: list[str] = []
     for raw in stream:
         line = raw.decode("utf-8", "surrogateescape").rstrip("\n")
-        if not in_header and path is not None and line.startswith("+"):
-            if not run:
-                first = number
-            run.append(line[1:].rstrip("\r"))
-            number += 1
-            continue
+        if not in_header and path is not None and line[:1] in ("+", "-", " ") and not line.startswith(COMMIT_MARK):
+            marks = line[:columns]
+            if "-" in marks:
+                continue  # a line of a parent, not of this commit's file
+            if marks == "+" * columns:
+                if not run:
+                    first = number
+                run.append(line[columns:].rstrip("\r"))
+                number += 1
+                continue
+            number += 1  # in the file already (context, or from one parent of a merge)
         if run and path is not None:
             yield Added(commit, date, path, first, tuple(run))
             run = []
         if line.startswith(COMMIT_MARK):
             commit, _, date = line[1:].partition(" ")
             path, in_header = None, False
-        elif line.startswith("diff --git "):
+        elif line.startswith(("diff --git ", "diff --cc ", "diff --combined ")):
             path, in_header = None, True
         elif in_header and line.startswith("+++ "):
             target = line[4:]
@@ -149,7 +160,8 @@ def parse_patch(stream: IO[bytes]) -> Iterator[Added]:
         elif line.startswith("@@"):
             in_header = False
             match = HUNK.match(line)
-            number = int(match.group(1)) if match else 0
+            columns = len(match.group(1)) - 1 if match else 1
+            number = int(match.group(2)) if match else 0
     if run and path is not None:
         yield Added(commit, date, path, first, tuple(run))
 

@@ -246,3 +246,35 @@ def test_a_bare_mirror_is_scanned_like_its_clone(story: Story, tmp_path: Path, m
     mirror = tmp_path / "mirror.git"
     subprocess.run(["git", "clone", "-q", "--bare", str(story.root), str(mirror)], check=True, capture_output=True)
     assert len(findings([], mirror, monkeypatch, capsys)) == 4
+
+
+def test_a_token_written_while_resolving_a_merge_conflict_is_found_at_the_merge(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]) -> None:
+    """What the merge itself wrote (new against both parents) is read there; the rest never twice."""
+    root = tmp_path / "repo"
+    root.mkdir()
+    git(root, "init", "-q")
+    commit(root, {"run.env": "MODE=a\n"}, "base")
+    git(root, "checkout", "-q", "-b", "side")
+    side_token = FAKE.github()
+    side = commit(root, {"run.env": "MODE=side\n", "side.env": f"GITHUB_TOKEN={side_token}\n"}, "side")
+    git(root, "checkout", "-q", "main")
+    commit(root, {"run.env": "MODE=main\n"}, "main")
+    subprocess.run(["git", "merge", "-q", "side"], cwd=root, capture_output=True, check=False)  # conflicts
+    resolved = FAKE.hf()
+    (root / "run.env").write_text(f"MODE=both\nHF_TOKEN={resolved}\n", encoding="utf-8")
+    git(root, "add", "-A")
+    git(root, "commit", "-q", "--no-edit")
+    merge = git(root, "rev-parse", "HEAD")
+    assert sorted((f["path"], f["line"], f["commit"]) for f in findings([], root, monkeypatch, capsys)) == [
+        ("run.env", 2, merge), ("side.env", 1, side)]
+
+
+def test_the_patch_parser_reads_a_combined_diff_by_its_columns() -> None:
+    import io
+
+    patch = ("\x1e" + "b" * 40 + " 2026-01-01T00:00:00+00:00\n\n"
+             "diff --cc run.env\nindex 1,1..2\n--- a/run.env\n+++ b/run.env\n"
+             "@@@ -1,1 -1,1 +1,3 @@@\n- MODE=main\n -MODE=side\n++MODE=both\n++TOKEN=new\n + FROM_SIDE=1\n")
+    runs = list(parse_patch(io.BytesIO(patch.encode("utf-8"))))
+    assert [(run.path, run.line, run.lines) for run in runs] == [("run.env", 1, ("MODE=both", "TOKEN=new"))]
