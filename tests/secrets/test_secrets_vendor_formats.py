@@ -113,3 +113,29 @@ def test_no_random_value_is_taken_for_a_typed_fake() -> None:
     """Over many random bodies of token lengths, none counts up or repeats (the rule costs no recall)."""
     assert not [body for body in (FAKE.chars(ALNUM, length) for length in (16, 24, 32, 36, 40, 64) for _ in range(300))
                 if is_typed_fake(body)]
+
+
+CURL_CREDENTIALS = (
+    "curl -s -v --user \"j.smith:{password}\" \"https://api.example.org/user/me\"",  # '@' and '#' in the password
+    "curl -u \":{password}\" https://localhost:9200",  # no user name
+    "curl --user kevin:'{password}' -iX PATCH -d x https://api.example.org",  # the password quoted alone
+    "curl -H \"Authorization: Api-Token {token}\" https://api.example.org",
+    "curl -L -H \"Authorization: {openshift}\" https://oauth.example.org",  # an OpenShift token, no scheme
+)
+
+
+@pytest.mark.parametrize("template", CURL_CREDENTIALS)
+def test_curl_credentials_in_their_documented_spellings(template: str) -> None:
+    password = FAKE.chars(ALNUM, 6) + "@" + FAKE.chars(ALNUM, 5) + "#" + FAKE.chars(DIGITS, 2)
+    token = FAKE.chars(ALNUM + "-_", 43)
+    openshift = "sha256~" + token
+    text = template.format(password=password, token=token, openshift=openshift)
+    expected = password if "{password}" in template else openshift if "{openshift}" in template else token
+    assert [secret.value for secret in find_in_text(text)] == [expected]
+
+
+@pytest.mark.parametrize("text", ["curl -i -u 'test:test' https://x", "curl -u \"$1:$2\" https://x",
+                                  "curl -u <user:password> https://x", "curl -u ':' https://x",
+                                  "curl -u \"${username}:${password}\" https://x"])
+def test_curl_placeholders_stay_quiet(text: str) -> None:
+    assert find_in_text(text) == []
