@@ -1,7 +1,8 @@
 """Discovery: which files to read, and what kind each one is.
 
 Inside a Git work tree folders expand to ``git ls-files`` plus untracked files that are not
-ignored, so ``.gitignore`` is honoured; outside Git the tree is walked (dotfiles included)
+ignored, so ``.gitignore`` is honoured for untracked files only: a tracked file is always
+checked, even one ``.gitignore`` matches (a force-added ``.env``); outside Git the tree is walked (dotfiles included)
 without entering the folders no team wants linted: ``.git``, virtual environments,
 ``site-packages``, ``node_modules``, caches and build output (:data:`DEFAULT_EXCLUDED_FOLDERS`).  Symbolic links never lead out of the scanned tree, and anything that
 is not a regular file (FIFO, socket, device) is skipped without being opened.

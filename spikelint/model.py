@@ -338,6 +338,8 @@ class Finding:
     fingerprint: str
     end_line: int | None = None
     end_column: int | None = None
+    commit: str | None = None  # ``history``: the commit that added it, and that commit's date
+    date: str | None = None
 
     def sort_key(self) -> tuple[str, int, int, str]:
         return (self.path, self.line, self.column, self.rule)

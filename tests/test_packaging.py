@@ -136,6 +136,8 @@ def test_pre_commit_hooks_are_declared() -> None:
     import yaml
 
     hooks = yaml.safe_load((ROOT / ".pre-commit-hooks.yaml").read_text(encoding="utf-8"))
-    assert {hook["id"] for hook in hooks} == {"spikelint", "spikelint-secrets", "spikelint-policy", "spikelint-fix"}
-    assert all(hook["entry"].startswith(("spikelint check", "spikelint fix")) and hook["language"] == "python"
+    assert {hook["id"] for hook in hooks} == {"spikelint", "spikelint-secrets", "spikelint-policy", "spikelint-fix",
+                                              "spikelint-history"}
+    entries = {"spikelint-fix": "spikelint fix", "spikelint-history": "spikelint history"}
+    assert all(hook["entry"].startswith(entries.get(hook["id"], "spikelint check")) and hook["language"] == "python"
                for hook in hooks)

@@ -114,8 +114,10 @@ def test_the_shipped_hooks_file_is_a_valid_manifest_without_duplicate_secret_hoo
     from pre_commit.clientlib import load_manifest
 
     hooks = {hook["id"]: hook for hook in load_manifest(str(ROOT / ".pre-commit-hooks.yaml"))}
-    assert set(hooks) == {"spikelint", "spikelint-secrets", "spikelint-policy", "spikelint-fix"}
+    assert set(hooks) == {"spikelint", "spikelint-secrets", "spikelint-policy", "spikelint-fix", "spikelint-history"}
     assert hooks["spikelint-fix"]["entry"] == "spikelint fix"  # pre-commit fails a hook that changed files
     assert hooks["spikelint-secrets"]["entry"].endswith("--select SPK2")
     assert hooks["spikelint-policy"]["entry"].endswith("--ignore SPK2")  # pairs with spikelint-secrets
+    history = hooks.pop("spikelint-history")  # pre-push, over the commits being pushed, not over files
+    assert history["stages"] == ["pre-push"] and not history["pass_filenames"] and history["always_run"]
     assert all(hook["types"] == ["file"] and hook["require_serial"] for hook in hooks.values())

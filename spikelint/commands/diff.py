@@ -73,6 +73,19 @@ def _export(revision: str, top: Path, into: Path) -> None:
                 bundle.extract(member, into)
 
 
+def _track(revision: str, top: Path, base: Path) -> None:
+    """Give the exported tree ``revision``'s index, so files tracked there but matched by
+    ``.gitignore`` (a force-added ``.env``) are checked in the base as they are here.
+
+    The objects are borrowed (``objects/info/alternates``), not copied; only the index is written.
+    """
+    objects = Path(_git(["rev-parse", "--path-format=absolute", "--git-common-dir"], top).strip()) / "objects"
+    (base / ".git" / "objects" / "info").mkdir(parents=True, exist_ok=True)
+    (base / ".git" / "objects" / "info" / "alternates").write_text(str(objects) + "\n", encoding="utf-8")
+    commit = _git(["rev-parse", "--verify", "--end-of-options", f"{revision}^{{commit}}"], top).strip()
+    _git(["read-tree", commit], base)
+
+
 def _inside(path: Path, top: Path, base: Path) -> Path | None:
     """``path`` (in the work tree) as the same place in the exported base tree."""
     try:
@@ -90,6 +103,7 @@ def base_fingerprints(revision: str, cwd: Path, paths: list[str], config: Config
         base.mkdir()
         _export(revision, top, base)
         _git(["init", "-q"], base)  # a work tree of its own: paths keyed on its root, .gitignore honoured, as here
+        _track(revision, top, base)
         base_cwd = _inside(cwd, top, base)
         if base_cwd is None or not base_cwd.is_dir():
             return set()  # the folder is new: every finding in it is new

@@ -43,6 +43,13 @@ def render_json(report: Report, options: RenderOptions) -> str:
 
 
 def _finding(finding: Finding) -> dict[str, Any]:
+    data = _fields(finding)
+    if finding.commit is not None:  # ``history``: where in Git it was added
+        data.update(commit=finding.commit, date=finding.date)
+    return data
+
+
+def _fields(finding: Finding) -> dict[str, Any]:
     return {
         "rule": finding.rule,
         "name": finding.name,

@@ -8,6 +8,7 @@ import sys
 from pathlib import Path
 
 from spikelint.model import Report
+from spikelint.secrets.output_mask import mask_output
 from spikelint.util.safe_write import UnsafeTarget
 from spikelint.util.safe_write import write_text_safely
 
@@ -70,7 +71,7 @@ def emit_report(report: Report, fmt: str, output: str | None, prefix: str | None
     rendered = RENDERERS[fmt](report, options)
     if output:
         try:
-            write_text_safely(Path(output), rendered)
+            write_text_safely(Path(output), mask_output(rendered))
         except UnsafeTarget as error:
             raise OutputError(f"cannot write the report: {error}") from None
         except OSError as error:
@@ -99,7 +100,7 @@ def _github_summary(report: Report, output: str | None) -> None:
     if summary_file:
         try:
             with open(summary_file, "a", encoding="utf-8") as handle:
-                handle.write(markdown)
+                handle.write(mask_output(markdown))
         except OSError as error:
             print(f"spikelint: cannot append to GITHUB_STEP_SUMMARY {summary_file}: {error.strerror or error}",
                   file=sys.stderr)

@@ -173,4 +173,7 @@ def _result(finding: Finding, rule_index: int, prefix: str) -> dict[str, Any]:
     }
     if finding.fingerprint:
         result["partialFingerprints"] = {FINGERPRINT_KEY: finding.fingerprint}
+    if finding.commit is not None:  # ``history``: the file as that commit has it
+        result["properties"] = {"commit": finding.commit, "date": finding.date}
+        result["locations"][0]["physicalLocation"]["artifactLocation"]["properties"] = {"commit": finding.commit}
     return result

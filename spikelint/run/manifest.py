@@ -115,9 +115,10 @@ def write_json_atomic(path: Path, data: Any) -> None:
 
     Never through a link: a link under the manifest's name is refused (:class:`UnsafeTarget`).
     """
+    from spikelint.secrets.output_mask import mask_output
     from spikelint.util.safe_write import write_text_safely
 
-    write_text_safely(path, json.dumps(data, indent=2, ensure_ascii=False) + "\n", durable=True)
+    write_text_safely(path, mask_output(json.dumps(data, indent=2, ensure_ascii=False) + "\n"), durable=True)
     fsync_folder(path.parent)
 
 

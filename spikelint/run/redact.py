@@ -7,48 +7,34 @@ is shown as its first four characters, ``…`` and the kind of secret.
 
 from __future__ import annotations
 
-import math
-import re
 from typing import Any
 
 from spikelint.util.lazyre import lazy_regex
 
 MAX_SHOWN = 60
-SECRET_KEY = lazy_regex(
-    r"(?i)(pass(word|wd|phrase)?|pwd|secret|token|api[_-]?key|apikey|access[_-]?key|private[_-]?key|"
-    r"credential|auth|(^|[_-])key$|cookie|session)")
-SECRET_SHAPES: tuple[tuple[re.Pattern[str], str], ...] = (
-    (lazy_regex(r"^hf_[A-Za-z0-9]{20,}"), "a Hugging Face token"),
-    (lazy_regex(r"^(ghp|gho|ghu|ghs|ghr)_[A-Za-z0-9]{20,}|^github_pat_"), "a GitHub token"),
-    (lazy_regex(r"^glpat-"), "a GitLab token"),
-    (lazy_regex(r"^(AKIA|ASIA)[A-Z0-9]{16}"), "an AWS access key id"),
-    (lazy_regex(r"^sk-[A-Za-z0-9_-]{16,}"), "an API secret key"),
-    (lazy_regex(r"^xox[abprs]-"), "a Slack token"),
-    (lazy_regex(r"^AIza[0-9A-Za-z_-]{30,}"), "a Google API key"),
-    (lazy_regex(r"-----BEGIN [A-Z ]*PRIVATE KEY"), "a private key"),
-    (lazy_regex(r"^eyJ[A-Za-z0-9_-]{10,}\.[A-Za-z0-9_-]{10,}\."), "a JSON Web Token"),
-    (lazy_regex(r"://[^/\s:@]+:[^/\s@]+@"), "a URL with a password"),
-)
-HIGH_ENTROPY_CANDIDATE = lazy_regex(r"^[A-Za-z0-9+/=_\-]{24,}$")
-MIN_ENTROPY_BITS = 4.0
-
-
-def _entropy(text: str) -> float:
-    counts: dict[str, int] = {}
-    for char in text:
-        counts[char] = counts.get(char, 0) + 1
-    return -sum(n / len(text) * math.log2(n / len(text)) for n in counts.values())
+# The detectors, key vocabulary and randomness test are the secret rules' own
+# (spikelint.secrets), so precheck hides exactly what ``check`` would report and more:
+# any value under a secret-named key, and a private key's header line on its own.
+# One word of 24+ token characters (no dots or slashes: file names and paths are not tokens)
+HIGH_ENTROPY_CANDIDATE = lazy_regex(r"^[A-Za-z0-9+=_\-]{24,}$")
+UUID = lazy_regex(r"^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}$")
 
 
 def secret_kind(value: str, key: str | None = None) -> str | None:
     """What kind of secret ``value`` looks like (``None`` when it looks like an ordinary value)."""
-    for pattern, kind in SECRET_SHAPES:
-        if pattern.search(value):
-            return kind
-    if key is not None and SECRET_KEY.search(key) and value.strip():
+    from spikelint.secrets.context import classify_key
+    from spikelint.secrets.context import looks_random
+    from spikelint.secrets.detectors import PRIVATE_KEY
+    from spikelint.secrets.detectors import find_secrets
+
+    found = find_secrets(value, key or "")
+    if found:
+        return ("an " if found[0].type[:1] in "AEIOU" else "a ") + found[0].type
+    if PRIVATE_KEY.search(value):
+        return "a private key"
+    if key is not None and classify_key(key).secret and value.strip():
         return "a value of a secret-named key"
-    if HIGH_ENTROPY_CANDIDATE.match(value) and any(c.isdigit() for c in value) and any(c.isalpha() for c in value) \
-            and _entropy(value) >= MIN_ENTROPY_BITS:
+    if HIGH_ENTROPY_CANDIDATE.match(value) and not UUID.match(value) and looks_random(value, 24):
         return "a high-entropy string"
     return None
 

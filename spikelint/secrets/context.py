@@ -228,7 +228,43 @@ def is_token_placeholder(body: str) -> bool:
         return True
     if "REDACTED" in body.upper():
         return True
-    return _sequential_fake(body) or _repeats_a_unit(body)
+    return _sequential_fake(body) or _repeats_a_unit(body) or is_typed_fake(body)
+
+
+TYPED_SHARE = 0.7  # of the letters and digits
+MIN_TYPED_RUN = 3
+
+
+def is_typed_fake(text: str) -> bool:
+    """Typed rather than random: most of its letters and digits sit in runs of three or more that
+    repeat a character or count up by one (case folded, ``z`` to ``a`` and ``9`` to ``0`` included):
+    ``111111111111``, ``abc123abc123…``, ``abc123def456…``, ``ABCdefGHI…XYZ123456789``.  In random
+    text such runs are one character in a thousand; a documentation fake may end in a few
+    keystrokes of its own (``…bcde-1234fghijklmnopby56aaaogaop…``), hence "most"."""
+    alnum = sum(character.isalnum() for character in text)
+    return alnum >= 8 and _typed_characters(text) >= TYPED_SHARE * alnum
+
+
+def _typed_characters(text: str) -> int:
+    covered = run = 0
+    previous = ""
+    for character in text:
+        if run and _typed_step(previous, character):
+            run += 1
+        else:
+            covered += run if run >= MIN_TYPED_RUN else 0
+            run = 1 if character.isascii() and character.isalnum() else 0
+        previous = character
+    return covered + (run if run >= MIN_TYPED_RUN else 0)
+
+
+def _typed_step(before: str, after: str) -> bool:
+    """``after`` repeats ``before`` or follows it, within one class (digits, or letters case folded)."""
+    if before.isdigit() and after.isdigit() and after.isascii():
+        return (ord(after) - ord(before)) % 10 in (0, 1)
+    if before.isalpha() and after.isalpha() and before.isascii() and after.isascii():
+        return (ord(after.lower()) - ord(before.lower())) % 26 in (0, 1)
+    return False
 
 
 def _ascending_runs(length: int, alphabets: tuple[str, ...]) -> re.Pattern[str]:
@@ -421,4 +457,9 @@ def literal_secret_under_key(value: str, key: KeyClass, prose: bool = False) -> 
         return len(text) >= 6 and not looks_like_secret_name(text)
     if "/" in text and any(mark in text for mark in "-_.:"):
         return False  # a path, URL or model id: base64 has '/' but never next to '-', '_', '.' or ':'
+    if is_typed_fake(text) and not _HEX.match(text):
+        # ``abcdefghijklmnopqrstuvwxyz123456``, ``1234567890:ABCDEF…``: a documentation fake.  Hex
+        # counting up under a key stays reported: the shared corpus plants ``wandb.login(key=
+        # "0123456789abcdef…")`` as the leak a notebook must be flagged for.
+        return False
     return looks_random(text, 12) and not looks_like_secret_name(text)

@@ -91,9 +91,13 @@ TOKEN_PATTERNS: tuple[TokenPattern, ...] = (
     _pattern("Slack webhook", r"hooks\.slack\.com/(?:services|workflows|triggers)/[A-Za-z0-9_/-]{20,}", 0,
              ("hooks.slack.com/",)),
     _pattern("Vault token", B + r"hv[sb]\.[A-Za-z0-9_-]{90,200}" + E, 4, ("hvs.", "hvb.")),
-    _pattern("Stripe key", B + r"(?:sk|rk)_(?:live|test)_[0-9A-Za-z]{24,99}" + E, 8,
-             ("sk_live_", "rk_live_", "sk_test_", "rk_test_")),
-    _pattern("JSON Web Token", B + r"eyJ[A-Za-z0-9_-]{8,}\.eyJ[A-Za-z0-9_-]{8,}\.[A-Za-z0-9_-]{8,}" + E, 3, ("eyJ",)),
+    _pattern("Stripe key", B + r"(?:sk|rk)_(?:live|test|prod)_[0-9A-Za-z]{10,99}" + E, 8,
+             ("sk_live_", "rk_live_", "sk_test_", "rk_test_", "sk_prod_", "rk_prod_")),
+    _pattern("Stripe webhook secret", B + r"whsec_[A-Za-z0-9+/=]{32,80}" + E, 6, ("whsec_",)),
+    _pattern("GitLab session cookie", r"_gitlab_session=([0-9a-z]{32})(?![0-9a-z])", 0, ("_gitlab_session=",)),
+    # signed (three parts) or unsigned (``alg: none``, a trailing dot): the claims are the credential
+    _pattern("JSON Web Token", B + r"eyJ[A-Za-z0-9_-]{8,}\.eyJ[A-Za-z0-9_-]{8,}\.(?:[A-Za-z0-9_-]{8,}" + E + "|(?![A-Za-z0-9_-]))",
+             3, ("eyJ",)),
     _pattern("Databricks token", B + r"dapi[0-9a-f]{32}(?:-\d)?" + E, 4, ("dapi",)),
     _pattern("Replicate token", B + r"r8_[A-Za-z0-9]{37}" + E, 3, ("r8_",)),
     _pattern("Groq API key", B + r"gsk_[A-Za-z0-9]{52}" + E, 4, ("gsk_",)),
@@ -240,6 +244,8 @@ def _token_match(text: str, pattern: TokenPattern, match: re.Match[str]) -> Secr
         return None
     if pattern.type == "JSON Web Token" and not _valid_jwt(value):
         return None
+    if pattern.type == "Slack token" and not _slack_shaped(text, value, end):
+        return None
     if pattern.type == "Slack webhook":
         for scheme in ("https://", "http://"):
             if text.startswith(scheme, start - len(scheme)):
@@ -247,6 +253,21 @@ def _token_match(text: str, pattern: TokenPattern, match: re.Match[str]) -> Secr
                 value = scheme + value
                 break
     return Secret(value, pattern.type, start, end)
+
+
+_SLACK_WORDS = lazy_regex(r"^(?:[A-Z][a-z]{2,}|[A-Z]{3,})+$")
+
+
+def _slack_shaped(text: str, value: str, end: int) -> bool:
+    """Slack's ids are 8+ digits and its secrets random: ``xoxp-1234-1234-…``, an id list padded
+    with ``####``, ``xoxe.xoxp-1-SlackAppConfigurationAccessTokenHere`` only look the part."""
+    if value.endswith("-") or text[end:end + 1] in ("#", "*", "<", "…"):
+        return False
+    parts = value[5:].split("-")
+    if any(part.isdigit() and 1 < len(part) < 8 for part in parts):
+        return False
+    last = parts[-1]
+    return not (last.isalpha() and _SLACK_WORDS.match(last))  # capitalised words, not random letters
 
 
 def _padded_prefix(value: str, pattern: TokenPattern) -> bool:

@@ -43,10 +43,10 @@ ASSIGNMENT_KEY = lazy_regex(r"(?P<key>[A-Za-z_][\w.-]{0,80})[\"']?[ \t]*(?::=|=>
 ASSIGNMENT_VALUE = lazy_regex(r"""(?P<quote>["'])(?P<quoted>[^"'\n]{1,500})(?P=quote)|(?P<plain>[^\s"'`,;)}\]]{1,500})""")
 EXPORT_KEY = lazy_regex(r"(?:^|[\s;&|(])(?:export|set|setenv|declare|local|readonly|ENV|ARG|%env|%set_env)\s+(?:-\w+\s+)*"
                         r"(?P<key>[A-Za-z_]\w{0,80})[ \t]+(?P<value>[^\s=\"']\S{3,500})")
-AUTH_HEADER = lazy_regex(r"(?i)(?:proxy-)?authorization[\"']?\s*[:=]\s*[\"']?(?:bearer|basic|token|apikey|api-key)\s+"
-                         r"(?P<value>[\w=~@.+/-]{8,})")
-API_KEY_HEADER = lazy_regex(r"(?i)\b(?:x-api-key|api-key|private-token|x-auth-token|x-goog-api-key)[\"']?\s*:\s*[\"']?"
-                            r"(?P<value>[\w=~.+/-]{12,})")
+AUTH_HEADER = lazy_regex(r"(?i)(?:proxy-)?authorization[\"']?\s*[:=]\s*[\"']?(?:(?:bearer|basic|token|apikey|api-key|"
+                         r"api-token)\s+|(?=sha256~))(?P<value>[\w=~@.+/-]{8,})")  # sha256~…: an OpenShift token
+API_KEY_HEADER = lazy_regex(r"(?i)\b(?:x-api-key|api-key|api-token|private-token|x-auth-token|x-goog-api-key)[\"']?\s*:\s*"
+                            r"[\"']?(?P<value>[\w=~.+/-]{12,})")
 NETRC_LINE = lazy_regex(r"\bmachine\s+\S+\s+(?:login\s+\S+\s+)?(?:password|passwd)\s+[\"']?(?P<value>[^\s\"']{4,})")
 CODE_ASSIGNMENT = lazy_regex(r"""(?P<key>[A-Za-z_][\w.]{0,80})["'`]?[ \t]*(?::=|=|:)[ \t]*(?P<quote>["'`])"""
                              r"""(?P<value>[^"'`\n\\]{1,500})(?P=quote)(?=[\s,;)}\]]|$)""")
@@ -54,7 +54,9 @@ DATA_URI = lazy_regex(r"(?P<head>data:[\w/+.-]{1,100};base64,)(?P<payload>[A-Za-
 COMMENT_MARKS = ("#", "//", "/*", "* ", ";", "<!--")
 LONG_LINE = 1000  # characters: a line this long is generated (minified, bundled, a data blob)
 LOWER_HINT = lazy_regex("|".join(HINT_WORDS))
-USER_FLAG = lazy_regex(r"""-(?:u|-user)(?:[ \t]+|=)["']?(?P<user>[^\s:"'$]{1,200}):(?P<password>[^\s"'@]{0,200})(?=["']?(?:\s|$))""")
+# ``-u user:pass``, ``--user "j.smith:dB2y@…"``, ``-u ":pass"`` (no user), ``--user kevin:'pass'``
+USER_FLAG = lazy_regex(r"""-(?:u|-user)(?:[ \t]{1,5}|=)["']?(?P<user>[^\s:"'$]{0,200}):["']?"""
+                       r"""(?P<password>[^\s"']{0,200})(?=["']?(?:\s|$))""")
 NEWLINE = lazy_regex("\n")
 CLIENT_WORD = lazy_regex(r"\b(?:curl|wget)\b")
 CONFIG, CODE, PROSE, DATA = "config", "code", "prose", "data"

@@ -344,7 +344,7 @@ def test_valid_file_with_braces_is_checked_normally() -> None:
 
 
 def test_huge_python_file_is_scanned_as_text_without_a_syntax_tree() -> None:
-    token = "hf_" + "aBcDeFgHiJkLmNoPqRsTuVwXyZaBcDeFgH"
+    token = "hf_" + "QwErTyUiOpAsDfGhJkLzXcVbNmPlOkMnIj"
     text = "".join(f"x{i} = torch.save({{'m': {i}}}, 'p')\n" for i in range(40_000)) + f'TOKEN = "{token}"\n'
     started = time.perf_counter()
     document = parse_text(source("generated_pb2.py"), text)

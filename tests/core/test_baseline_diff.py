@@ -70,7 +70,7 @@ def test_identical_findings_get_distinct_fingerprints(run_cli, tmp_path: Path) -
 
 
 def test_baseline_never_holds_the_offending_text(run_cli, tmp_path: Path) -> None:
-    token = "hf_" + "aBcDeFgHiJkLmNoPqRsTuVwXyZaBcDeFgH"
+    token = "hf_" + "QwErTyUiOpAsDfGhJkLzXcVbNmPlOkMnIj"
     write(tmp_path, {"train.yaml": f"hub:\n  token: {token}\n", "values.yaml": VALUES_LATEST})
     run_cli(["check", "--write-baseline", "baseline.json"], cwd=tmp_path)
     text = (tmp_path / "baseline.json").read_text()

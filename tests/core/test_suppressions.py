@@ -214,7 +214,7 @@ def test_annotation_does_not_reach_the_next_document() -> None:
 
 # --------------------------------------------------------------------------- secrets: notebooks and pragmas
 
-TOKEN = "hf_" + "aBcDeFgHiJkLmNoPqRsTuVwXyZaBcDeFgH"
+TOKEN = "hf_" + "QwErTyUiOpAsDfGhJkLzXcVbNmPlOkMnIj"
 
 
 def notebook(*source: str) -> str:

@@ -1,0 +1,1 @@
+"""``spikelint history``: secrets in the lines each commit of a range added (see command.py)."""

@@ -1,0 +1,142 @@
+"""``spikelint history [REV-RANGE]``: the secret rules on every line a commit in the range added.
+
+Options as ``check``'s where they apply (formats, ``--output``, ``--config``, baselines,
+``--fail-on``, ``--jobs``) plus ``--since DATE``.  Commits are split into contiguous runs,
+one per worker; each worker streams its commits' patches from Git, and the runs are joined
+oldest first, so a secret is reported at the commit that first added it whatever ``--jobs``.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import posixpath
+import sys
+from concurrent.futures import ProcessPoolExecutor
+from pathlib import Path
+from typing import Any
+
+from spikelint.history.gitlog import GitError
+from spikelint.history.gitlog import added_lines
+from spikelint.history.gitlog import commits
+from spikelint.history.gitlog import repository_root
+from spikelint.history.scan import RULE
+from spikelint.history.scan import Leak
+from spikelint.history.scan import first_per_path
+from spikelint.history.scan import message
+from spikelint.history.scan import scan_all
+from spikelint.model import Finding
+from spikelint.model import Report
+
+MIN_COMMITS_PER_WORKER = 150  # fewer than this are scanned faster in-process than a worker starts
+
+
+def add_parser(subparsers: Any, formats: tuple[str, ...], positive: Any) -> None:
+    parser = subparsers.add_parser(
+        "history", help="find secrets in every line the commits of a range added",
+        description="Run the secret rules (SPK2) on every line that a commit in REV-RANGE added, so a token "
+                    "committed and deleted later is still found. REV-RANGE is git rev-list syntax (default: "
+                    "every commit reachable from HEAD); in CI scan the pushed range only, e.g. BASE..HEAD.")
+    parser.add_argument("revisions", nargs="*", metavar="REV-RANGE", help="commits to scan (default: HEAD)")
+    parser.add_argument("--format", choices=formats, default="text", help="output format (default: text)")
+    parser.add_argument("--output", metavar="FILE", help="write the report to FILE")
+    parser.add_argument("--config", metavar="FILE", help="configuration file (its exclude globs and rule "
+                        "selection apply)")
+    parser.add_argument("--select", metavar="ID,...", help="rules or families to enable")
+    parser.add_argument("--ignore", metavar="ID,...", help="rules or families to disable")
+    parser.add_argument("--fail-on", choices=("error", "warning", "info", "never"),
+                        help="lowest severity that makes the exit code 1 (default: error)")
+    parser.add_argument("--baseline", metavar="FILE", help="report only findings not in this baseline")
+    parser.add_argument("--write-baseline", metavar="FILE", help="write the current findings as a baseline, exit 0")
+    parser.add_argument("--since", metavar="DATE", help="only commits made after DATE (any date git accepts)")
+    parser.add_argument("--jobs", type=positive, metavar="N", help="worker processes (default: the CPUs; 1 = in-process)")
+
+
+def history_report(cwd: Path, revisions: list[str], since: str | None, exclude: tuple[str, ...],
+                   jobs: int | None, rules: dict[str, Any]) -> tuple[Report, int]:
+    """The report of the secrets the commits added, and how many commits were scanned."""
+    root = repository_root(cwd)
+    shas = commits(cwd, revisions, since)
+    leaks, paths = _scan(root, shas, exclude, jobs)
+    prefix = _prefix(cwd, root)
+    rule = rules[RULE]
+    findings = [_finding(leak, rule.name, rule.severity, prefix) for leak in leaks]
+    return Report(findings, files_checked=len(paths), rules=[rule]), len(shas)
+
+
+def _scan(root: Path, shas: list[str], exclude: tuple[str, ...], jobs: int | None) -> tuple[list[Leak], set[str]]:
+    workers = min(jobs or os.cpu_count() or 1, max(1, len(shas) // MIN_COMMITS_PER_WORKER))
+    if workers <= 1:
+        return scan_all(added_lines(root, shas), exclude)
+    size = -(-len(shas) // workers)
+    chunks = [shas[start:start + size] for start in range(0, len(shas), size)]
+    with ProcessPoolExecutor(max_workers=workers) as pool:
+        parts = list(pool.map(_scan_chunk, [(str(root), chunk, exclude) for chunk in chunks]))
+    paths = {path for _, part_paths in parts for path in part_paths}
+    return first_per_path(leak for part, _ in parts for leak in part), paths
+
+
+def _scan_chunk(work: tuple[str, list[str], tuple[str, ...]]) -> tuple[list[Leak], set[str]]:
+    root, shas, exclude = work
+    return scan_all(added_lines(Path(root), shas), exclude)
+
+
+def _prefix(cwd: Path, root: Path) -> str:
+    from spikelint.pipeline.fingerprint import root_prefix
+
+    return root_prefix(cwd, root)
+
+
+def _finding(leak: Leak, name: str, severity: str, prefix: str) -> Finding:
+    """A leak as a finding: its path shown from the current folder, fingerprinted from the root."""
+    from spikelint.pipeline.fingerprint import fingerprint
+
+    shown = posixpath.relpath(leak.path, prefix.rstrip("/")) if prefix else leak.path
+    return Finding(RULE, name, severity, shown, leak.line, leak.column, message(leak),
+                   fingerprint(RULE, leak.path, leak.key), leak.end_line, leak.end_column,
+                   commit=leak.commit, date=leak.date)
+
+
+def command_history(args: argparse.Namespace) -> int:
+    """Scan, then report like ``check`` (baselines, formats, exit codes)."""
+    from spikelint.catalog import load_catalog
+    from spikelint.cli import EXIT_OK
+    from spikelint.cli import UsageError
+    from spikelint.cli import _check_rule_names
+    from spikelint.cli import _emit
+    from spikelint.cli import _exit_code
+    from spikelint.cli import _read_baseline
+    from spikelint.cli import _rule_ids
+    from spikelint.cli import _write_baseline
+    from spikelint.config import ConfigError
+    from spikelint.config import load_config
+    from spikelint.config import with_overrides
+    from spikelint.engine import apply_baseline
+    from spikelint.engine import selected
+
+    try:
+        config = load_config(args.config)
+    except ConfigError as error:
+        raise UsageError(f"configuration error: {error}") from None
+    select, ignore = _rule_ids(args.select), _rule_ids(args.ignore)
+    _check_rule_names(config, {"select": select, "ignore": ignore})
+    config = with_overrides(config, select=select, ignore=ignore, fail_on=args.fail_on)
+    cwd = Path.cwd()
+    try:
+        report, scanned = history_report(cwd, list(args.revisions), args.since, config.exclude, args.jobs,
+                                         load_catalog())
+    except GitError as error:
+        raise UsageError(f"history: {error}") from None
+    if not selected(RULE, config):
+        report = Report([], report.files_checked, rules=report.rules)
+    print(f"spikelint: history: {scanned} commit{'' if scanned == 1 else 's'} scanned", file=sys.stderr)
+    if args.write_baseline:
+        _write_baseline(Path(args.write_baseline), report)
+        count = len(report.findings)
+        print(f"spikelint: wrote {count} finding{'' if count == 1 else 's'} to baseline {args.write_baseline}",
+              file=sys.stderr)
+        return EXIT_OK
+    if args.baseline:
+        report = apply_baseline(report, _read_baseline(Path(args.baseline)))
+    _emit(report, args.format, args.output, _prefix(cwd, repository_root(cwd)), config.fail_on, False)
+    return _exit_code(report.findings, config.fail_on)

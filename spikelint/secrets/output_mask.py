@@ -1,0 +1,99 @@
+"""The last step before anything is written: token shapes masked in the text itself.
+
+Rules redact what they report, but other text reaches the output too: a message quoting an
+unknown Dockerfile instruction, an image reference or a path, a code frame, a ``runai``
+command line, a precheck message, a manifest.  Whatever produced it, every byte spikelint
+writes (streams and files) passes :func:`mask_output`, which runs the same detectors as the
+secret rules (token shapes, private keys, credentials in URLs, secret-named assignments)
+over the text and keeps only the first characters of each hit.
+
+The mask is ``abcd…`` (``abcd...`` in ASCII-only text): no quotes, backslashes, ``&`` or ``<``, so JSON, SARIF, JUnit XML
+and GitLab reports stay valid after it.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+from typing import TextIO
+
+from spikelint.secrets.text import CONFIG
+from spikelint.secrets.text import find_in_text
+
+SHOWN = 4
+MIN_MASKED = 8  # a shorter hit is a word of the report, not a credential
+ELLIPSIS = "…"
+SHOWN_MARKS = (ELLIPSIS, "\\u2026", "...")  # what a value masked upstream ends in (JSON escapes it)
+# A private key printed line by line is held until its end line (or this many lines).
+HELD_LINES = 200
+
+
+def masked(value: str, ellipsis: str = ELLIPSIS) -> str:
+    """``hf_a…``: at most four characters and never more than a quarter of the value."""
+    return value[: min(SHOWN, len(value) // 4)] + ellipsis
+
+
+def mask_output(text: str) -> str:
+    """``text`` with every credential the secret detectors recognise in it masked."""
+    if len(text) < MIN_MASKED:
+        return text
+    secrets = find_in_text(text, mode=CONFIG)
+    if not secrets:
+        return text
+    # An ASCII-only text (the JSON report escapes everything else) stays ASCII-only.
+    ellipsis = "..." if text.isascii() else ELLIPSIS
+    pieces: list[str] = []
+    done = 0
+    for secret in sorted(secrets, key=lambda found: found.start):
+        start, end = secret.start, secret.end
+        if start < done or end - start < MIN_MASKED or any(mark in text[start:end] for mark in SHOWN_MARKS):
+            continue  # already masked upstream (``hf_a…``) or too short to be a credential
+        while end < len(text) and _escapes_next(text, start, end):
+            end += 1  # never leave a lone ``\\`` that would escape the character after the mask
+        pieces += [text[done:start], masked(text[start:end], ellipsis)]
+        done = end
+    return "".join(pieces) + text[done:] if pieces else text
+
+
+def _escapes_next(text: str, start: int, end: int) -> bool:
+    """Whether the span ends in an odd run of backslashes (in JSON it would escape what follows)."""
+    run = 0
+    while end - run - 1 >= start and text[end - run - 1] == "\\":
+        run += 1
+    return run % 2 == 1
+
+
+class MaskedStream:
+    """A text stream that masks what it is given, a line at a time (a private key: its whole block).
+
+    Everything else (``isatty``, ``encoding``, ``fileno``, ``buffer``) is the wrapped stream's.
+    """
+
+    def __init__(self, stream: TextIO) -> None:
+        self.wrapped = stream
+        self._pending = ""
+
+    def write(self, text: str) -> int:
+        self._pending += text
+        cut = self._pending.rfind("\n")
+        if cut < 0:
+            return len(text)
+        head = self._pending[: cut + 1]
+        if "PRIVATE KEY" in head and "-----END" not in head[head.rfind("PRIVATE KEY"):] \
+                and head.count("\n") < HELD_LINES:
+            return len(text)  # the key's body lines are still to come: mask the block as a whole
+        self._pending = self._pending[cut + 1:]
+        self.wrapped.write(mask_output(head))
+        return len(text)
+
+    def writelines(self, lines: Any) -> None:
+        for line in lines:
+            self.write(line)
+
+    def flush(self) -> None:
+        if self._pending:
+            pending, self._pending = self._pending, ""
+            self.wrapped.write(mask_output(pending))
+        self.wrapped.flush()
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self.wrapped, name)

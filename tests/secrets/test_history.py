@@ -1,0 +1,280 @@
+"""``spikelint history`` on real temporary Git repositories: a token edited away, a deleted
+file, a renamed file and a merged branch are each found once, at the commit that added them,
+with the path at that commit; baselines, ``--since``, ranges, ``--jobs`` and every format."""
+
+from __future__ import annotations
+
+import json
+import shutil
+import subprocess
+import xml.etree.ElementTree as ElementTree
+from pathlib import Path
+from typing import Any
+
+import pytest
+from fakes import Fakes
+
+from spikelint.cli import main
+from spikelint.history import command as history_command
+from spikelint.history.gitlog import parse_patch
+
+FAKE = Fakes(2222)
+FORMATS = ("text", "json", "sarif", "junit", "gitlab", "github")
+pytestmark = pytest.mark.skipif(shutil.which("git") is None, reason="git is not installed")
+
+
+def git(root: Path, *arguments: str, date: str = "2026-01-01T12:00:00+00:00") -> str:
+    env = {"GIT_AUTHOR_DATE": date, "GIT_COMMITTER_DATE": date, "PATH": "/usr/bin:/bin:/usr/local/bin",
+           "HOME": str(root), "GIT_CONFIG_NOSYSTEM": "1"}
+    result = subprocess.run(["git", "-c", "user.email=ci@example.org", "-c", "user.name=CI", "-c",
+                             "commit.gpgsign=false", "-c", "init.defaultBranch=main", *arguments],
+                            cwd=root, capture_output=True, text=True, check=True, env=env)
+    return result.stdout.strip()
+
+
+def commit(root: Path, files: dict[str, str | None], message: str, date: str = "2026-01-01T12:00:00+00:00") -> str:
+    """Write (``None``: delete) ``files`` and commit them; returns the new commit's sha."""
+    for name, body in files.items():
+        path = root / name
+        if body is None:
+            path.unlink()
+            continue
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(body, encoding="utf-8")
+    git(root, "add", "-A")
+    git(root, "commit", "-q", "-m", message, date=date)
+    return git(root, "rev-parse", "HEAD")
+
+
+class Story:
+    """The four held-out shapes of a leak, each in its own commit."""
+
+    def __init__(self, root: Path) -> None:
+        self.root = root
+        root.mkdir()
+        git(root, "init", "-q")
+        self.edited, self.deleted, self.renamed, self.merged = FAKE.hf(), FAKE.github(), FAKE.aws_key_id(), FAKE.slack()
+        self.shas: dict[str, str] = {}
+        self.shas["base"] = commit(root, {"README.md": "# demo\n", "deploy/values.yaml": "image: busybox:1.36.1\n"},
+                                   "base", "2026-01-01T10:00:00+00:00")
+        self.shas["edited"] = commit(root, {"deploy/values.yaml": f"image: busybox:1.36.1\nhfToken: {self.edited}\n"},
+                                     "add a token", "2026-01-02T10:00:00+00:00")
+        commit(root, {"deploy/values.yaml": "image: busybox:1.36.1\nhfToken: ''\n"}, "edit it away",
+               "2026-01-03T10:00:00+00:00")
+        self.shas["deleted"] = commit(root, {"scripts/push.sh": f"#!/bin/sh\nexport GITHUB_TOKEN={self.deleted}\n"},
+                                      "a script", "2026-01-04T10:00:00+00:00")
+        commit(root, {"scripts/push.sh": None}, "delete it", "2026-01-05T10:00:00+00:00")
+        self.shas["renamed"] = commit(root, {"conf/old.env": f"AWS_ACCESS_KEY_ID={self.renamed}\nREGION=eu-west-1\n"},
+                                      "credentials", "2026-01-06T10:00:00+00:00")
+        git(root, "mv", "conf/old.env", "conf/new.env")
+        git(root, "commit", "-q", "-m", "rename", date="2026-01-07T10:00:00+00:00")
+        git(root, "checkout", "-q", "-b", "feature")
+        self.shas["merged"] = commit(root, {"notify.py": f"SLACK = '{self.merged}'\n"}, "branch work",
+                                     "2026-01-08T10:00:00+00:00")
+        git(root, "checkout", "-q", "main")
+        commit(root, {"README.md": "# demo\n\nmore\n"}, "main work", "2026-01-09T10:00:00+00:00")
+        git(root, "merge", "-q", "--no-ff", "-m", "merge feature", "feature", date="2026-01-10T10:00:00+00:00")
+        self.shas["merge"] = git(root, "rev-parse", "HEAD")
+
+    @property
+    def secrets(self) -> list[str]:
+        return [self.edited, self.deleted, self.renamed, self.merged]
+
+
+@pytest.fixture(scope="module")
+def story(tmp_path_factory: pytest.TempPathFactory) -> Story:
+    return Story(tmp_path_factory.mktemp("history") / "repo")
+
+
+def run(arguments: list[str], cwd: Path, monkeypatch: pytest.MonkeyPatch,
+        capsys: pytest.CaptureFixture[str]) -> tuple[int, str, str]:
+    monkeypatch.chdir(cwd)
+    monkeypatch.delenv("GITHUB_ACTIONS", raising=False)
+    capsys.readouterr()
+    code = main(arguments)
+    captured = capsys.readouterr()
+    return code, captured.out, captured.err
+
+
+def findings(arguments: list[str], cwd: Path, monkeypatch: pytest.MonkeyPatch,
+             capsys: pytest.CaptureFixture[str]) -> list[dict[str, Any]]:
+    code, out, err = run(["history", "--format", "json", *arguments], cwd, monkeypatch, capsys)
+    assert code in (0, 1), err
+    return list(json.loads(out)["findings"])
+
+
+def test_four_of_four_with_their_commits_and_paths(story: Story, monkeypatch: pytest.MonkeyPatch,
+                                                   capsys: pytest.CaptureFixture[str]) -> None:
+    found = findings([], story.root, monkeypatch, capsys)
+    assert sorted((f["path"], f["line"], f["commit"]) for f in found) == sorted([
+        ("deploy/values.yaml", 2, story.shas["edited"]), ("scripts/push.sh", 2, story.shas["deleted"]),
+        ("conf/old.env", 1, story.shas["renamed"]), ("notify.py", 1, story.shas["merged"])])
+    dates = {f["path"]: f["date"] for f in found}
+    assert dates["deploy/values.yaml"].startswith("2026-01-02") and dates["notify.py"].startswith("2026-01-08")
+    assert all(f["rule"] == "SPK201" and f["commit"][:12] in f["message"] for f in found)
+
+
+def test_check_sees_only_what_the_tree_still_holds(story: Story, monkeypatch: pytest.MonkeyPatch,
+                                 capsys: pytest.CaptureFixture[str]) -> None:
+    code, out, _ = run(["check", "--format", "json", "--select", "SPK2", "."], story.root, monkeypatch, capsys)
+    # the edited-away and the deleted tokens are gone from the tree; the renamed file and the merged branch remain
+    assert [f["path"] for f in json.loads(out)["findings"]] == ["conf/new.env", "notify.py"]
+
+
+@pytest.mark.parametrize("fmt", FORMATS)
+def test_no_raw_token_in_any_format(fmt: str, story: Story, tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+                                    capsys: pytest.CaptureFixture[str]) -> None:
+    code, out, err = run(["history", "--format", fmt], story.root, monkeypatch, capsys)
+    assert code == 1
+    assert not [secret for secret in story.secrets if secret in out + err]
+    report = tmp_path / "report"
+    run(["history", "--format", fmt, "--output", str(report)], story.root, monkeypatch, capsys)
+    written = report.read_text(encoding="utf-8")
+    assert not [secret for secret in story.secrets if secret in written]
+    if fmt in ("json", "sarif", "gitlab"):
+        data = json.loads(written)
+        if fmt == "sarif":
+            assert {result["properties"]["commit"] for result in data["runs"][0]["results"]} == {
+                story.shas[name] for name in ("edited", "deleted", "renamed", "merged")}
+    elif fmt == "junit":
+        ElementTree.fromstring(written)
+    elif fmt == "text":
+        assert f"conf/old.env:1:19: SPK201 [error] hardcoded AKIA… (AWS access key ID) added in commit " \
+               f"{story.shas['renamed'][:12]} (2026-01-06)" in written
+
+
+def test_a_history_baseline_silences_the_old_and_reports_the_new(story: Story, tmp_path: Path,
+                                                                 monkeypatch: pytest.MonkeyPatch,
+                                                                 capsys: pytest.CaptureFixture[str]) -> None:
+    clone = tmp_path / "clone"
+    subprocess.run(["git", "clone", "-q", str(story.root), str(clone)], check=True, capture_output=True)
+    baseline = tmp_path / "history-baseline.json"
+    code, _, err = run(["history", "--write-baseline", str(baseline)], clone, monkeypatch, capsys)
+    assert code == 0 and "wrote 4 findings" in err
+    assert not [secret for secret in story.secrets if secret in baseline.read_text(encoding="utf-8")]
+    code, out, _ = run(["history", "--baseline", str(baseline), "--format", "json"], clone, monkeypatch, capsys)
+    assert code == 0 and json.loads(out)["findings"] == [] and json.loads(out)["summary"]["baselined"] == 4
+    fresh = FAKE.openai()
+    sha = commit(clone, {"later.env": f"OPENAI_API_KEY={fresh}\n"}, "a new leak", "2026-02-01T10:00:00+00:00")
+    code, out, _ = run(["history", "--baseline", str(baseline), "--format", "json"], clone, monkeypatch, capsys)
+    assert code == 1 and [(f["path"], f["commit"]) for f in json.loads(out)["findings"]] == [("later.env", sha)]
+
+
+def test_ranges_and_since(story: Story, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]) -> None:
+    pushed = findings([f"{story.shas['deleted']}..HEAD"], story.root, monkeypatch, capsys)
+    assert sorted(f["path"] for f in pushed) == ["conf/old.env", "notify.py"]
+    assert [f["path"] for f in findings(["--since", "2026-01-07"], story.root, monkeypatch, capsys)] == ["notify.py"]
+    assert findings([f"{story.shas['merge']}^1..{story.shas['merge']}^1"], story.root, monkeypatch, capsys) == []
+
+
+def test_jobs_give_the_same_findings(story: Story, monkeypatch: pytest.MonkeyPatch,
+                                     capsys: pytest.CaptureFixture[str]) -> None:
+    alone = findings(["--jobs", "1"], story.root, monkeypatch, capsys)
+    monkeypatch.setattr(history_command, "MIN_COMMITS_PER_WORKER", 2)  # split these few commits over workers
+    assert findings(["--jobs", "3"], story.root, monkeypatch, capsys) == alone
+
+
+def test_a_token_added_again_by_a_later_edit_is_one_finding_and_pragmas_hold(tmp_path: Path,
+                                                                            monkeypatch: pytest.MonkeyPatch,
+                                                                            capsys: pytest.CaptureFixture[str]) -> None:
+    root = tmp_path / "repo"
+    root.mkdir()
+    git(root, "init", "-q")
+    token, allowed = FAKE.hf(), FAKE.github()
+    first = commit(root, {"run.sh": f"export HF_TOKEN={token}\n"}, "one")
+    commit(root, {"run.sh": f"export HF_TOKEN={token}  # still here\n",
+                  "ok.sh": f"export GITHUB_TOKEN={allowed}  # pragma: allowlist secret\n"}, "two")
+    assert [(f["path"], f["commit"]) for f in findings([], root, monkeypatch, capsys)] == [("run.sh", first)]
+
+
+def test_outside_git_and_a_bad_revision_are_usage_errors(tmp_path: Path, story: Story,
+                                                         monkeypatch: pytest.MonkeyPatch,
+                                                         capsys: pytest.CaptureFixture[str]) -> None:
+    code, _, err = run(["history"], tmp_path, monkeypatch, capsys)
+    assert code == 2 and "not a git repository" in err.lower() and "Traceback" not in err
+    code, _, err = run(["history", "no-such-branch"], story.root, monkeypatch, capsys)
+    assert code == 2 and "no-such-branch" in err and "Traceback" not in err
+
+
+def test_an_empty_repository_has_no_history(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+                                            capsys: pytest.CaptureFixture[str]) -> None:
+    git(tmp_path, "init", "-q")
+    code, _, err = run(["history"], tmp_path, monkeypatch, capsys)
+    assert code == 0 and "0 commits scanned" in err
+
+
+def test_the_patch_parser_keeps_header_lookalikes_and_odd_paths() -> None:
+    """An added line starting with ``++`` is content, not a header; C-quoted paths are decoded."""
+    import io
+
+    patch = ("\x1e" + "a" * 40 + " 2026-01-01T00:00:00+00:00\n\n"
+             'diff --git "a/caf\\303\\251 x.txt" "b/caf\\303\\251 x.txt"\nnew file mode 100644\n'
+             "--- /dev/null\n" '+++ "b/caf\\303\\251 x.txt"\n' "@@ -0,0 +1,2 @@\n+one\n+++ b/not-a-header\n"
+             "diff --git a/gone.txt b/gone.txt\ndeleted file mode 100644\n--- a/gone.txt\n+++ /dev/null\n"
+             "@@ -1 +0,0 @@\n-old\n"
+             "diff --git a/k.txt b/k.txt\n--- a/k.txt\n+++ b/k.txt\n@@ -3,0 +4 @@ ctx\n+four\n\\ No newline at end of file\n")
+    runs = list(parse_patch(io.BytesIO(patch.encode("utf-8"))))
+    assert [(run.path, run.line, run.lines) for run in runs] == [
+        ("café x.txt", 1, ("one", "++ b/not-a-header")), ("k.txt", 4, ("four",))]
+
+
+def test_added_python_lines_count_quoted_literals_only(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+                                                       capsys: pytest.CaptureFixture[str]) -> None:
+    """Without the rest of the file, ``one_ring_pass = partial(ring_pass, 1)`` is no password; a quoted one is."""
+    root = tmp_path / "repo"
+    root.mkdir()
+    git(root, "init", "-q")
+    password = FAKE.password()
+    sha = commit(root, {"ring.py": "one_ring_pass = partial(ring_pass, 1)\nrotary_part, pass_through = t[:2], t[2:]\n"
+                                   f"db_password = \"{password}\"\n",
+                        "settings.env": "DB_PASSWORD=${DB_PASSWORD}\n"}, "code")
+    assert [(f["path"], f["line"], f["commit"]) for f in findings([], root, monkeypatch, capsys)] == [
+        ("ring.py", 3, sha)]
+
+
+def test_revision_options_that_select_commits_only(story: Story, tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+                                                   capsys: pytest.CaptureFixture[str]) -> None:
+    """``HEAD --not --remotes`` (what a pre-push hook scans) works; ``--output=FILE`` never reaches Git."""
+    assert len(findings(["--", "HEAD", "--not", "--remotes"], story.root, monkeypatch, capsys)) == 4
+    target = tmp_path / "written"
+    code, _, err = run(["history", "--", f"--output={target}"], story.root, monkeypatch, capsys)
+    assert code == 2 and "not a revision" in err and not target.exists()
+
+
+def test_a_bare_mirror_is_scanned_like_its_clone(story: Story, tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+                                                 capsys: pytest.CaptureFixture[str]) -> None:
+    mirror = tmp_path / "mirror.git"
+    subprocess.run(["git", "clone", "-q", "--bare", str(story.root), str(mirror)], check=True, capture_output=True)
+    assert len(findings([], mirror, monkeypatch, capsys)) == 4
+
+
+def test_a_token_written_while_resolving_a_merge_conflict_is_found_at_the_merge(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]) -> None:
+    """What the merge itself wrote (new against both parents) is read there; the rest never twice."""
+    root = tmp_path / "repo"
+    root.mkdir()
+    git(root, "init", "-q")
+    commit(root, {"run.env": "MODE=a\n"}, "base")
+    git(root, "checkout", "-q", "-b", "side")
+    side_token = FAKE.github()
+    side = commit(root, {"run.env": "MODE=side\n", "side.env": f"GITHUB_TOKEN={side_token}\n"}, "side")
+    git(root, "checkout", "-q", "main")
+    commit(root, {"run.env": "MODE=main\n"}, "main")
+    subprocess.run(["git", "merge", "-q", "side"], cwd=root, capture_output=True, check=False)  # conflicts
+    resolved = FAKE.hf()
+    (root / "run.env").write_text(f"MODE=both\nHF_TOKEN={resolved}\n", encoding="utf-8")
+    git(root, "add", "-A")
+    git(root, "commit", "-q", "--no-edit")
+    merge = git(root, "rev-parse", "HEAD")
+    assert sorted((f["path"], f["line"], f["commit"]) for f in findings([], root, monkeypatch, capsys)) == [
+        ("run.env", 2, merge), ("side.env", 1, side)]
+
+
+def test_the_patch_parser_reads_a_combined_diff_by_its_columns() -> None:
+    import io
+
+    patch = ("\x1e" + "b" * 40 + " 2026-01-01T00:00:00+00:00\n\n"
+             "diff --cc run.env\nindex 1,1..2\n--- a/run.env\n+++ b/run.env\n"
+             "@@@ -1,1 -1,1 +1,3 @@@\n- MODE=main\n -MODE=side\n++MODE=both\n++TOKEN=new\n + FROM_SIDE=1\n")
+    runs = list(parse_patch(io.BytesIO(patch.encode("utf-8"))))
+    assert [(run.path, run.line, run.lines) for run in runs] == [("run.env", 1, ("MODE=both", "TOKEN=new"))]
