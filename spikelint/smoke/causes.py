@@ -64,7 +64,7 @@ def group_of(key: str, detail: str) -> str:
 
 
 def causes(differences: Iterable[tuple[str, Difference]], resume_step: int) -> list[Cause]:
-    """The groups that differ in the first file that differs (right after the load), causes first.
+    """The groups that differ in the first file that differs (the earliest after the load), causes first.
 
     Groups holding a counter off by exactly the resume step come first: that counter restarted.
     """
@@ -87,7 +87,7 @@ def causes(differences: Iterable[tuple[str, Difference]], resume_step: int) -> l
 
 
 def describe_causes(found: list[Cause], resume_step: int) -> str:
-    """``state groups that differ right after the load: optimizer (…), scheduler (…)``, counters called out."""
+    """``state differs in the first checkpoint the resumed run wrote (step-28.pt): scheduler (…); optimizer (…)``."""
     if not found:
         return ""
     parts = []
@@ -101,4 +101,5 @@ def describe_causes(found: list[Cause], resume_step: int) -> str:
             else:
                 text += f": {key} is off by {resume_step}, the resume step: it restarted instead of being restored"
         parts.append(text)
-    return "state differs right after the load in " + "; ".join(parts)
+    first_file = found[0].keys[0].split(":", 1)[0] if found[0].keys else "the first checkpoint"
+    return f"state differs in the first checkpoint the resumed run wrote ({first_file}): " + "; ".join(parts)

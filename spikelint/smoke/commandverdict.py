@@ -277,12 +277,11 @@ def judge(spec: VariantSpec, result: dict[str, Any], runs: Runs, on_disk: list[i
         result["message"] = "resume failed: " + "; ".join(problems)
     elif differences or loss_step is not None:
         result["verdict"] = STATE_DIFFERS
-        parts = [f"resumed from step {resume_step}, but the state differs"]
         named = describe_causes(causes(differences, resume_step), resume_step)
+        parts = [f"resumed from step {resume_step}, but the {named or 'state differs'}"]
         if counter_off and loaded is not None:
-            parts.append(loaded)
-        if named:
-            parts.append(named)
+            parts.insert(0, f"resumed from step {resume_step}: {loaded}")
+            parts[1] = f"the {named or 'state differs'}"
         if differences:
             file, first = differences[0]
             delta = f", largest |difference| {first.max_abs_diff:.3g}" if first.max_abs_diff is not None else ""

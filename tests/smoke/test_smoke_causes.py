@@ -46,5 +46,5 @@ def test_the_first_file_names_the_groups_and_counters_off_by_the_resume_step() -
     # counters off by the resume step first, then causes before consequences; RNG differs only in a later file
     assert [cause.group for cause in found] == [SCHEDULER, OPTIMIZER, MODEL]
     text = describe_causes(found, 24)
-    assert text.startswith("state differs right after the load in scheduler")
+    assert text.startswith("state differs in the first checkpoint the resumed run wrote (step-28.pt): scheduler")
     assert "the optimizer restarted at 0" in text and "sched.last_epoch is off by 24, the resume step" in text
