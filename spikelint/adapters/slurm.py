@@ -432,6 +432,10 @@ def build_workload(job: Job, document: Document, config: Config) -> Workload:
     workload.pods = nodes
     workload.gpus_total = total if total is not None and total.value else None
     workload.retries = requeue(job, document.lines)
+    if workload.retries is not None:
+        by_option = any(option.flag is workload.retries or option.flag[1:3] == workload.retries[1:3]
+                        for option in options)
+        workload.extra["requeue_by"] = "#SBATCH --requeue" if by_option else "scontrol requeue"
     signal = last(options, "--signal")
     if signal is not None and signal.value is not None:
         seconds = signal_seconds(str(signal.value.value))
