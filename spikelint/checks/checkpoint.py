@@ -79,6 +79,13 @@ def _retries_text(workload: Workload) -> str:
     return f"retries {_times(count)}"
 
 
+def _subject(workload: Workload) -> str:
+    """What the object is, for messages: ``job`` (Slurm), its kind (Kubernetes), ``workload`` (Run:ai)."""
+    if workload.source == "slurm":
+        return "job"
+    return workload.kind if workload.source == "kubernetes" and workload.kind else "workload"
+
+
 def _times(count: int) -> str:
     return "once" if count == 1 else f"{count} times"
 
@@ -122,7 +129,7 @@ def checkpoint_and_resume(workload: Workload, document: Document, ctx: CheckCont
     retries = retry_count(workload)
     if retries > 0:
         yield Problem.at("SPK405", workload.anchor,
-                         f"the {'job' if workload.source == 'slurm' else 'workload'} {_retries_text(workload)} but nothing tells the program to resume from its "
+                         f"the {_subject(workload)} {_retries_text(workload)} but nothing tells the program to resume from its "
                          f"checkpoints{looked}: every retry starts again from step 0 and pays for the same work "
                          f"again — add a resume setting (--resume_from_checkpoint <run dir>/checkpoint-N, "
                          f"ckpt_path, --resume) or "

@@ -192,4 +192,13 @@ def output_storage(workload: Workload, document: Document, ctx: CheckContext) ->
                      f"persistent volume: every checkpoint, log and result it writes is lost when the pod stops, is "
                      f"preempted or retried — {how} and write there, or declare the storage a template attaches in "
                      f"persistent_paths",
-                     key="no-persistent-volume")
+                     severity=no_volume_severity(workload), key="no-persistent-volume")
+
+
+def no_volume_severity(workload: Workload) -> str:
+    """SPK302 is an error when the loss costs something: GPUs held, preemption or retries; else a warning."""
+    from spikelint.checks.checkpoint import retry_count
+
+    total = workload.gpus_total
+    gpus = total is not None and isinstance(total.value, (int, float)) and total.value > 0
+    return "error" if gpus or workload.preemptible or retry_count(workload) > 0 else "warning"
