@@ -142,3 +142,12 @@ def test_persistent_paths_and_unknown_paths() -> None:
     kept = [(f.rule, f.line) for f in lint_snippet("job.sh", text, {"select": ["SPK301"],
                                                                      "persistent_paths": ["/local_scratch"]})]
     assert kept == []
+
+
+def test_sbatch_reading_its_script_from_a_heredoc() -> None:
+    text = ("#!/bin/bash\nsbatch <<EOF\n#!/bin/bash\n#SBATCH --gres=gpu:8\n#SBATCH --time=1:00:00\n"
+            "srun torchrun train.py --save-steps 100 --output_dir /tmp/run\nEOF\n")
+    [job] = workloads(text, "submit.sh")
+    assert job.anchor.line == 4 and job.is_training
+    assert [(f.rule, f.line) for f in lint_snippet("submit.sh", text, {"select": ["SPK301", "SPK402"]})] == \
+        [("SPK402", 4), ("SPK301", 6)]
