@@ -397,7 +397,7 @@ SERVING_KIND = lazy_regex(r"Inference|Serving|Service$|Server|Notebook|Workspace
 SERVICE_KINDS = frozenset(("Deployment", "StatefulSet", "DaemonSet", "ReplicaSet", "ReplicationController",
                            "LeaderWorkerSet", "DisaggregatedSet", "RayCluster"))
 # kinds that run to completion: a GPU request with the image's own entrypoint is a training run
-BATCH_KINDS = frozenset(("Pod", "Job", "CronJob", "JobSet", "RunaiJob", "RayJob", "PodGroup"))
+BATCH_KINDS = frozenset(("Pod", "Job", "CronJob", "JobSet", "RunaiJob", "RayJob", "PodGroup", "sbatch"))
 SERVER_IMAGE = lazy_regex(
     r"(?:^|[/_.-])(?:vllm|tritonserver|text-generation-inference|tgi|sglang|nginx|httpd|ollama|jupyter|"
     r"notebook|dcgm|device-plugin|exporter|redis|postgres|mysql|torchserve|tensorrt-llm|trtllm|lmdeploy|"

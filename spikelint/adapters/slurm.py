@@ -49,6 +49,7 @@ IMAGE_TOOLS = frozenset(("enroot", "apptainer", "singularity"))
 # Slurm and site variables that name the node-local folder (expanded as such)
 NODE_LOCAL_VARIABLES = {"SLURM_TMPDIR": "/tmp", "SLURM_JOB_TMPDIR": "/tmp", "LOCAL_SCRATCH": "/local/scratch"}
 _NUMBER = lazy_regex(r"(\d+)")
+VARIABLE_PREFIX = lazy_regex(r"^\$(?:\{[^}]*\}|\w+)")
 
 
 class Option(NamedTuple):
@@ -264,6 +265,12 @@ def image_reference(text: str) -> str | None:
     return value.replace("#", "/", 1)
 
 
+def _local_file(text: str) -> bool:
+    """``${RECIPE_DIR}/sqsh/nemo.sqsh``: a path under a variable, or an image file, not a registry reference."""
+    rest = VARIABLE_PREFIX.sub("", text.strip().strip("'\""), count=1)
+    return rest.startswith("/") or rest.endswith((".sqsh", ".sif", ".squashfs", ".img")) or "/sqsh/" in rest
+
+
 def _located(word: Word) -> Located:
     return Located(word.text, word.line, word.column, word.end_line, word.end_column)
 
@@ -312,7 +319,8 @@ def _command_images(command: SimpleCommand, script: Script) -> list[Located]:
     found = []
     for where in candidates:
         resolved = resolve_word(where, script)
-        reference = image_reference(str(resolved.value)) if "$" not in str(resolved.value) else str(resolved.value)
+        text = str(resolved.value)
+        reference = image_reference(text) if "$" not in text else (None if _local_file(text) else text)
         if reference:
             found.append(resolved._replace(value=reference))
     return found
