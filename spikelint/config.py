@@ -16,7 +16,8 @@ DEFAULT_MUTABLE_TAGS = (
     "latest", "main", "master", "dev", "develop", "devel", "nightly", "edge", "stable",
     "head", "canary", "trunk", "current", "rolling", "unstable",
 )
-DEFAULT_IMMUTABLE_TAG_PATTERN = r"^(v?\d+\.\d+\.\d+.*|[0-9a-f]{7,40}|\d{8}.*)$"
+# a full x.y.z version, also after a word (``efa1.37.0-ofiv1.13.2-…``, ``release-2.3.1``), a Git SHA or a date stamp
+DEFAULT_IMMUTABLE_TAG_PATTERN = r"^(([A-Za-z][A-Za-z_-]*?)?v?\d+\.\d+\.\d+.*|[0-9a-f]{7,40}|\d{8}.*)$"
 DEFAULT_RUN_IDENTITY = ("seed", "code_revision", "dataset_version")
 DEFAULT_PREEMPTIBLE_PRIORITY_WORDS = ("preemptible", "low", "spot", "over-quota")
 DEFAULT_MAX_FILE_SIZE = 5 * 1024 * 1024

@@ -208,7 +208,8 @@ class Engine:
 
     def _suppressed(self, problem: Problem, inline: list[Suppression],
                     object_wide: list[tuple[Suppression, tuple[int, int]]], matched: dict[int, set[str]]) -> bool:
-        hit = [suppression for suppression in inline if covers(suppression, problem.rule, problem.line)]
+        hit = [suppression for suppression in inline
+               if not suppression.misplaced and covers(suppression, problem.rule, problem.line)]
         hit.extend(suppression for suppression, (first, last) in object_wide
                    if first <= problem.line <= last
                    and covers(suppression, problem.rule, problem.line if suppression.applies_to else 0))
@@ -234,6 +235,12 @@ class Engine:
         occurrences: dict[tuple[str, str, str], int] = {}
         for suppression in [*inline, *object_wide]:
             rules = ",".join(suppression.rules)
+            if suppression.misplaced:
+                problem = Problem("SPK002", suppression.line, suppression.column,
+                                  f"suppression of {rules} is not honoured: {suppression.misplaced}",
+                                  severity="warning", key=f"misplaced:{rules}")
+                yield self._finding(problem, document, occurrences)
+                continue
             unused = [rule for rule in suppression.rules
                       if rule not in matched.get(id(suppression), ()) and self._judged(rule)]
             if suppression.used and self._expired(suppression):

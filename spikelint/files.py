@@ -36,7 +36,9 @@ NOT_DOCKERFILE_SUFFIXES = frozenset((
     ".cc", ".cpp", ".h", ".hpp", ".rb", ".pl", ".php", ".ps1", ".bat", ".cmd", ".vim", ".el", ".lua", ".swift",
     ".cs", ".fs", ".r", ".jl", ".sql", ".snap", ".golden", ".mustache", ".hbs", ".ejs", ".liquid",
 ))
-SHELL_SUFFIXES = (".sh", ".bash")
+SHELL_SUFFIXES = (".sh", ".bash", ".sbatch", ".slurm")
+# a Kubernetes manifest saved under a Dockerfile-like name (Dockerfile.job): its first line says YAML
+MANIFEST_START = ("apiVersion:", "kind:", "---")
 MAKEFILE_NAMES = frozenset(("makefile", "gnumakefile"))
 YAML_SUFFIXES = (".yaml", ".yml")
 BINARY_SUFFIXES = frozenset((
@@ -74,7 +76,7 @@ def detect_kind(path: str, first_line: str = "") -> str:
     lower = name.lower()
     suffix = name_suffix(lower)
     if DOCKERFILE_NAME.search(lower) and suffix not in NOT_DOCKERFILE_SUFFIXES:
-        return FileKind.DOCKERFILE
+        return FileKind.YAML if first_line.startswith(MANIFEST_START) else FileKind.DOCKERFILE
     if suffix in YAML_SUFFIXES:
         return FileKind.YAML
     if suffix == ".json":
@@ -91,6 +93,8 @@ def detect_kind(path: str, first_line: str = "") -> str:
         return FileKind.IMAGE
     if lower in MAKEFILE_NAMES or suffix == ".mk":
         return FileKind.TEXT  # make syntax, even when a shebang names a shell (recipes are shell, the file is not)
+    if first_line.startswith("#SBATCH"):
+        return FileKind.SHELL  # a Slurm batch script without a shebang (sbatch runs it with /bin/sh)
     if first_line.startswith("#!"):
         interpreter = [word for word in first_line[2:].split() if not word.startswith("-")]  # env -S bash
         words = [word.rsplit("/", 1)[-1] for word in interpreter[:2]]
@@ -296,7 +300,7 @@ def _consider(path: str, shown: str, root: Path, cwd: Path, exclude: tuple[tuple
     name = os.path.basename(path)
     suffix = name_suffix(name.lower())
     kind = detect_kind(name)
-    if kind == FileKind.TEXT and suffix not in BINARY_SUFFIXES:
+    if (kind == FileKind.TEXT and suffix not in BINARY_SUFFIXES) or (kind == FileKind.DOCKERFILE and suffix):
         kind = detect_kind(name, _first_line(path))  # launch scripts without .sh: the shebang says
     if suffix in BINARY_SUFFIXES and kind != FileKind.IMAGE:
         from spikelint.documents.bounded import is_scanned_binary

@@ -178,6 +178,7 @@ class Suppression:
     column: int = 1
     used: bool = False
     report_unused: bool = True  # False for detect-secrets pragmas, which other tools own
+    misplaced: str = ""  # why it is not honoured where it is written (a same-line comment in a Dockerfile)
 
 
 @dataclass

@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+import pytest
+
+from spikelint.config import Config
 from spikelint.engine import lint_snippet
 
 SELECT = {"select": ["SPK1"]}
@@ -69,3 +72,14 @@ def test_placeholders_in_a_dockerfile_and_a_script() -> None:
     assert pairs("Dockerfile", "FROM CHANGE_ME\nRUN true\n") == [(1, "SPK104")]
     script = "#!/bin/bash\nrunai submit train -i PLACEHOLDER_IMAGE -g 1 -- python train.py\n"
     assert [rule for _, rule in pairs("submit.sh", script) if rule.startswith("SPK10")] == ["SPK104"]
+
+
+@pytest.mark.parametrize("tag", ["efa1.37.0-ofiv1.13.2-aws-ncclv2.23.4-1-testsv2.13.10", "release-2.3.1", "pytorch2.5.1"])
+def test_full_version_after_a_word_is_immutable(tag: str) -> None:
+    """AWS's EFA/NCCL test images and release tags carry a full x.y.z version after a word."""
+    assert Config().immutable_tag_regex().match(tag)
+
+
+@pytest.mark.parametrize("tag", ["py3", "24.05-py3", "cuda12", "gpu-2.1", "pytorch2.5", "gpu-deadbeef1", "jammy"])
+def test_flavours_and_partial_versions_still_float(tag: str) -> None:
+    assert not Config().immutable_tag_regex().match(tag)

@@ -105,9 +105,11 @@ def tree_workloads(document: Document, config: Config) -> list[Workload]:
 
 
 def script_workloads(document: Document, config: Config) -> list[Workload]:
+    """``runai … submit`` commands and Slurm batch jobs (``#SBATCH`` scripts, heredocs, ``sbatch --wrap``)."""
     from spikelint.adapters.runai_cli import cli_workloads
+    from spikelint.adapters.slurm import slurm_workloads
 
-    return cli_workloads(document, config)
+    return cli_workloads(document, config) + slurm_workloads(document, config)
 
 
 DOCUMENT_ADAPTERS: dict[str, Callable[[Document, Config], list[Workload]]] = {

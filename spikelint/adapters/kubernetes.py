@@ -432,8 +432,23 @@ def _controller_lifecycle(root: Node, templates: list[Template]) -> Lifecycle:
     return Lifecycle(retries=pod_restarts(templates))
 
 
+# how other operators write their retry count (SageMaker HyperPod ``runPolicy.jobMaxRetryCount``, Volcano-like
+# ``maxRetry``, Ray ``backoffLimit``, LeaderWorkerSet ``restartPolicy``…), read outside the pod templates
+RETRY_KEYS = frozenset(("backoffLimit", "maxRetry", "maxRetries", "jobMaxRetryCount", "numRestartOnFailure",
+                        "maxRestarts", "restartLimit", "retryLimit"))
+
+
 def _generic_lifecycle(root: Node, templates: list[Template]) -> Lifecycle:
-    return Lifecycle(retries=pod_restarts(templates))
+    """An unknown kind with pod templates: retries from a retry-count key of its spec, else the pods' policy."""
+    counts: list[Located] = []
+    for path, node in walk(root):
+        if path and path[0] == "spec" and isinstance(path[-1], str) and path[-1] in RETRY_KEYS \
+                and "template" not in path:
+            where = located_number(node)
+            if where is not None:
+                counts.append(where)
+    retries = next((where for where in counts if where.value > 0), counts[0] if counts else None)
+    return Lifecycle(retries=retries or pod_restarts(templates))
 
 
 def workflow_templates(root: Node) -> list[Template]:

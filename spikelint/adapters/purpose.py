@@ -15,6 +15,10 @@ when (rules.md, *training workload*):
   inside ``sh -c``;
 - or it requests GPUs and writes no command (the image's entrypoint runs).
 
+GPU cost decides: an entry point that does not say it trains (``python -u prep.py``, ``main.py``,
+``run.py``) is training only when the workload requests GPUs — a CPU-only helper Job costs no GPU
+time that a lost checkpoint would waste.
+
 The adapters call :func:`classify` once per workload; checks read ``workload.is_training`` and
 messages ``workload.purpose``.
 """
@@ -130,7 +134,13 @@ RUNNERS = {("coverage", "run"), ("uv", "run"), ("poetry", "run"), ("pipenv", "ru
            ("mamba", "run"), ("micromamba", "run"), ("pixi", "run"), ("hatch", "run"), ("pdm", "run")}
 MPI_LAUNCHERS = frozenset(("mpirun", "mpiexec", "orterun", "srun", "jsrun", "aprun", "ibrun", "prun",
                            "charmrun", "flux", "oshrun", "horovodrun", "ray"))
-LAUNCHERS = frozenset(("torchrun", "deepspeed", "composer", "horovodrun", "colossalai", "megatron", "nemo"))
+LAUNCHERS = frozenset(("torchrun", "deepspeed", "composer", "horovodrun", "colossalai", "megatron", "nemo",
+                       "hyperpodrun"))
+# container runtimes of HPC clusters: ``apptainer exec [options] IMAGE cmd …`` runs ``cmd``
+CONTAINER_RUNTIMES = {"apptainer": ("exec", "run"), "singularity": ("exec", "run"), "enroot": ("start", "exec")}
+RUNTIME_VALUE_OPTIONS = frozenset(("-B", "--bind", "--mount", "-e", "--env", "--env-file", "-W", "--workdir",
+                                   "--pwd", "-H", "--home", "--overlay", "-o", "--app", "--security", "-m",
+                                   "--network", "--dns", "--hostname", "-c", "--conf", "-r", "--rc"))
 LAUNCHER_MODULES = frozenset((
     "torch.distributed.run", "torch.distributed.launch", "accelerate.commands.launch", "deepspeed.launcher.runner",
     "deepspeed", "paddle.distributed.launch", "torch.distributed.elastic.agent", "composer.cli.launcher",
@@ -171,6 +181,11 @@ TRAIN_FLAGS = lazy_regex(
     r"learning[-_]rate|lr|resume[-_]from[-_]checkpoint|checkpoint[-_]dir|ckpt[-_]dir|train[-_]\w+|"
     r"per[-_]device[-_]train[-_]batch[-_]size|gradient[-_]accumulation[-_]steps|job[-_]type=train)(?:=|$)",
     re.IGNORECASE)
+# flags only a trainer takes (an output folder alone does not say training: data tools write one too)
+TRAINER_FLAGS = lazy_regex(
+    r"^--(?:save[-_]steps|save[-_]strategy|num[-_]train[-_]epochs|max[-_]steps|epochs|learning[-_]rate|lr|"
+    r"resume[-_]from[-_]checkpoint|train[-_]\w+|per[-_]device[-_]train[-_]batch[-_]size|"
+    r"gradient[-_]accumulation[-_]steps|job[-_]type=train)(?:=|$)", re.IGNORECASE)
 _ASSIGNMENT = lazy_regex(r"^[A-Za-z_][A-Za-z0-9_]*=")
 # options of wrappers and launchers that take a value (the value is not the program)
 VALUE_OPTIONS = frozenset((
@@ -264,7 +279,7 @@ def _python(program: str, rest: list[str]) -> Purpose | None:
             continue
         if not word.startswith("-") or len(word) == 1:
             purpose = target_purpose(word, program)
-            if purpose.training and any(TRAIN_FLAGS.match(flag) for flag in rest[index + 1:]):
+            if purpose.training and any(TRAINER_FLAGS.match(flag) for flag in rest[index + 1:]):
                 return purpose._replace(named=True)
             return purpose
         letters = word[1:]
@@ -309,6 +324,17 @@ def _script(program: str, words: list[str]) -> Purpose:
     return Purpose(SCRIPT, f"runs {posixpath.basename(program)}")
 
 
+def _in_container(program: str, rest: list[str]) -> Purpose:
+    """``apptainer exec --nv docker://img python train.py``: what runs inside the image."""
+    if not rest or rest[0] not in CONTAINER_RUNTIMES[program]:
+        return Purpose(UTILITY, f"{program} {rest[0] if rest else ''}".strip())
+    index = 1
+    while index < len(rest) and rest[index].startswith("-"):
+        index += 2 if rest[index] in RUNTIME_VALUE_OPTIONS else 1
+    inner = command_purpose(rest[index + 1:]) if index < len(rest) else None
+    return inner if inner is not None else Purpose(UTILITY, f"{program} {rest[0]}")
+
+
 def command_purpose(words: Sequence[str]) -> Purpose | None:
     """What one simple command does (``None`` for an empty command or a bare interpreter)."""
     argv = _strip_prefixes([str(word) for word in words])
@@ -339,6 +365,8 @@ def command_purpose(words: Sequence[str]) -> Purpose | None:
         return inner if inner is not None else Purpose(UTILITY, program)
     if program in LAUNCHERS:
         return _launched(program, rest)
+    if program in CONTAINER_RUNTIMES:
+        return _in_container(program, rest)
     if program in SHELLS:
         for index, word in enumerate(rest):
             if word.startswith("-"):
@@ -369,7 +397,7 @@ SERVING_KIND = lazy_regex(r"Inference|Serving|Service$|Server|Notebook|Workspace
 SERVICE_KINDS = frozenset(("Deployment", "StatefulSet", "DaemonSet", "ReplicaSet", "ReplicationController",
                            "LeaderWorkerSet", "DisaggregatedSet", "RayCluster"))
 # kinds that run to completion: a GPU request with the image's own entrypoint is a training run
-BATCH_KINDS = frozenset(("Pod", "Job", "CronJob", "JobSet", "RunaiJob", "RayJob", "PodGroup"))
+BATCH_KINDS = frozenset(("Pod", "Job", "CronJob", "JobSet", "RunaiJob", "RayJob", "PodGroup", "sbatch"))
 SERVER_IMAGE = lazy_regex(
     r"(?:^|[/_.-])(?:vllm|tritonserver|text-generation-inference|tgi|sglang|nginx|httpd|ollama|jupyter|"
     r"notebook|dcgm|device-plugin|exporter|redis|postgres|mysql|torchserve|tensorrt-llm|trtllm|lmdeploy|"
@@ -477,6 +505,11 @@ def classify(workload: Workload) -> Purpose:
         written = [purpose if not purpose.training or purpose.named else Purpose(SERVER, f"serves with {purpose.reason}")
                    for purpose in written]
     trains = next((purpose for purpose in written if purpose.training), None)
+    if trains is not None and not operator and not trains.named and not _requests_gpus(workload):
+        # ``python -u prep.py`` on CPU: an entry point whose name does not say it trains costs no GPU time
+        written = [purpose if purpose is not trains else Purpose(UTILITY, f"{purpose.reason} without GPUs")
+                   for purpose in written]
+        trains = next((purpose for purpose in written if purpose.training), None)
     if trains is not None:
         return trains if trains.reason.startswith(("runs ", "passes ")) else trains._replace(
             reason=f"runs {trains.reason}")

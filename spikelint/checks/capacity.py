@@ -16,6 +16,8 @@ BASELINE_ANNOTATION = "spikelint.io/baseline"
 def workload_label(workload: Workload) -> str:
     """``Job 'bert-ft'`` / ``Run:ai training workload 'sft'`` for messages."""
     name = f" {workload.name.value!r}" if workload.name is not None and workload.name.value else ""
+    if workload.source == "slurm":
+        return f"Slurm job{name}"
     if workload.source in ("runai-rest", "runai-cli"):
         return f"Run:ai {workload.kind} workload{name}"
     return f"{workload.kind}{name}"
@@ -83,6 +85,13 @@ def short_grace_period(workload: Workload, document: Document, ctx: CheckContext
     if grace.value >= minimum:
         return
     reason = "preemptible" if workload.preemptible else "training"
+    if workload.source == "slurm":
+        yield Problem.at("SPK703", grace,
+                         f"#SBATCH --signal gives the {reason} job {grace.value:g}s of notice before its time limit, "
+                         f"below min_grace_period_seconds ({minimum}): the job is killed before a checkpoint can be "
+                         f"written — signal it at least {minimum}s ahead (--signal=B:USR1@{max(minimum, 90)}) and save "
+                         f"on that signal", key=f"grace:{grace.value:g}")
+        return
     yield Problem.at("SPK703", grace,
                      f"termination grace period of {grace.value:g}s on a {reason} workload is below "
                      f"min_grace_period_seconds ({minimum}): on preemption the pod is killed before a checkpoint "
@@ -99,6 +108,13 @@ def no_active_deadline(workload: Workload, document: Document, ctx: CheckContext
     total = workload.gpus_total
     held = f"its {total.value:g} GPU{'' if total.value == 1 else 's'}" if total is not None and \
         isinstance(total.value, (int, float)) and total.value > 0 else "its pods and their quota"
+    if workload.source == "slurm":
+        limited = "an unlimited --time" if workload.extra.get("slurm_time_written") else "no #SBATCH --time"
+        yield Problem.at("SPK704", workload.anchor,
+                         f"{workload_label(workload)} has {limited}, so a hung run holds "
+                         f"{held.replace('its pods and their quota', 'its nodes')} until the partition's time limit "
+                         f"— set #SBATCH --time a margin above the expected run time", key=f"deadline:{workload_label(workload)}")
+        return
     yield Problem.at("SPK704", workload.anchor,
                      f"{workload_label(workload)} has no {where}, so a hung run holds {held} indefinitely — set "
                      f"a deadline a margin above the expected run time", key=f"deadline:{workload_label(workload)}")

@@ -255,6 +255,31 @@ def _missing(contents: Contents, scheduler_exists: bool) -> list[str]:
     return missing
 
 
+def consequence(missing: list[str]) -> str:
+    """What a resume from this checkpoint gets wrong, for what is missing only."""
+    parts = []
+    if "optimizer state" in missing:
+        parts.append("restarts its optimizer from scratch (a loss spike)")
+    if "LR scheduler state" in missing:
+        parts.append("restarts its learning-rate schedule from the start")
+    if "step/epoch" in missing:
+        parts.append("does not know which step or epoch it reached, so it replays data it already saw")
+    return ", ".join(parts[:-1]) + (" and " if len(parts) > 1 else "") + parts[-1]
+
+
+def _trains(scope: ast.AST) -> bool:
+    """The function (or module) trains: an optimizer is named or ``….backward()`` is called."""
+    for node in _scope_nodes(scope):
+        if isinstance(node, ast.Name) and OPTIMIZER.search(node.id):
+            return True
+        if isinstance(node, ast.Attribute) and (OPTIMIZER.search(node.attr) or node.attr == "backward"):
+            return True
+    if isinstance(scope, (ast.FunctionDef, ast.AsyncFunctionDef)):
+        arguments = scope.args
+        return any(OPTIMIZER.search(a.arg) for a in [*arguments.posonlyargs, *arguments.args, *arguments.kwonlyargs])
+    return False
+
+
 FIXES = {
     "optimizer state": "'optimizer': optimizer.state_dict()",
     "step/epoch": "'step': step (or 'epoch': epoch)",
@@ -281,6 +306,10 @@ def incomplete_checkpoint_state(document: Document, ctx: CheckContext) -> Iterat
             if isinstance(saved, ast.Name):
                 bindings = bindings or _Bindings(scope)
                 pairs = bindings.pairs(saved.id, node.lineno)
+            elif isinstance(saved, ast.Call) and _state_dict_receiver(saved) is not None:
+                # ``torch.save(model.state_dict(), path)``: weights alone, a checkpoint only where the
+                # function trains (an optimizer or a backward pass is in sight), not an export
+                pairs = [("", saved)] if _trains(scope) else None
             elif isinstance(saved, (ast.Dict, ast.Call)):
                 pairs = list(_keys_and_values(saved)) or None
             else:
@@ -297,10 +326,11 @@ def incomplete_checkpoint_state(document: Document, ctx: CheckContext) -> Iterat
                 continue
             fixes = ", ".join(FIXES[item] for item in missing)
             line, column = saved.lineno, saved.col_offset + 1
+            weights_only = "model weights only" if isinstance(saved, ast.Call) and not list(_keys_and_values(saved)) \
+                else "model weights"
             yield Problem("SPK403", line, column,
-                          f"{dotted(node.func)}() saves model weights without {' and '.join(missing)}: a run resumed "
-                          f"from this checkpoint restarts its optimizer/schedule from scratch (loss spike, a run "
-                          f"that no longer matches its config) — also save {fixes}",
+                          f"{dotted(node.func)}() saves {weights_only} without {' and '.join(missing)}: a run resumed "
+                          f"from this checkpoint {consequence(missing)} — save a dict with {fixes}",
                           end_line=saved.end_lineno,
                           end_column=saved.end_col_offset + 1 if saved.end_col_offset is not None else None,
                           key=f"{dotted(node.func)}:{'+'.join(missing)}")

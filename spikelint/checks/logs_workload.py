@@ -142,8 +142,10 @@ def script_shared_log(document: Document, ctx: CheckContext) -> Iterator[Problem
 
 @check("SPK504", scope="workload")
 def log_not_persisted(workload: Workload, document: Document, ctx: CheckContext) -> Iterator[Problem]:
-    """A training workload's log goes only to stdout: no tee, redirect, log dir or trainer output folder."""
-    if not workload.is_training:
+    """A training workload's log goes only to stdout: no tee, redirect, log dir or trainer output folder.
+
+    A Slurm job's stdout already goes to a file (``--output``, by default ``slurm-%j.out``)."""
+    if not workload.is_training or workload.source == "slurm":
         return
     view = run_view(workload, document, ctx.project)
     facts = view.facts

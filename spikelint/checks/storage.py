@@ -84,7 +84,8 @@ def ephemeral_problem(item: Ephemeral, workload: Workload) -> Problem:
     kind = what_it_is(use)
     source = describe(use.setting)
     via = f" (from {source})" if use.config_ref is not None else f" ({source})"
-    fix = "write under a mounted PVC"
+    fix = "write under a shared filesystem (Lustre, NFS, GPFS) instead" if workload.source == "slurm" \
+        else "write under a mounted PVC"
     if placement.mount is not None and placement.mount.volume is not None:
         fix = "use an existing (non-ephemeral) PVC there" if placement.mount.volume.source == "ephemeral-pvc" \
             else "back that mount with a persistentVolumeClaim"
@@ -92,6 +93,23 @@ def ephemeral_problem(item: Ephemeral, workload: Workload) -> Problem:
                f"retry loses them — {fix}{' (or a Run:ai data source)' if workload.on_runai() else ''}, or list "
                f"the path in persistent_paths if it is persistent")
     return Problem.at("SPK301", use.report_at, message, key=f"{shown(use.text)}")
+
+
+def slurm_log_files(workload: Workload, ctx: CheckContext, seen: set[tuple[int, int]]) -> Iterator[Problem]:
+    """``#SBATCH --output``/``--error`` under a node-local folder: the job's log stays on the first node."""
+    for option, where in workload.extra.get("slurm_logs") or []:
+        text = str(where.value)
+        absolute = resolve(text, None)
+        if absolute is None or (where.line, where.column) in seen:
+            continue
+        container = workload.containers[0]
+        placement = place(absolute, container, workload, ctx.config)
+        if placement.persistent is not False:
+            continue
+        yield Problem.at("SPK301", where,
+                         f"the job's log file {text!r} (#SBATCH {option}) lands {placement.reason}: after a failure, a "
+                         f"preemption or a requeue the log is gone with the node — write it under a shared "
+                         f"filesystem, or list the path in persistent_paths if it is persistent", key=f"{option}:{text}")
 
 
 def _persistent_anywhere(workload: Workload, document: Document, ctx: CheckContext) -> bool:
@@ -146,6 +164,10 @@ def output_storage(workload: Workload, document: Document, ctx: CheckContext) ->
     ephemeral = ephemeral_outputs(workload, document, ctx)
     for item in ephemeral:
         yield ephemeral_problem(item, workload)
+    if workload.source == "slurm":
+        yield from slurm_log_files(workload, ctx, {(item.use.report_at.line, item.use.report_at.column)
+                                                   for item in ephemeral})
+        return  # no volumes to mount: SPK302 and SPK303 do not apply
     covered = {posixpath.normpath(str(item.placement.mount.path.value)) for item in ephemeral
                if item.placement.mount is not None}
     for mount in durable_mounts(workload):
@@ -170,4 +192,13 @@ def output_storage(workload: Workload, document: Document, ctx: CheckContext) ->
                      f"persistent volume: every checkpoint, log and result it writes is lost when the pod stops, is "
                      f"preempted or retried — {how} and write there, or declare the storage a template attaches in "
                      f"persistent_paths",
-                     key="no-persistent-volume")
+                     severity=no_volume_severity(workload), key="no-persistent-volume")
+
+
+def no_volume_severity(workload: Workload) -> str:
+    """SPK302 is an error when the loss costs something: GPUs held, preemption or retries; else a warning."""
+    from spikelint.checks.checkpoint import retry_count
+
+    total = workload.gpus_total
+    gpus = total is not None and isinstance(total.value, (int, float)) and total.value > 0
+    return "error" if gpus or workload.preemptible or retry_count(workload) > 0 else "warning"

@@ -1,7 +1,8 @@
 """``spikelint init``: a starter ``.spikelint.yaml`` for a team that follows the practices.
 
 It turns on the two policy rules (SPK701 ``max_gpus: 1``, SPK604 ``required_run_identity``),
-leaves ``persistent_paths``/``allowed_registries`` as commented placeholders, and excludes the
+proposes ``persistent_paths``/``allowed_registries`` from the mounts and registries its workloads
+use (commented out, for the team to confirm: :mod:`spikelint.commands.observed`), and excludes the
 generated and vendored paths it sees in the tree (``vendor/``, ``node_modules/``, ``*.min.js`` …),
 so the first ``spikelint check`` reports what the team owns.
 """
@@ -14,6 +15,9 @@ from pathlib import PurePosixPath
 from typing import Iterable
 from typing import NamedTuple
 
+from spikelint.commands.observed import Observed
+from spikelint.commands.observed import observe
+from spikelint.commands.observed import proposal_lines
 from spikelint.config import DEFAULT_RUN_IDENTITY
 
 CONFIG_NAME = ".spikelint.yaml"
@@ -78,7 +82,7 @@ def generated_globs(files: Iterable[str]) -> tuple[str, ...]:
                  [pattern for pattern in GENERATED_FILES if pattern in patterns])
 
 
-def starter_text(excludes: tuple[str, ...]) -> str:
+def starter_text(excludes: tuple[str, ...], observed: Observed | None = None) -> str:
     identity = ", ".join(DEFAULT_RUN_IDENTITY)
     lines = [
         "# spikelint configuration, written by `spikelint init`: the team practices as policy.",
@@ -91,12 +95,7 @@ def starter_text(excludes: tuple[str, ...]) -> str:
         "# SPK604: every training workload records these (a label, annotation, env var, flag or config key).",
         f"required_run_identity: [{identity}]",
         "",
-        "# Mount prefixes that are persistent even where the spec does not show the volume",
-        "# (a Run:ai data source, storage a Helm template attaches):",
-        '# persistent_paths: ["/data", "/ckpt"]',
-        "",
-        "# SPK103: images must come from these registries.",
-        '# allowed_registries: ["registry.example.org"]',
+        *proposal_lines(observed or Observed((), ())),
         "",
     ]
     if excludes:
@@ -115,10 +114,13 @@ def write_starter(folder: Path) -> InitResult:
     found = existing_config(folder)
     if found is not None:
         return InitResult(found, False, (), f"{found} already exists; edit it instead")
-    excludes = generated_globs(tree_files(folder))
+    files = tree_files(folder)
+    excludes = generated_globs(files)
+    kept = [name for name in files if not any(fnmatch.fnmatchcase(name, glob) for glob in excludes)]
+    observed = observe(folder, kept)
     try:
         with target.open("x", encoding="utf-8") as handle:
-            handle.write(starter_text(excludes))
+            handle.write(starter_text(excludes, observed))
     except FileExistsError:
         return InitResult(target, False, (), f"{target} already exists; edit it instead")
     except OSError as error:

@@ -187,7 +187,8 @@ def parse_text(source: SourceFile, text: str) -> Document:
     """Parse already-decoded text (``--stdin-filename`` and tests use this directly)."""
     document = Document(source, text)
     if source.kind in COMMENTED_KINDS:
-        document.suppressions = parse_suppressions(text.splitlines())
+        document.suppressions = parse_suppressions(text.splitlines(),
+                                                   trailing_comments=source.kind != FileKind.DOCKERFILE)
     if source.kind in (FileKind.YAML, FileKind.TEXT) and is_helm_template(source.path, text, source.kind):
         return _as_text(document, UnrenderedTemplate(chart_template=True))  # SPK003 once per chart (checks.charts)
     if source.kind == FileKind.YAML and is_helm_unittest_suite(source.path, text):

@@ -1251,9 +1251,11 @@ class _Parser:
     def _written_script(self, command: SimpleCommand) -> Script | None:
         """``cat > job.sbatch <<EOF``, ``cat <<'EOF' > run.sh``, ``tee job.sh <<EOF``: the job script it writes."""
         heredoc = next((redirect for redirect in command.redirects if id(redirect) in self.heredoc_starts), None)
-        if heredoc is None or heredoc.body is None or command.name not in ("cat", "tee"):
+        if heredoc is None or heredoc.body is None or command.name not in ("cat", "tee", "sbatch"):
             return None
-        if command.name == "cat":
+        if command.name == "sbatch":  # ``sbatch <<EOF``: the job script is submitted from standard input
+            targets = ["job.sbatch"]
+        elif command.name == "cat":
             targets = [redirect.target.text for redirect in command.redirects if redirect.target is not None
                        and redirect.operator.lstrip("1") in (">", ">>", ">|")]
         else:

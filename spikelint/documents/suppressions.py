@@ -43,8 +43,17 @@ def _continued(lines: list[str], first: int) -> list[int]:
     return numbers
 
 
-def parse_suppressions(lines: list[str], line_numbers: list[int] | None = None) -> list[Suppression]:
-    """Directives in ``lines``; ``line_numbers`` maps each line to its file line (notebooks)."""
+DOCKERFILE_TRAILING = ("Docker reads a '#' after an instruction as its arguments, not as a comment: the "
+                       "suppression is not honoured there — move it to its own line above the instruction")
+
+
+def parse_suppressions(lines: list[str], line_numbers: list[int] | None = None, *,
+                       trailing_comments: bool = True) -> list[Suppression]:
+    """Directives in ``lines``; ``line_numbers`` maps each line to its file line (notebooks).
+
+    ``trailing_comments=False`` (Dockerfiles: ``#`` starts a comment only at the start of a line) keeps a
+    directive written after an instruction as a misplaced one, honoured nowhere and reported.
+    """
     found: list[Suppression] = []
     for index, line in enumerate(lines):
         if "spikelint" not in line and "pragma" not in line:
@@ -66,8 +75,10 @@ def parse_suppressions(lines: list[str], line_numbers: list[int] | None = None) 
                 applies = (number, *targets)
             else:
                 applies = (number,)
+            misplaced = "" if trailing_comments or match.group("scope") == "disable-file" or _is_comment_only(line) \
+                else DOCKERFILE_TRAILING
             found.append(Suppression(rules, number, applies, reason, until_match.group(1) if until_match else None,
-                                     column=match.start() + 1))
+                                     column=match.start() + 1, misplaced=misplaced))
         pragma = PRAGMA.search(line)
         if pragma:
             applies = (number + 1,) if pragma.group(1) else (number,)

@@ -51,6 +51,9 @@ if TYPE_CHECKING:
 
 SHELLS = frozenset(("sh", "bash", "zsh", "dash", "ash", "ksh"))
 TEMPORARY = ("/tmp", "/var/tmp", "/dev/shm", "/run")
+# a Slurm compute node's own disk: not shared with the other nodes, wiped when the job ends
+NODE_LOCAL = ("/tmp", "/var/tmp", "/dev/shm", "/run")
+NODE_LOCAL_STEMS = ("/local", "/scratch/local", "/raid/local")  # /local, /local_scratch, /raid/local0 …
 DEVICES = ("/dev/null", "/dev/stdout", "/dev/stderr", "/dev/tty", "/proc/")
 TRAINERS = frozenset(("python", "python3", "torchrun", "accelerate", "deepspeed", "composer", "horovodrun",
                       "mpirun", "srun", "lightning"))
@@ -213,11 +216,29 @@ def mount_for(path: str, mounts: Iterable[Mount]) -> Mount | None:
     return best
 
 
+def node_local(path: str) -> str | None:
+    """The node-local folder an absolute path lies under (``/tmp``, ``/dev/shm``, ``/local*``, ``/raid/local*``)."""
+    found = next((prefix for prefix in NODE_LOCAL if under(path, prefix)), None)
+    if found is not None:
+        return found
+    for stem in NODE_LOCAL_STEMS:
+        if path.startswith(stem):
+            return "/" + path.lstrip("/").split("/")[0] if stem == "/local" else \
+                stem.rsplit("/", 1)[0] + "/" + path[len(stem.rsplit("/", 1)[0]) + 1:].split("/")[0]
+    return None
+
+
 def place(path: str, container: Container, workload: Workload, config: Config) -> Placement:
     """Is the absolute ``path`` persistent for this container?"""
     for prefix in config.persistent_paths:
         if under(path, prefix):
             return Placement(True, path, None, f"configured persistent path {prefix}")
+    if workload.source == "slurm":
+        local = node_local(path)
+        if local is None:
+            return Placement(None, path, None, "on the cluster's filesystem (shared or not: the script does not say)")
+        return Placement(False, path, None, f"in {local} on the compute node's local disk, which the other nodes do "
+                                            f"not see and which is wiped when the job ends or is requeued elsewhere")
     mount = mount_for(path, container.mounts)
     if mount is not None:
         return _mount_placement(path, mount)

@@ -217,3 +217,94 @@ spec:
 def test_controllers_train_only_when_it_is_stated() -> None:
     found = {w.name.value: w.is_training for w in load("controllers.yaml", CONTROLLERS) if w.name is not None}
     assert found == {"web": False, "ddp": True, "trainer": True}
+
+
+# --------------------------------------------------------------------------- GPU cost decides
+
+
+def _job(args: str, gpus: int | None = None, kind: str = "Job") -> str:
+    limits = f"\n          resources: {{limits: {{nvidia.com/gpu: {gpus}}}}}" if gpus else ""
+    words = ", ".join(f'"{word}"' for word in shlex.split(args))
+    return (f"apiVersion: batch/v1\nkind: {kind}\nmetadata: {{name: helper}}\nspec:\n  template:\n    spec:\n"
+            f"      restartPolicy: Never\n      containers:\n        - name: main\n          image: repo/app:1.0.0\n"
+            f"          command: [{words}]{limits}\n")
+
+
+TRAINING_RULES = {"select": ["SPK3", "SPK4", "SPK504", "SPK604"], "required_run_identity": ["seed"]}
+
+
+@pytest.mark.parametrize("args", ["python -u prep.py --in /data/raw", "python main.py", "python3 run.py --n 4"])
+def test_cpu_only_helper_jobs_are_not_training(args: str) -> None:
+    """A Job with no GPU running prep.py/main.py/run.py costs no GPU time: no SPK401, SPK504, SPK604."""
+    from spikelint.engine import lint_snippet
+
+    assert lint_snippet("job.yaml", _job(args), TRAINING_RULES) == []
+
+
+@pytest.mark.parametrize("args", ["python main.py", "python -u run.py"])
+def test_the_same_entry_point_on_gpus_is_training(args: str) -> None:
+    from spikelint.engine import lint_snippet
+
+    rules = {finding.rule for finding in lint_snippet("job.yaml", _job(args, gpus=8), TRAINING_RULES)}
+    assert {"SPK401", "SPK504", "SPK604"} <= rules
+
+
+@pytest.mark.parametrize("args", ["python train.py", "python main.py --num_train_epochs 3", "torchrun main.py",
+                                  "python finetune_lora.py"])
+def test_an_entry_point_that_says_it_trains_is_training_on_cpu_too(args: str) -> None:
+    from spikelint.engine import lint_snippet
+
+    rules = {finding.rule for finding in lint_snippet("job.yaml", _job(args), TRAINING_RULES)}
+    assert "SPK401" in rules
+
+
+def test_spk302_is_a_warning_on_cpu_and_an_error_on_gpus() -> None:
+    from spikelint.engine import lint_snippet
+
+    cpu = [f for f in lint_snippet("job.yaml", _job("python train.py --save_steps 10 --resume_from_checkpoint x")
+                                   .replace("restartPolicy: Never", "restartPolicy: Never\n      priorityClassName: "
+                                            "high"), {"select": ["SPK302"]})]
+    assert cpu and cpu[0].severity == "error"  # a Job retries 6 times by default
+    demo = _job("python train.py --save_steps 10 --resume_from_checkpoint x", kind="Pod")
+    [finding] = lint_snippet("pod.yaml", demo.replace("apiVersion: batch/v1", "apiVersion: v1")
+                             .replace("spec:\n  template:\n    spec:\n      restartPolicy: Never\n", "spec:\n"
+                                      "      restartPolicy: Never\n"), {"select": ["SPK302"]})
+    assert finding.severity == "warning"
+    gpu = lint_snippet("pod.yaml", _job("python train.py --save_steps 10 --resume_from_checkpoint x", gpus=1),
+                       {"select": ["SPK302"]})
+    assert gpu[0].severity == "error"
+
+
+HYPERPOD = """\
+apiVersion: sagemaker.amazonaws.com/v1
+kind: HyperPodPyTorchJob
+metadata:
+  name: llama3-8b-fsdp
+spec:
+  nprocPerNode: "8"
+  runPolicy:
+    jobMaxRetryCount: 10
+  replicaSpecs:
+    - name: pods
+      replicas: 4
+      template:
+        spec:
+          containers:
+            - name: pytorch
+              image: 123456789012.dkr.ecr.us-west-2.amazonaws.com/fsdp:1.2.0
+              command: [hyperpodrun, --nnodes=4, --nproc-per-node=8, /fsdp/train.py, --checkpoint_dir=/tmp/ckpt]
+              resources:
+                limits:
+                  nvidia.com/gpu: 8
+"""
+
+
+def test_hyperpod_jobs_are_read_through_their_pod_template() -> None:
+    """An unknown kind with a pod template: hyperpodrun trains; its retry count and checkpoint path are read."""
+    from spikelint.engine import lint_snippet
+
+    found = {(f.rule, f.line): f for f in lint_snippet("hyperpod.yaml", HYPERPOD, {"select": ["SPK3", "SPK4"]})}
+    assert set(found) == {("SPK301", 17), ("SPK405", 2)}
+    assert "HyperPodPyTorchJob retries 10 times" in found[("SPK405", 2)].message
+    assert invocation_trains(["hyperpodrun", "--nnodes=4", "/fsdp/train.py"])
+    assert not invocation_trains(["hyperpodrun", "--nnodes=4", "/fsdp/evaluate.py"])

@@ -93,3 +93,49 @@ def test_globs_only_for_what_is_there() -> None:
     assert generated_globs(["a/vendor/b/c.go", "vendor/d.go"]) == ("**/vendor/**",)
     assert generated_globs(["dist.py", "vendor.yaml"]) == ()  # names, not folders
     config_from_mapping({"exclude": list(generated_globs(["x/node_modules/y.js"]))}, source="t", root=".")
+
+
+PVC_JOB = """\
+apiVersion: batch/v1
+kind: Job
+metadata: {name: sft}
+spec:
+  template:
+    spec:
+      containers:
+      - name: trainer
+        image: nvcr.io/nvidia/pytorch:24.05-py3
+        command: [torchrun, train.py]
+        volumeMounts:
+        - {name: ckpt, mountPath: /ckpt}
+        - {name: cfg, mountPath: /etc/cfg}
+        - {name: fsx, mountPath: /fsx}
+        - {name: scratch, mountPath: /scratch}
+      - name: sidecar
+        image: ghcr.io/acme/uploader:1.2.3
+      volumes:
+      - {name: ckpt, persistentVolumeClaim: {claimName: ckpt}}
+      - {name: cfg, configMap: {name: cfg}}
+      - {name: fsx, hostPath: {path: /fsx}}
+      - {name: scratch, emptyDir: {}}
+"""
+
+
+def test_init_proposes_persistent_paths_and_registries(tmp_path: Path) -> None:
+    """PVC and shared-filesystem mounts become persistent_paths, image hosts allowed_registries — commented."""
+    (tmp_path / "k8s").mkdir()
+    (tmp_path / "k8s" / "job.yaml").write_text(PVC_JOB, encoding="utf-8")
+    assert main(["init", str(tmp_path)]) == 0
+    text = (tmp_path / ".spikelint.yaml").read_text(encoding="utf-8")
+    assert '# persistent_paths: ["/ckpt", "/fsx"]' in text  # not the configMap, not the emptyDir
+    assert '# allowed_registries: ["ghcr.io", "nvcr.io"]' in text
+    data = yaml.safe_load(text)
+    assert "persistent_paths" not in data and "allowed_registries" not in data  # for the team to confirm
+
+
+def test_init_without_workloads_keeps_the_placeholders(tmp_path: Path) -> None:
+    (tmp_path / "train.py").write_text("print('hi')\n", encoding="utf-8")
+    assert main(["init", str(tmp_path)]) == 0
+    text = (tmp_path / ".spikelint.yaml").read_text(encoding="utf-8")
+    assert '# persistent_paths: ["/data", "/ckpt"]' in text
+    assert '# allowed_registries: ["registry.example.org"]' in text

@@ -63,3 +63,25 @@ def test_suppressing_one_env_literal_of_a_continued_dockerfile_instruction() -> 
     text = ("FROM alpine:3.20.1\n# spikelint: disable=SPK202\nENV A=1 \\\n    HF_TOKEN=hf_eyjcnUuFzFt44ekXQzQPepyVSaid8m1iQR \\\n"
             "    B=2\nENV WANDB_API_KEY=df6c097c4489c5226cf9a9dba1abbabf2374fdfa\n")
     assert [(finding.line, finding.rule) for finding in lint_snippet("Dockerfile", text)] == [(6, "SPK202")]
+
+
+def test_a_manifest_saved_as_a_dockerfile_name_is_yaml() -> None:
+    """``Dockerfile.job`` holding a Job is read as YAML (its workload rules run), not as 'unknown instruction'."""
+    from spikelint.engine import lint_snippet
+    from spikelint.files import detect_kind
+
+    assert detect_kind("Dockerfile.job", "apiVersion: batch/v1") == "yaml"
+    assert detect_kind("Dockerfile.k8s", "---") == "yaml"
+    assert detect_kind("Dockerfile.cuda", "FROM nvidia/cuda:12.4.1-runtime-ubuntu22.04") == "dockerfile"
+    assert detect_kind("Dockerfile.cuda", "# syntax=docker/dockerfile:1") == "dockerfile"
+    manifest = ("apiVersion: v1\nkind: Pod\nmetadata: {name: p}\nspec:\n  containers:\n"
+                "  - {name: c, image: 'busybox:latest', command: [sleep, '1']}\n")
+    findings = lint_snippet("Dockerfile.pod", manifest, {})
+    assert [(f.rule, f.line) for f in findings] == [("SPK101", 6)]
+
+
+@pytest.mark.parametrize(("name", "head"), [("pretrain.sbatch", ""), ("job.slurm", ""), ("run", "#SBATCH -N 2")])
+def test_slurm_batch_scripts_are_shell(name: str, head: str) -> None:
+    from spikelint.files import detect_kind
+
+    assert detect_kind(name, head) == "shell"

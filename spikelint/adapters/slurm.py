@@ -1,0 +1,475 @@
+"""Slurm batch scripts -> workloads.
+
+A shell file whose leading comment block holds ``#SBATCH`` directives is a job: the
+directives say its resources (``--gres=gpu:8``, ``--gpus*``, ``--nodes``), its deadline
+(``--time``), its retries (``--requeue``; ``scontrol requeue`` in a signal trap), its
+preemption notice (``--signal=B:USR1@90``) and its log files (``--output``/``--error``); the
+script body is what the batch step runs, read by the same command reader as a container's
+``bash -c`` string.  Images come from ``srun --container-image`` (pyxis/enroot),
+``enroot import docker://…`` and ``apptainer``/``singularity … docker://…``.  A heredoc that
+writes a job script (``cat > job.sbatch <<EOF``, ``sbatch <<EOF``) and ``sbatch --wrap`` are
+jobs too.  ``sbatch`` reads directives only up to the first command, and so does this adapter.
+"""
+
+from __future__ import annotations
+
+import posixpath
+from typing import NamedTuple
+from typing import Sequence
+
+from spikelint.adapters.common import UNBOUNDED_RETRIES
+from spikelint.adapters.common import as_int
+from spikelint.adapters.common import preemptible_priority
+from spikelint.adapters.common import split_words
+from spikelint.config import Config
+from spikelint.documents.shell import Script
+from spikelint.documents.shell import SimpleCommand
+from spikelint.documents.shell import Word
+from spikelint.documents.shell import expand
+from spikelint.util.lazyre import lazy_regex
+from spikelint.model import Container
+from spikelint.model import Document
+from spikelint.model import EnvVar
+from spikelint.model import Located
+from spikelint.model import Workload
+
+SOURCE = "slurm"
+KIND = "sbatch"
+DIRECTIVE = lazy_regex(r"^\s*#SBATCH(?=\s)")
+SCONTROL_REQUEUE = lazy_regex(r"\bscontrol\s+requeue\b")
+SHORT_OPTIONS = {"-N": "--nodes", "-n": "--ntasks", "-t": "--time", "-o": "--output", "-e": "--error",
+                 "-J": "--job-name", "-G": "--gpus", "-D": "--chdir", "-p": "--partition", "-c": "--cpus-per-task",
+                 "-A": "--account", "-q": "--qos", "-a": "--array", "-w": "--nodelist", "-C": "--constraint"}
+NO_VALUE = frozenset(("--requeue", "--no-requeue", "--exclusive", "--overcommit", "--hold", "--wait", "--parsable",
+                      "--test-only", "--use-min-nodes", "--spread-job", "--contiguous", "--container-writable",
+                      "--container-remap-root", "--no-container-mount-home", "--no-container-remap-root",
+                      "--container-readonly", "--no-kill", "-H", "-O", "-W", "-k", "-Q", "-v", "--verbose",
+                      "--quiet", "--unbuffered", "-u", "-l", "--label"))
+IMAGE_TOOLS = frozenset(("enroot", "apptainer", "singularity"))
+# Slurm and site variables that name the node-local folder (expanded as such)
+NODE_LOCAL_VARIABLES = {"SLURM_TMPDIR": "/tmp", "SLURM_JOB_TMPDIR": "/tmp", "LOCAL_SCRATCH": "/local/scratch"}
+_NUMBER = lazy_regex(r"(\d+)")
+VARIABLE_PREFIX = lazy_regex(r"^\$(?:\{[^}]*\}|\w+)")
+
+
+class Option(NamedTuple):
+    """One option of ``#SBATCH``, ``sbatch`` or ``srun``: its long name, where it is, its value."""
+
+    name: str
+    flag: Located
+    value: Located | None
+
+
+class Job(NamedTuple):
+    """One batch job: its options (directives, or the ``sbatch`` command line) and its body."""
+
+    options: list[Option]
+    anchor: Located
+    script: Script | None
+    body: Located | None  # the text the batch step runs, where it starts
+    line_range: tuple[int, int]
+
+
+# --------------------------------------------------------------------------- options
+
+
+def read_options(words: Sequence[Located]) -> list[Option]:
+    """``--gres=gpu:8``, ``--gres gpu:8``, ``-N 2``, ``-N2``, ``--requeue`` -> options, in order."""
+    found: list[Option] = []
+    index = 0
+    while index < len(words):
+        word = words[index]
+        text = str(word.value)
+        index += 1
+        if text.startswith("#"):
+            break  # a comment after the directive
+        if not text.startswith("-") or text == "-":
+            continue
+        if text.startswith("--"):
+            name, equals, value = text.partition("=")
+            if equals:
+                offset = len(name) + 1
+                found.append(Option(name, word, _part(word, value, offset)))
+                continue
+        else:
+            name = text[:2]
+            if len(text) > 2:
+                found.append(Option(SHORT_OPTIONS.get(name, name), word, _part(word, text[2:].lstrip("="), 2)))
+                continue
+            name = SHORT_OPTIONS.get(name, name)
+        if name in NO_VALUE or text in NO_VALUE or index >= len(words) or str(words[index].value).startswith("-"):
+            found.append(Option(name, word, None))
+            continue
+        found.append(Option(name, word, words[index]))
+        index += 1
+    return found
+
+
+def _part(word: Located, value: str, offset: int) -> Located:
+    """``value``, the tail of ``word`` starting ``offset`` characters in."""
+    if word.end_line not in (None, word.line):
+        return Located(value, word.line, word.column, word.end_line, word.end_column)
+    return Located(value, word.line, word.column + offset, word.line, word.column + offset + len(value))
+
+
+def directive_words(line: str, number: int) -> list[Located]:
+    """The words after ``#SBATCH`` on one line, each where it is written."""
+    match = DIRECTIVE.match(line)
+    if match is None:
+        return []
+    start = match.end()
+    return [Located(span.text, number, start + span.start + 1, number, start + span.end + 1)
+            for span in split_words(line[start:])]
+
+
+def leading_directives(lines: Sequence[str], first: int, last: int) -> tuple[list[Option], Located | None]:
+    """The ``#SBATCH`` options of the comment block that opens lines ``first``..``last`` (1-based)."""
+    options: list[Option] = []
+    anchor: Located | None = None
+    for number in range(first, min(last, len(lines)) + 1):
+        line = lines[number - 1]
+        stripped = line.strip()
+        if not stripped:
+            continue
+        if not stripped.startswith("#"):
+            break
+        words = directive_words(line, number)
+        if DIRECTIVE.match(line):
+            column = line.index("#") + 1
+            anchor = anchor or Located("#SBATCH", number, column, number, column + 7)
+            options.extend(read_options(words))
+    return options, anchor
+
+
+def last(options: Sequence[Option], *names: str) -> Option | None:
+    """The option that counts (Slurm: the last one written wins)."""
+    return next((option for option in reversed(options) if option.name in names), None)
+
+
+# --------------------------------------------------------------------------- values
+
+
+def time_seconds(text: str) -> int | None:
+    """Slurm ``--time``: ``M``, ``M:S``, ``H:M:S``, ``D-H``, ``D-H:M``, ``D-H:M:S``; None when unlimited/unreadable."""
+    value = text.strip().lower()
+    if not value or value in ("unlimited", "infinite", "-1"):
+        return None
+    days = 0
+    if "-" in value:
+        head, _, value = value.partition("-")
+        if not head.isdigit():
+            return None
+        days = int(head)
+        parts = value.split(":")
+        if not all(part.isdigit() for part in parts) or len(parts) > 3:
+            return None
+        numbers = [int(part) for part in parts] + [0] * (3 - len(parts))
+        seconds = days * 86400 + numbers[0] * 3600 + numbers[1] * 60 + numbers[2]
+    else:
+        parts = value.split(":")
+        if not all(part.isdigit() for part in parts) or len(parts) > 3:
+            return None
+        numbers = [int(part) for part in parts]
+        if len(numbers) == 1:
+            seconds = numbers[0] * 60
+        elif len(numbers) == 2:
+            seconds = numbers[0] * 60 + numbers[1]
+        else:
+            seconds = numbers[0] * 3600 + numbers[1] * 60 + numbers[2]
+    return seconds if seconds > 0 else None
+
+
+def signal_seconds(text: str) -> int | None:
+    """``--signal=[{R|B}:]SIG[@SECONDS]``: seconds of notice before the time limit (60 when not written)."""
+    value = text.strip()
+    if not value:
+        return None
+    _, at, seconds = value.partition("@")
+    if not at:
+        return 60
+    return int(seconds) if seconds.strip().isdigit() else None
+
+
+def gres_gpus(text: str) -> int | None:
+    """``gpu:8``, ``gpu:a100:8``, ``gpu``, ``gpu:8(S:0-1)``, ``nvme:1,gpu:4`` -> GPUs per node."""
+    for item in text.split(","):
+        parts = item.split("(")[0].strip().split(":")
+        if not parts or parts[0].lower() != "gpu":
+            continue
+        if len(parts) == 1:
+            return 1
+        count = parts[-1]
+        return int(count) if count.isdigit() else 1
+    return None
+
+
+def typed_count(text: str) -> int | None:
+    """``--gpus-per-node=8`` or ``=h100:8`` -> 8."""
+    tail = text.strip().split(":")[-1]
+    return int(tail) if tail.isdigit() else None
+
+
+def count_of(option: Option | None) -> int | None:
+    """``--nodes=2``, ``--nodes=2-4`` (the minimum), ``--ntasks-per-node=8``."""
+    if option is None or option.value is None:
+        return None
+    match = _NUMBER.match(str(option.value.value).strip())
+    return int(match.group(1)) if match else None
+
+
+def gpu_request(options: Sequence[Option]) -> tuple[Located | None, Located | None, int]:
+    """(GPUs per node, total GPUs, nodes), each located at the directive that says it."""
+    nodes = count_of(last(options, "--nodes")) or 1
+    per_node: Located | None = None
+    gres = last(options, "--gres")
+    if gres is not None and gres.value is not None:
+        number = gres_gpus(str(gres.value.value))
+        per_node = gres.value._replace(value=number) if number else None
+    for name in ("--gpus-per-node",):
+        option = last(options, name)
+        if per_node is None and option is not None and option.value is not None:
+            number = typed_count(str(option.value.value))
+            per_node = option.value._replace(value=number) if number else None
+    per_task = last(options, "--gpus-per-task")
+    if per_node is None and per_task is not None and per_task.value is not None:
+        number = typed_count(str(per_task.value.value))
+        tasks = count_of(last(options, "--ntasks-per-node")) or 1
+        per_node = per_task.value._replace(value=number * tasks) if number else None
+    if per_node is not None:
+        return per_node, per_node._replace(value=per_node.value * nodes), nodes
+    total = last(options, "--gpus")
+    if total is not None and total.value is not None:
+        number = typed_count(str(total.value.value))
+        if number:
+            where = total.value._replace(value=number)
+            return where._replace(value=as_int(number / nodes)), where, nodes
+    return None, None, nodes
+
+
+# --------------------------------------------------------------------------- images
+
+
+def image_reference(text: str) -> str | None:
+    """``docker://nvcr.io#nvidia/pytorch:24.05-py3`` -> ``nvcr.io/nvidia/pytorch:24.05-py3``; a local
+    squashfs/SIF file or a path -> None (nothing to pin)."""
+    value = text.strip().strip("'\"")
+    for prefix in ("docker://", "dockerd://", "podman://"):
+        if value.startswith(prefix):
+            value = value[len(prefix):]
+            break
+    else:
+        if "://" in value:
+            return None
+    if not value or value.startswith(("/", ".", "~")) or value.endswith((".sqsh", ".sif", ".squashfs", ".img")):
+        return None
+    return value.replace("#", "/", 1)
+
+
+def _local_file(text: str) -> bool:
+    """``${RECIPE_DIR}/sqsh/nemo.sqsh``: a path under a variable, or an image file, not a registry reference."""
+    rest = VARIABLE_PREFIX.sub("", text.strip().strip("'\""), count=1)
+    return rest.startswith("/") or rest.endswith((".sqsh", ".sif", ".squashfs", ".img")) or "/sqsh/" in rest
+
+
+def _located(word: Word) -> Located:
+    return Located(word.text, word.line, word.column, word.end_line, word.end_column)
+
+
+def resolve_word(where: Located, script: Script) -> Located:
+    """A value that is one variable assigned in the script is located at the assignment; other
+    variables are expanded where known (left as written otherwise)."""
+    text = str(where.value)
+    if "$" not in text:
+        return where
+    name = text.strip("${}")
+    assigned = script.assignments.get(name) if text in (f"${name}", f"${{{name}}}") else None
+    if assigned:
+        before = [word for word in assigned if (word.line, word.column) < (where.line, where.column)]
+        word = (before or assigned)[-1]
+        value = expand(word.text, script.variables())
+        return Located(value if value is not None else word.text, word.line, word.column, word.end_line,
+                       word.end_column)
+    value = expand(text, script.variables(), use_defaults=True)
+    return where._replace(value=value) if value is not None else where
+
+
+def step_images(script: Script | None) -> list[Located]:
+    """Images the job's steps run: ``srun --container-image``, ``enroot import``, ``apptainer exec docker://``."""
+    if script is None:
+        return []
+    found: list[Located] = []
+    for inner in script.scripts():
+        for command in inner.commands():
+            found.extend(_command_images(command, inner))
+    return found
+
+
+def _command_images(command: SimpleCommand, script: Script) -> list[Located]:
+    words = [_located(word) for word in command.words]
+    if not words:
+        return []
+    program = posixpath.basename(str(words[0].value))
+    candidates: list[Located] = []
+    if program in ("srun", "sbatch", "salloc"):
+        option = last(read_options(words[1:]), "--container-image")
+        if option is not None and option.value is not None:
+            candidates.append(option.value)
+    elif program in IMAGE_TOOLS:
+        candidates.extend(word for word in words[1:] if "://" in str(word.value))
+    found = []
+    for where in candidates:
+        resolved = resolve_word(where, script)
+        text = str(resolved.value)
+        reference = image_reference(text) if "$" not in text else (None if _local_file(text) else text)
+        if reference:
+            found.append(resolved._replace(value=reference))
+    return found
+
+
+# --------------------------------------------------------------------------- jobs
+
+
+def _body_start(lines: Sequence[str], body: str, after: int) -> int | None:
+    """The line where a heredoc's body starts (the first of its lines found after ``after``)."""
+    first = next((part for part in body.split("\n") if part.strip()), None)
+    if first is None:
+        return None
+    for number in range(after + 1, min(after + 400, len(lines)) + 1):
+        if lines[number - 1] == first or lines[number - 1].lstrip("\t") == first:
+            offset = body.split("\n").index(first)
+            return number - offset
+    return None
+
+
+def _heredoc_jobs(document: Document, script: Script) -> list[Job]:
+    jobs: list[Job] = []
+    lines = document.lines
+    for inner in script.scripts():
+        for command in inner.commands():
+            if command.written is None:
+                continue
+            heredoc = next((redirect for redirect in command.redirects if redirect.body is not None), None)
+            if heredoc is None or heredoc.body is None:
+                continue
+            start = _body_start(lines, heredoc.body, heredoc.line)
+            if start is None:
+                continue
+            end = start + heredoc.body.count("\n")
+            options, anchor = leading_directives(lines, start, end)
+            if anchor is None:
+                continue
+            body = Located(heredoc.body, start, 1, end, 1)
+            jobs.append(Job(options, anchor, command.written, body, (start, end)))
+    return jobs
+
+
+def _wrap_jobs(script: Script) -> list[Job]:
+    """``sbatch [options] --wrap "cmd"``: the options are the job's, the string its body."""
+    jobs: list[Job] = []
+    for inner in script.scripts():
+        for command in inner.commands():
+            words = [_located(word) for word in command.words]
+            if not words or posixpath.basename(str(words[0].value)) != "sbatch":
+                continue
+            options = read_options(words[1:])
+            wrap = last(options, "--wrap")
+            if wrap is None or wrap.value is None:
+                continue
+            anchor = words[0]
+            jobs.append(Job(options, anchor, None, wrap.value, (anchor.line, max(w.end_line or w.line for w in words))))
+    return jobs
+
+
+def jobs_in(document: Document) -> list[Job]:
+    """The batch jobs a shell document defines: itself (with ``#SBATCH`` directives), the job scripts
+    it writes with heredocs, and ``sbatch --wrap`` commands."""
+    script = document.parsed if isinstance(document.parsed, Script) else None
+    text = document.text
+    jobs: list[Job] = []
+    if "#SBATCH" in text:
+        lines = document.lines
+        options, anchor = leading_directives(lines, 1, len(lines))
+        if anchor is not None:
+            jobs.append(Job(options, anchor, script, Located(text, 1, 1, len(lines), 1), (1, len(lines))))
+        if script is not None:
+            jobs.extend(_heredoc_jobs(document, script))
+    if script is not None and "--wrap" in text:
+        jobs.extend(_wrap_jobs(script))
+    return jobs
+
+
+def requeue(job: Job, lines: Sequence[str]) -> Located | None:
+    """Retries: ``--requeue`` (unbounded), ``--no-requeue`` (0), or ``scontrol requeue`` in the script."""
+    option = last(job.options, "--requeue", "--no-requeue")
+    if option is not None:
+        return option.flag._replace(value=0 if option.name == "--no-requeue" else UNBOUNDED_RETRIES)
+    first, final = job.line_range
+    for number in range(first, min(final, len(lines)) + 1):
+        match = SCONTROL_REQUEUE.search(lines[number - 1])
+        if match is not None and not lines[number - 1].lstrip().startswith("#"):
+            return Located(UNBOUNDED_RETRIES, number, match.start() + 1, number, match.end() + 1)
+    return None
+
+
+def build_workload(job: Job, document: Document, config: Config) -> Workload:
+    options = job.options
+    per_node, total, nodes = gpu_request(options)
+    name = last(options, "--job-name")
+    workload = Workload(path=document.path, source=SOURCE, kind=KIND, anchor=job.anchor,
+                        name=name.value if name is not None else None)
+    body = job.body
+    command = [] if body is None else [Located("bash", body.line, body.column), Located("-c", body.line, body.column),
+                                       body]
+    chdir = last(options, "--chdir")
+    from spikelint.facts.paths import WORKDIR_UNKNOWN
+
+    working = chdir.value if chdir is not None and chdir.value is not None and \
+        str(chdir.value.value).startswith("/") else Located(WORKDIR_UNKNOWN, job.anchor.line, job.anchor.column)
+    image = last(options, "--container-image")
+    env = [EnvVar(Located(key, job.anchor.line, job.anchor.column), Located(value, job.anchor.line, job.anchor.column))
+           for key, value in NODE_LOCAL_VARIABLES.items()]
+    main = Container(name="batch", role="main",
+                     image=_directive_image(image), command=command, env=env, working_dir=working,
+                     gpus=per_node, replicas=nodes)
+    workload.containers.append(main)
+    seen = {(main.image.line, main.image.column)} if main.image is not None else set()
+    for where in step_images(job.script):
+        if (where.line, where.column) not in seen:
+            seen.add((where.line, where.column))
+            workload.containers.append(Container(name="step", role="step", image=where, replicas=nodes))
+    workload.pods = nodes
+    workload.gpus_total = total if total is not None and total.value else None
+    workload.retries = requeue(job, document.lines)
+    if workload.retries is not None:
+        by_option = any(option.flag is workload.retries or option.flag[1:3] == workload.retries[1:3]
+                        for option in options)
+        workload.extra["requeue_by"] = "#SBATCH --requeue" if by_option else "scontrol requeue"
+    signal = last(options, "--signal")
+    if signal is not None and signal.value is not None:
+        seconds = signal_seconds(str(signal.value.value))
+        workload.grace_period = signal.value._replace(value=seconds) if seconds is not None else None
+    limit = last(options, "--time")
+    if limit is not None and limit.value is not None:
+        seconds = time_seconds(str(limit.value.value))
+        workload.deadline = limit.value._replace(value=seconds) if seconds is not None else None
+    workload.supports_deadline = True
+    qos = last(options, "--qos") or last(options, "--partition")
+    if qos is not None and qos.value is not None:
+        workload.priority_class = qos.value
+        workload.preemptible = preemptible_priority(str(qos.value.value), config.preemptible_priority_classes)
+    workload.extra["line_range"] = job.line_range
+    workload.extra["slurm_logs"] = [(option.name, option.value) for option in options
+                                    if option.name in ("--output", "--error") and option.value is not None]
+    workload.extra["slurm_time_written"] = limit is not None
+    return workload
+
+
+def _directive_image(option: Option | None) -> Located | None:
+    if option is None or option.value is None:
+        return None
+    reference = image_reference(str(option.value.value))
+    return option.value._replace(value=reference) if reference else None
+
+
+def slurm_workloads(document: Document, config: Config) -> list[Workload]:
+    return [build_workload(job, document, config) for job in jobs_in(document)]

@@ -1,0 +1,153 @@
+"""Slurm batch scripts in the one workload model: directives with positions, images, GPUs, lifecycle."""
+
+from __future__ import annotations
+
+import pytest
+
+from spikelint.adapters import workloads_in
+from spikelint.adapters.common import UNBOUNDED_RETRIES
+from spikelint.adapters.slurm import gres_gpus
+from spikelint.adapters.slurm import image_reference
+from spikelint.adapters.slurm import signal_seconds
+from spikelint.adapters.slurm import time_seconds
+from spikelint.config import Config
+from spikelint.documents import parse_text
+from spikelint.engine import lint_snippet
+from spikelint.model import SourceFile
+from spikelint.model import Workload
+
+TORCHTITAN = """\
+#!/bin/bash
+#SBATCH --job-name=torchtitan-llama3
+#SBATCH --nodes=4
+#SBATCH --ntasks-per-node=1
+#SBATCH --gpus-per-node=h100:8
+#SBATCH --time=2-00:00:00
+#SBATCH --signal=B:USR1@90
+#SBATCH --requeue
+#SBATCH -o /fsx/logs/%x_%j.out
+
+srun --container-image=ghcr.io#pytorch/torchtitan:nightly torchrun --nnodes 4 --nproc_per_node 8 \\
+  -m torchtitan.train --job.config_file ./llama3_8b.toml
+"""
+
+
+def workloads(text: str, name: str = "job.sbatch") -> list[Workload]:
+    document = parse_text(SourceFile(name, name, "shell"), text)
+    return workloads_in(document, Config())
+
+
+def test_directives_become_the_workload() -> None:
+    [job] = workloads(TORCHTITAN)
+    assert (job.source, job.kind, job.anchor.line, job.name and job.name.value) == \
+        ("slurm", "sbatch", 2, "torchtitan-llama3")
+    assert job.gpus_total is not None and job.gpus_total.value == 32 and job.gpus_total.line == 5
+    assert job.pods == 4 and job.is_training
+    assert job.deadline is not None and job.deadline.value == 2 * 86400 and job.deadline.line == 6
+    assert job.grace_period is not None and job.grace_period.value == 90 and job.grace_period.line == 7
+    assert job.retries is not None and job.retries.value == UNBOUNDED_RETRIES and job.retries.line == 8
+    [step] = [container for container in job.containers if container.role == "step"]
+    assert step.image is not None and step.image.value == "ghcr.io/pytorch/torchtitan:nightly"
+    assert (step.image.line, step.image.column) == (11, 24)
+
+
+def test_directives_after_the_first_command_are_not_read() -> None:
+    """sbatch stops at the first command: a later #SBATCH is a plain comment."""
+    assert workloads("#!/bin/bash\necho start\n#SBATCH --gres=gpu:8\npython train.py\n") == []
+
+
+def test_a_script_without_directives_is_not_a_job() -> None:
+    assert workloads("#!/bin/bash\nsrun python train.py\n", "run.sh") == []
+
+
+@pytest.mark.parametrize(("text", "seconds"), [
+    ("30", 1800), ("30:15", 1815), ("04:00:00", 14400), ("1-12", 129600), ("1-00:30", 88200),
+    ("2-00:00:00", 172800), ("UNLIMITED", None), ("infinite", None), ("0", None), ("soon", None)])
+def test_time_formats(text: str, seconds: int | None) -> None:
+    assert time_seconds(text) == seconds
+
+
+@pytest.mark.parametrize(("text", "seconds"), [("B:USR1@90", 90), ("USR1@120", 120), ("R:TERM", 60),
+                                               ("SIGUSR1@x", None)])
+def test_signal_notice(text: str, seconds: int | None) -> None:
+    assert signal_seconds(text) == seconds
+
+
+@pytest.mark.parametrize(("text", "gpus"), [("gpu:8", 8), ("gpu:a100:4", 4), ("gpu", 1), ("gpu:8(S:0-1)", 8),
+                                            ("nvme:1,gpu:2", 2), ("nvme:1", None)])
+def test_gres(text: str, gpus: int | None) -> None:
+    assert gres_gpus(text) == gpus
+
+
+@pytest.mark.parametrize(("text", "reference"), [
+    ("nvcr.io#nvidia/pytorch:24.05-py3", "nvcr.io/nvidia/pytorch:24.05-py3"),
+    ("docker://nvcr.io#nvidia/nemo:24.07", "nvcr.io/nvidia/nemo:24.07"),
+    ("docker://ubuntu:22.04", "ubuntu:22.04"),
+    ("/lustre/images/pytorch.sqsh", None), ("./nemo.sif", None), ("library://alpine", None)])
+def test_image_references(text: str, reference: str | None) -> None:
+    """pyxis/enroot write the registry before '#'; local squashfs and SIF files have nothing to pin."""
+    assert image_reference(text) == reference
+
+
+def test_gpus_total_and_gpus_per_task() -> None:
+    [total] = workloads("#!/bin/bash\n#SBATCH -N 2\n#SBATCH -G 16\n#SBATCH -t 60\nsrun python train.py\n")
+    assert total.gpus_total is not None and total.gpus_total.value == 16
+    [per_task] = workloads("#!/bin/bash\n#SBATCH --nodes=2\n#SBATCH --ntasks-per-node=4\n"
+                           "#SBATCH --gpus-per-task=1\nsrun python train.py\n")
+    assert per_task.gpus_total is not None and per_task.gpus_total.value == 8
+
+
+def test_scontrol_requeue_in_a_trap_is_a_retry() -> None:
+    text = ("#!/bin/bash\n#SBATCH --gres=gpu:8\n#SBATCH --time=10:00:00\n"
+            "trap 'scontrol requeue $SLURM_JOB_ID' USR1\nsrun python train.py --save-steps 100\n")
+    [job] = workloads(text)
+    assert job.retries is not None and job.retries.line == 4
+    findings = lint_snippet("job.sh", text, {"select": ["SPK405"]})
+    assert [(f.rule, f.line) for f in findings] == [("SPK405", 2)]
+    assert "scontrol requeue" in findings[0].message
+
+
+def test_no_requeue_is_zero_retries() -> None:
+    [job] = workloads("#!/bin/bash\n#SBATCH --gres=gpu:1\n#SBATCH --no-requeue\nsrun python train.py\n")
+    assert job.retries is not None and job.retries.value == 0
+
+
+def test_heredoc_and_wrap_jobs() -> None:
+    text = ("#!/bin/bash\ncat > job.sbatch <<'EOF'\n#!/bin/bash\n#SBATCH --gres=gpu:4\n#SBATCH -t 1:00:00\n"
+            "srun python train.py --save-steps 10\nEOF\nsbatch job.sbatch\n"
+            "sbatch -G 1 --wrap 'python finetune.py --max_steps 10'\n")
+    found = workloads(text, "launch.sh")
+    assert [(job.anchor.line, job.gpus_total.value if job.gpus_total else None) for job in found] == \
+        [(4, 4), (9, 1)]
+    assert all(job.is_training for job in found)
+
+
+def test_rules_speak_slurm() -> None:
+    findings = {f.rule: f for f in lint_snippet("job.sbatch", TORCHTITAN.replace("#SBATCH --time=2-00:00:00\n", ""),
+                                                {})}
+    assert "SPK704" in findings and "#SBATCH --time" in findings["SPK704"].message
+    assert "activeDeadlineSeconds" not in findings["SPK704"].message
+    assert "SPK504" not in findings and "SPK302" not in findings and "SPK603" not in findings
+    assert "SPK101" in findings and findings["SPK101"].line == 10
+
+
+def test_persistent_paths_and_unknown_paths() -> None:
+    """Node-local paths are lost; a configured persistent path is kept; other paths are unknown, not reported."""
+    text = ("#!/bin/bash\n#SBATCH --gres=gpu:8\n#SBATCH -t 60\n"
+            "srun python train.py --save_steps 10 --resume_from_checkpoint latest --output_dir /local_scratch/run\n"
+            "srun python train.py --save_steps 10 --resume_from_checkpoint latest --output_dir /lustre/run\n"
+            "srun python train.py --save_steps 10 --resume_from_checkpoint latest --output_dir /ckpt/run\n")
+    found = [(f.rule, f.line) for f in lint_snippet("job.sh", text, {"select": ["SPK301"]})]
+    assert found == [("SPK301", 4)]  # /lustre and /ckpt: the script does not say, so nothing is claimed
+    kept = [(f.rule, f.line) for f in lint_snippet("job.sh", text, {"select": ["SPK301"],
+                                                                     "persistent_paths": ["/local_scratch"]})]
+    assert kept == []
+
+
+def test_sbatch_reading_its_script_from_a_heredoc() -> None:
+    text = ("#!/bin/bash\nsbatch <<EOF\n#!/bin/bash\n#SBATCH --gres=gpu:8\n#SBATCH --time=1:00:00\n"
+            "srun torchrun train.py --save-steps 100 --output_dir /tmp/run\nEOF\n")
+    [job] = workloads(text, "submit.sh")
+    assert job.anchor.line == 4 and job.is_training
+    assert [(f.rule, f.line) for f in lint_snippet("submit.sh", text, {"select": ["SPK301", "SPK402"]})] == \
+        [("SPK402", 4), ("SPK301", 6)]
