@@ -106,12 +106,13 @@ class CommandSmoke:
         self.references: dict[int, tuple[CommandRun, Path]] = {}
         self.not_applicable: list[dict[str, str]] = []
         self.epoch_length: int | None = None
+        self.epoch_probed_to: int | None = None  # the steps a probe ran to find the epoch length
         self.crossed: bool | None = None
         (root / "checkpoints").mkdir(exist_ok=True)
 
-    def argv(self, folder: Path, resume: bool, every: int) -> list[str]:
+    def argv(self, folder: Path, resume: bool, every: int, steps: int | None = None) -> list[str]:
         assert self.options.cmd is not None
-        values = {"steps": str(self.plan.steps), "every": str(every), "ckpt": str(folder),
+        values = {"steps": str(steps or self.plan.steps), "every": str(every), "ckpt": str(folder),
                   "seed": str(self.options.seed), "resume": self.options.resume_arg if resume else ""}
         return expand(self.options.cmd, values)
 
@@ -125,9 +126,9 @@ class CommandSmoke:
         self.journal.progress(f"{run.label}: still running ({stage}{quiet})")
 
     def run(self, label: str, folder: Path, resume: bool, every: int, stop_at: int | None = None,
-            signum: int = signal.SIGKILL, delay_s: float = 0.0) -> CommandRun:
+            signum: int = signal.SIGKILL, delay_s: float = 0.0, steps: int | None = None) -> CommandRun:
         folder.mkdir(parents=True, exist_ok=True)
-        run = CommandRun(label, self.argv(folder, resume, every), self.root / "logs" / f"{label}.log")
+        run = CommandRun(label, self.argv(folder, resume, every, steps), self.root / "logs" / f"{label}.log")
         self.journal.progress(f"{label}: {' '.join(run.argv)}")
         run_command(run, self.progress, self.loss, self.deadline, stop_at, signum,
                     to_group=self.options.sigterm_to == "group" and signum == signal.SIGTERM,
@@ -258,6 +259,8 @@ class CommandSmoke:
         """
         reference = self.references[self.plan.checkpoint_every][0]
         self.epoch_length = self.options.steps_per_epoch or epoch_length(reference.epochs)
+        if self.epoch_length is None and len(set(reference.epochs.values())) == 1:
+            self.epoch_length = self.probe_epoch(reference)
         length = self.epoch_length
         if length is None:
             self.crossed = None
@@ -289,6 +292,26 @@ class CommandSmoke:
                                self.plan.steps, length)
         return []
 
+    def probe_epoch(self, reference: CommandRun) -> int | None:
+        """The epoch length of a job whose step lines print one epoch all the plan long: the
+        uninterrupted command run again with twice the steps, and twice again, until its epoch
+        changes (within ``MAX_EPOCH_STEPS`` and half the time left)."""
+        step_s = median_step_s(reference) or 0.0
+        steps = self.plan.steps * 2
+        while steps <= MAX_EPOCH_STEPS and step_s * steps * (RUNS_PER_PLAN + 2) <= (self.deadline - time.monotonic()) / 2:
+            label = f"epoch-probe-{steps}"
+            probe = self.run(label, self.root / "checkpoints" / label, False, self.plan.checkpoint_every, steps=steps)
+            if probe.exit_code != 0:
+                return None
+            found = epoch_length(probe.epochs)
+            if found is not None:
+                self.journal.progress(f"plan: the step lines print epoch {min(probe.epochs.values())} for "
+                                      f"{found} steps (the command run to step {steps} to find it)")
+                self.epoch_probed_to = steps
+                return found
+            steps *= 2
+        return None
+
     def observed(self) -> dict[str, Any]:
         """What the uninterrupted run showed: the lines read as steps, the epoch, the checkpoint layout."""
         if self.plan.checkpoint_every not in self.references:
@@ -299,6 +322,7 @@ class CommandSmoke:
         numbered = checkpoint_steps(folder)
         layout = "numbered" if numbered else "single" if complete else "none"
         return {"steps_per_epoch": self.epoch_length, "epoch_boundary_crossed": self.crossed,
+                "epoch_probed_to_step": self.epoch_probed_to,
                 "step_lines": {"examples": reference.examples, "not_steps": mentions[:MAX_EXAMPLES],
                                "not_steps_count": len(mentions)},
                 "checkpoints_seen": {"complete": complete[:20], "partial": [str(name) for name in partial_files(folder)][:20],

@@ -24,6 +24,8 @@ from spikelint.smoke.commandfiles import complete_steps
 from spikelint.smoke.commandfiles import step_of
 from spikelint.smoke.causes import causes
 from spikelint.smoke.causes import describe_causes
+from spikelint.smoke.causes import RNG
+from spikelint.smoke.causes import group_of
 from spikelint.smoke.compare import flatten
 from spikelint.smoke.command import snapshot
 from spikelint.smoke.loaders import TRAINER_STATE
@@ -196,6 +198,23 @@ def optimizer_missing(folder: Path, names: list[Path]) -> bool:
     return tensors
 
 
+def rng_missing(folder: Path, names: list[Path]) -> bool:
+    """No compared file holds anything the cause groups call an RNG state: a byte tensor (torch's
+    generator state) or a key part naming one (``rng``, ``cuda_rng_state``), a loader's generator
+    being the data position instead."""
+    for name in names:
+        try:
+            loaded = load_checkpoint_file(folder / name)
+        except Exception:  # unreadable here: compare_folders has reported it
+            continue
+        for key, value in flatten(loaded):
+            shape = getattr(value, "shape", None)
+            detail = f"{value.dtype}{list(shape)}" if shape is not None and hasattr(value, "dtype") else type(value).__name__
+            if group_of(key, detail) == RNG:
+                return False
+    return True
+
+
 def stored_step(folder: Path, name: Path) -> int | None:
     """The step a loaded checkpoint holds: the number in its name, else a top-level counter in the file."""
     step = step_of(name)
@@ -288,6 +307,10 @@ def judge(spec: VariantSpec, result: dict[str, Any], runs: Runs, on_disk: list[i
             parts.append(f"first differing key {file}:{first.key} ({first.kind}{delta})")
         if loss_step is not None:
             parts.append(f"losses differ from step {loss_step}")
+        if loss_step == resume_step + 1 and rng_missing(runs.reference_folder, names):
+            parts.append("no RNG state in any checkpoint file and the losses differ from the first resumed step: "
+                         "save torch.get_rng_state() (and NumPy's, Python's and CUDA's generators) in the checkpoint "
+                         "and restore them on resume, or dropout and augmentation draw differently after every resume")
         if optimizer_missing(runs.reference_folder, names):
             parts.append("no optimizer state in any checkpoint file, only the model's: save optimizer.state_dict() "
                          "in the checkpoint and load it on resume, or every resume restarts the optimizer's moments")

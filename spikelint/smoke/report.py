@@ -132,7 +132,10 @@ def _observed_lines(plan: dict[str, Any]) -> list[str]:
                          f"such as {step_lines['not_steps'][0]!r}")
     if plan.get("steps_per_epoch"):
         crossed = "crossed" if plan.get("epoch_boundary_crossed") else "NOT crossed"
-        lines.append(f"epochs:  {plan['steps_per_epoch']} steps each; an epoch boundary was {crossed} after a resume")
+        probed = (f" (found by running the command to step {plan['epoch_probed_to_step']})"
+                  if plan.get("epoch_probed_to_step") else "")
+        lines.append(f"epochs:  {plan['steps_per_epoch']} steps each{probed}; an epoch boundary was {crossed} "
+                     "after a resume in a later epoch")
     seen = plan.get("checkpoints_seen")
     if seen:
         if seen.get("layout") == "single":

@@ -52,7 +52,7 @@ def build(seed: int, samples: int, batch_size: int) -> tuple[nn.Module, torch.op
 
 
 def save(folder: Path, step: int, epoch: int, batch_in_epoch: int, epoch_generator_state: torch.Tensor,
-         model: nn.Module, optimizer: torch.optim.Optimizer, scheduler: Any, bug: str | None) -> Path:
+         model: nn.Module, optimizer: torch.optim.Optimizer, scheduler: Any, bug: str | None, single: bool) -> Path:
     state: dict[str, Any] = {
         "model": model.state_dict(),
         "step": step + 1 if bug == "step-off-by-one" else step,
@@ -67,7 +67,7 @@ def save(folder: Path, step: int, epoch: int, batch_in_epoch: int, epoch_generat
     if bug != "no-rng":
         state["rng"] = {"python": str(random.getstate()), "numpy": torch.from_numpy(np.random.get_state()[1].copy()),
                         "torch": torch.get_rng_state()}
-    final = folder / f"step-{step}.pt"
+    final = folder / ("last.pt" if single else f"step-{step}.pt")
     temporary = final.with_name(final.name + ".tmp")
     with open(temporary, "wb") as handle:
         torch.save(state, handle)
@@ -82,6 +82,7 @@ def save(folder: Path, step: int, epoch: int, batch_in_epoch: int, epoch_generat
 
 def newest_loadable(folder: Path, bug: str | None) -> tuple[Path, dict[str, Any]] | None:
     found = sorted(folder.glob("step-*.pt"), key=lambda path: int(path.stem.split("-")[1]), reverse=True)
+    found += [path for path in [folder / "last.pt"] if path.is_file()]
     for path in found:
         try:
             return path, torch.load(path, weights_only=True)
@@ -102,6 +103,7 @@ def main(argv: list[str]) -> int:
     parser.add_argument("--samples", type=int, default=64)
     parser.add_argument("--batch-size", type=int, default=4)
     parser.add_argument("--bug", choices=BUGS)
+    parser.add_argument("--single", action="store_true", help="keep one checkpoint, last.pt (written atomically)")
     args = parser.parse_args(argv)
     torch.set_num_threads(1)
     torch.use_deterministic_algorithms(True)
@@ -156,7 +158,8 @@ def main(argv: list[str]) -> int:
             print(f"epoch={epoch} step={step} loss={loss.item()!r} lr={scheduler.get_last_lr()[0]:.6f}", flush=True)
             position = batch_index + 1
             if step % args.save_every == 0 or stop["requested"]:
-                saved = save(folder, step, epoch, position, epoch_state, model, optimizer, scheduler, args.bug)
+                saved = save(folder, step, epoch, position, epoch_state, model, optimizer, scheduler, args.bug,
+                             args.single)
                 print(f"Saving checkpoint at step {step} to {saved}", flush=True)
             if stop["requested"]:
                 print(f"SIGTERM received: checkpoint of step {step} written, exiting", flush=True)
