@@ -50,9 +50,15 @@ def make_lint(config: Config, cwd: Path, overrides: dict[str, Any]) -> Any:
     return lint
 
 
+NO_NEWLINE = "\\ No newline at end of file\n"
+
+
 def unified_diff(item: FileFix) -> str:
-    return "".join(difflib.unified_diff(item.original.splitlines(keepends=True), item.fixed.splitlines(keepends=True),
-                                        f"a/{item.path}", f"b/{item.path}"))
+    """The change as ``git apply`` and ``patch`` read it: a last line without its newline is
+    marked, as Git marks it, instead of running into the next line of the diff."""
+    lines = difflib.unified_diff(item.original.splitlines(keepends=True), item.fixed.splitlines(keepends=True),
+                                 f"a/{item.path}", f"b/{item.path}")
+    return "".join(line if line.endswith(("\n", "\r")) else line + "\n" + NO_NEWLINE for line in lines)
 
 
 def run_fixes(paths: list[str], config: Config, *, unsafe: bool, dry_run: bool, pins: Pins,

@@ -5,6 +5,7 @@ exactly what the finding names, so an escaped or computed value is never guessed
 
 from __future__ import annotations
 
+import ast
 import re
 from typing import Iterator
 from typing import Sequence
@@ -20,6 +21,7 @@ from spikelint.model import Finding
 BUFFERED_WORD = re.compile(r"^`([^`\s]+)` writes its output")
 WORD_END = frozenset(" \t\r\n\"';,)]}")
 TOKEN_END = frozenset(" \t\r\n\"',]}")
+NAMED_IMAGE = re.compile(r"""^image ('(?:[^'\\]|\\.)*'|"(?:[^"\\]|\\.)*")""")
 
 
 def unbuffered_python(context: FixContext, findings: Sequence[Finding]) -> Iterator[Outcome]:
@@ -45,6 +47,31 @@ def unbuffered_python(context: FixContext, findings: Sequence[Finding]) -> Itera
                   f"line {finding.line}: `{word}` -> `{word} -u`")
 
 
+def _token_end(text: str, start: int) -> int:
+    """Where the word at ``start`` ends; a ``${VAR}`` inside it is read whole (``}`` ends a flow
+    mapping, not a variable)."""
+    end = start
+    while end < len(text) and text[end] not in TOKEN_END:
+        if text.startswith("${", end) and "}" in text[end:]:
+            end = text.index("}", end)
+        end += 1
+    return end
+
+
+def _named_reference(message: str) -> str | None:
+    """The image reference the finding names (``image 'nvcr.io/nvidia/pytorch:24.01-py3' …``): the
+    pins file is keyed on whole references, also where the tag is written apart from the name
+    (a kustomize ``newTag:``)."""
+    named = NAMED_IMAGE.match(message)
+    if named is None:
+        return None
+    try:
+        value = ast.literal_eval(named.group(1))
+    except (ValueError, SyntaxError):
+        return None
+    return value if isinstance(value, str) else None
+
+
 def pinned_image(context: FixContext, findings: Sequence[Finding]) -> Iterator[Outcome]:
     """SPK101/SPK102: ``reference`` -> ``reference@sha256:…`` from the pins file (unsafe: the digest
     is the team's claim about what the tag means today)."""
@@ -61,9 +88,7 @@ def pinned_image(context: FixContext, findings: Sequence[Finding]) -> Iterator[O
                 start += 1
         if context.text[start:start + 1] in ("'", '"'):
             start += 1
-        end = start
-        while end < len(context.text) and context.text[end] not in TOKEN_END:
-            end += 1
+        end = _token_end(context.text, start)
         token = context.text[start:end]
         if token.startswith("-") and "=" in token:  # --image=REF
             start += token.index("=") + 1
@@ -75,11 +100,13 @@ def pinned_image(context: FixContext, findings: Sequence[Finding]) -> Iterator[O
         if "@" in token:
             yield refuse(finding, f"{token} already names a digest")
             continue
-        digest = context.pins.images.get(token)
+        reference = _named_reference(finding.message) or token
+        digest = context.pins.images.get(reference) or context.pins.images.get(token)
         if digest is None:
-            yield refuse(finding, f"{token} is not in the pins file (add '{token}: sha256:…' from your registry)")
+            yield refuse(finding, f"{reference} is not in the pins file (add '{reference}: sha256:…' from your "
+                                  f"registry)")
             continue
         yield Fix(finding.rule, (finding.fingerprint,), (Edit(end, end, "@" + digest),),
-                  f"line {finding.line}: {token} pinned to {digest[:19]}…",
+                  f"line {finding.line}: {reference} pinned to {digest[:19]}…",
                   f"check that {digest[:19]}… is the build you tested, and refresh the pins file when you "
                   f"move to a new one")
