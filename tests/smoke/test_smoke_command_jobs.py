@@ -44,7 +44,8 @@ def test_a_correct_plain_pytorch_job_that_logs_its_resume_verifies(tmp_path: Pat
     assert "sigterm-mid-step" in plan["variants"]  # the variants do not depend on how fast a step is
     between = variant(summary, "kill-between-checkpoints")
     assert "the resumed run loaded step-24.pt" in between["notes"]
-    assert "refused step-24.pt" in variant(summary, "truncated-newest")["refused_checkpoints"][0]["path"] or True
+    refused = variant(summary, "truncated-newest")["refused_checkpoints"]
+    assert refused and refused[0]["path"] == "step-24.pt" and "step-20.pt" in refused[0]["reason"]
 
 
 def test_a_step_counter_off_by_one_is_named(tmp_path: Path) -> None:
@@ -63,13 +64,44 @@ def test_an_optimizer_saved_under_another_name_and_not_saved_at_all(tmp_path: Pa
 
 def test_a_loader_generator_not_restored_fails_once_the_plan_crosses_a_long_epoch(tmp_path: Path) -> None:
     command = PLAIN.replace("{resume}", "--samples 128 {resume}") + " --bug no-loader-generator"
-    unknown = smoke(tmp_path / "unknown", command, "--signal", "kill", "--steps", "24", "--checkpoint-every", "4")
-    assert unknown["plan"]["epoch_boundary_crossed"] is None or unknown["plan"]["steps_per_epoch"] is None
-    assert any("no epoch boundary was crossed" in warning for warning in unknown["warnings"])
+    silent = (f"{sys.executable} -m spikelint.smoke.example_train --max-steps {{steps}} --save-every {{every}} "
+              f"--ckpt-dir {{ckpt}} {{resume}}")  # prints no epoch
+    unknown = smoke(tmp_path / "unknown", silent, "--signal", "kill", "--steps", "12", "--checkpoint-every", "2")
+    assert unknown["plan"]["steps_per_epoch"] is None and unknown["plan"]["epoch_boundary_crossed"] is None
+    assert any("no epoch boundary was crossed" in warning and "--steps-per-epoch" in warning
+               for warning in unknown["warnings"])
     known = smoke(tmp_path / "known", command, "--signal", "kill", "--steps-per-epoch", "32")
     assert known["plan"]["steps"] > 32 and known["plan"]["epoch_boundary_crossed"] is True
     assert known["verdict"] == "state_differs"
     assert "data position" in variant(known, "kill-between-checkpoints")["message"]
+
+
+def test_a_long_epoch_printed_on_the_step_lines_is_found_by_running_longer(tmp_path: Path) -> None:
+    """128 batches an epoch, default 40 steps: the reference is run on until its epoch changes, then the plan
+    resumes in the second epoch, where a loader generator re-seeded instead of restored shows."""
+    command = PLAIN.replace("{resume}", "--samples 512 {resume}") + " --bug no-loader-generator"
+    summary = smoke(tmp_path, command, "--signal", "kill")
+    plan = summary["plan"]
+    assert plan["steps_per_epoch"] == 128 and plan["epoch_probed_to_step"] == 160
+    assert plan["steps"] > 128 and plan["epoch_boundary_crossed"] is True
+    assert summary["verdict"] == "state_differs"
+    assert "data position (step-" in variant(summary, "kill-between-checkpoints")["message"]
+
+
+def test_a_single_checkpoint_is_named_as_such_when_torn(tmp_path: Path) -> None:
+    summary = smoke(tmp_path, PLAIN + " --single", "--signal", "kill")
+    assert summary["plan"]["checkpoints_seen"]["layout"] == "single"
+    assert variant(summary, "kill-between-checkpoints")["verdict"] == "verified"
+    torn = variant(summary, "truncated-newest")
+    assert torn["verdict"] == "resume_failed"
+    assert "the job keeps a single checkpoint, last.pt" in torn["message"]
+    assert "nothing to fall back to" in torn["message"]
+
+
+def test_global_rng_states_left_out_are_named(tmp_path: Path) -> None:
+    summary = smoke(tmp_path, PLAIN + " --bug no-rng", "--signal", "kill")
+    assert summary["verdict"] == "state_differs"
+    assert "no RNG state in any checkpoint file" in variant(summary, "kill-between-checkpoints")["message"]
 
 
 def test_a_job_whose_epoch_restarts_on_resume_fails(tmp_path: Path) -> None:
