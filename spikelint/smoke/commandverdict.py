@@ -9,6 +9,7 @@ from __future__ import annotations
 import re
 from pathlib import Path
 from typing import Any
+from typing import Iterator
 from typing import NamedTuple
 
 from spikelint.smoke.analysis import RESUME_FAILED
@@ -176,6 +177,16 @@ def placement_notes(spec: VariantSpec, runs: Runs, resume_step: int, on_disk: li
     return notes
 
 
+def checkpoint_leaves(folder: Path, names: list[Path]) -> Iterator[tuple[str, Any]]:
+    """(dotted key, leaf) of every compared file that loads; unreadable ones compare_folders has reported."""
+    for name in names:
+        try:
+            loaded = load_checkpoint_file(folder / name)
+        except Exception:  # unreadable here: compare_folders has reported it
+            continue
+        yield from flatten(loaded)
+
+
 def optimizer_missing(folder: Path, names: list[Path]) -> bool:
     """The compared files hold float tensors but nothing shaped like an optimizer's state dict.
 
@@ -186,15 +197,10 @@ def optimizer_missing(folder: Path, names: list[Path]) -> bool:
     scheduler or an RNG state may rightly be absent.
     """
     tensors = False
-    for name in names:
-        try:
-            loaded = load_checkpoint_file(folder / name)
-        except Exception:  # unreadable here: compare_folders has reported it
-            continue
-        for key, value in flatten(loaded):
-            if OPTIMIZER_GROUP.search(key):
-                return False
-            tensors = tensors or getattr(value, "is_floating_point", lambda: False)()
+    for key, value in checkpoint_leaves(folder, names):
+        if OPTIMIZER_GROUP.search(key):
+            return False
+        tensors = tensors or getattr(value, "is_floating_point", lambda: False)()
     return tensors
 
 
@@ -202,16 +208,11 @@ def rng_missing(folder: Path, names: list[Path]) -> bool:
     """No compared file holds anything the cause groups call an RNG state: a byte tensor (torch's
     generator state) or a key part naming one (``rng``, ``cuda_rng_state``), a loader's generator
     being the data position instead."""
-    for name in names:
-        try:
-            loaded = load_checkpoint_file(folder / name)
-        except Exception:  # unreadable here: compare_folders has reported it
-            continue
-        for key, value in flatten(loaded):
-            shape = getattr(value, "shape", None)
-            detail = f"{value.dtype}{list(shape)}" if shape is not None and hasattr(value, "dtype") else type(value).__name__
-            if group_of(key, detail) == RNG:
-                return False
+    for key, value in checkpoint_leaves(folder, names):
+        shape = getattr(value, "shape", None)
+        detail = f"{value.dtype}{list(shape)}" if shape is not None and hasattr(value, "dtype") else type(value).__name__
+        if group_of(key, detail) == RNG:
+            return False
     return True
 
 

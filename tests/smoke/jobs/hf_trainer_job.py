@@ -1,5 +1,5 @@
-"""A stock Hugging Face Trainer job for ``smoke --cmd``: a tiny ``PreTrainedModel`` built in code (nothing
-downloaded), ``save_steps`` checkpoints in ``checkpoint-N/`` folders, ``resume_from_checkpoint=True`` on
+"""A stock Hugging Face Trainer job for ``smoke --cmd``: the tiny ``PreTrainedModel`` of ``hf_tiny.py``
+(built in code, nothing downloaded), ``save_steps`` checkpoints in ``checkpoint-N/`` folders, ``resume_from_checkpoint=True`` on
 resume, and the callback a preemptible Trainer job needs: SIGTERM sets a flag, the next step end saves
 and stops, and the process exits 143. A step line is printed from ``on_log`` (``logging_steps=1``).
 """
@@ -10,53 +10,19 @@ import argparse
 import logging
 import signal
 import sys
+from pathlib import Path
 from typing import Any
 
 import torch
-from torch import nn
-from transformers import PretrainedConfig
-from transformers import PreTrainedModel
 from transformers import Trainer
 from transformers import TrainerCallback
 from transformers import TrainingArguments
 from transformers import set_seed
 
-
-class TinyConfig(PretrainedConfig):
-    model_type = "spikelint-cmd-tiny"
-
-    def __init__(self, width: int = 4, **options: Any) -> None:
-        self.width = width
-        super().__init__(**options)
-
-
-class TinyModel(PreTrainedModel):
-    config_class = TinyConfig
-    main_input_name = "x"
-
-    def __init__(self, config: TinyConfig) -> None:
-        super().__init__(config)
-        self.lin = nn.Linear(config.width, 1)
-        self.drop = nn.Dropout(0.1)
-        self.post_init()
-
-    def forward(self, x: torch.Tensor, labels: torch.Tensor | None = None) -> dict[str, torch.Tensor]:
-        out = self.lin(self.drop(x)).squeeze(-1)
-        assert labels is not None
-        return {"loss": ((out - labels) ** 2).mean(), "logits": out}
-
-
-class Samples(torch.utils.data.Dataset[dict[str, torch.Tensor]]):
-    def __init__(self, count: int) -> None:
-        generator = torch.Generator().manual_seed(1234)
-        self.x = torch.randn(count, 4, generator=generator)
-        self.y = torch.randn(count, generator=generator)
-
-    def __len__(self) -> int:
-        return len(self.y)
-
-    def __getitem__(self, index: int) -> dict[str, torch.Tensor]:
-        return {"x": self.x[index], "labels": self.y[index]}
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # the tiny model of the --job tests, shared
+from hf_tiny import Samples  # noqa: E402
+from hf_tiny import TinyConfig  # noqa: E402
+from hf_tiny import TinyModel  # noqa: E402
 
 
 class StepLines(TrainerCallback):
@@ -96,7 +62,7 @@ def main(argv: list[str]) -> int:
         dataloader_num_workers=0, full_determinism=True)
     set_seed(args.seed)  # before the model is built: its initial weights are drawn from the global RNG
     preemption = Preemption()
-    trainer = Trainer(model=TinyModel(TinyConfig()), args=training, train_dataset=Samples(64),
+    trainer = Trainer(model=TinyModel(TinyConfig()), args=training, train_dataset=Samples(64, 1234),
                       callbacks=[StepLines(), preemption])
     trainer.train(resume_from_checkpoint=True if args.resume else None)
     return 143 if preemption.requested else 0
