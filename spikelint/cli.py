@@ -3,74 +3,34 @@
 from __future__ import annotations
 
 import argparse
-import json
-import os
 import subprocess
 import sys
 from pathlib import Path
 from typing import TYPE_CHECKING
 from typing import Any
 from typing import Callable
-from typing import NoReturn
 from typing import Sequence
 from typing import TextIO
 
 from spikelint import __version__
 from spikelint.util.escape import printable
+from spikelint.options import EXIT_OK
+from spikelint.options import EXIT_USAGE
+from spikelint.options import FORMATS
+from spikelint.options import Parser
+from spikelint.options import RawDescriptionFormatter
+from spikelint.options import UsageError
+from spikelint.options import check_rule_names
+from spikelint.options import emit
+from spikelint.options import exit_code
+from spikelint.options import positive
+from spikelint.options import read_baseline
+from spikelint.options import rule_ids
+from spikelint.options import write_baseline
 
 if TYPE_CHECKING:
     from spikelint.config import Config
-    from spikelint.model import Finding
     from spikelint.model import Report
-
-EXIT_OK = 0
-EXIT_FINDINGS = 1
-EXIT_USAGE = 2
-FORMATS = ("text", "json", "sarif", "junit", "gitlab", "github")
-SEVERITY_RANK = {"info": 0, "warning": 1, "error": 2}
-
-
-class UsageError(Exception):
-    """Bad options or configuration: exit 2 with this message."""
-
-
-def _terminal_width() -> int:
-    """What ``shutil.get_terminal_size`` gives, without importing shutil (and its compressors)."""
-    try:
-        columns = int(os.environ["COLUMNS"])
-        if columns > 0:
-            return columns
-    except (KeyError, ValueError):
-        pass
-    try:
-        return os.get_terminal_size(sys.__stdout__.fileno()).columns if sys.__stdout__ else 80
-    except (AttributeError, ValueError, OSError):
-        return 80
-
-
-class _Formatter(argparse.HelpFormatter):
-    """argparse's formatter with the width given: argparse builds one per ``add_argument`` and
-    each would import shutil and ask the terminal for its size."""
-
-    def __init__(self, prog: str, indent_increment: int = 2, max_help_position: int = 24,
-                 width: int | None = None) -> None:
-        super().__init__(prog, indent_increment, max_help_position, width or max(_terminal_width() - 2, 11))
-
-
-class _RawDescriptionFormatter(argparse.RawDescriptionHelpFormatter, _Formatter):
-    """The same, keeping an epilog's line breaks."""
-
-
-class _Parser(argparse.ArgumentParser):
-    def __init__(self, *args: Any, **kwargs: Any) -> None:
-        kwargs.setdefault("formatter_class", _Formatter)
-        super().__init__(*args, **kwargs)
-
-    def error(self, message: str) -> NoReturn:
-        # main() prints "spikelint: error: ", so only the subcommand is named here
-        command = self.prog.split(" ", 1)[1] if " " in self.prog else ""
-        raise UsageError(f"{command}: {message}" if command else message)
-
 
 CHECK_EPILOG = """\
 output formats (--format):
@@ -88,20 +48,10 @@ exit codes:
 """
 
 
-def _positive(text: str) -> int:
-    try:
-        value = int(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"expected a whole number of at least 1, got {text!r}") from None
-    if value < 1:
-        raise argparse.ArgumentTypeError(f"expected a whole number of at least 1, got {text!r}")
-    return value
-
-
 def _check_parser(subparsers: argparse._SubParsersAction) -> None:
     parser = subparsers.add_parser("check", help="lint files and folders", description="Lint workload definitions, "
                                    "launch scripts, configs, notebooks, Dockerfiles and training code.",
-                                   epilog=CHECK_EPILOG, formatter_class=_RawDescriptionFormatter)
+                                   epilog=CHECK_EPILOG, formatter_class=RawDescriptionFormatter)
     parser.add_argument("paths", nargs="*", default=None, help="files and folders (default: .)")
     parser.add_argument("--format", choices=FORMATS, default="text", help="output format (default: text; see below)")
     parser.add_argument("--output", metavar="FILE", help="write the report to FILE")
@@ -115,7 +65,7 @@ def _check_parser(subparsers: argparse._SubParsersAction) -> None:
     parser.add_argument("--write-baseline", metavar="FILE", help="write the current findings as a baseline, exit 0")
     parser.add_argument("--diff", metavar="REV", help="report only findings that are new since Git revision REV "
                         "(not reported when its tree is linted the same way)")
-    parser.add_argument("--jobs", type=_positive, metavar="N", help="most worker processes (default: as many as "
+    parser.add_argument("--jobs", type=positive, metavar="N", help="most worker processes (default: as many as "
                         "the work is worth and CPUs are free; 1 = in-process)")
     parser.add_argument("--cache", action="store_true", help="reuse the results of unchanged files from "
                         ".spikelint_cache/ and update it")
@@ -133,31 +83,6 @@ def _check_parser(subparsers: argparse._SubParsersAction) -> None:
                         help="text: one line per finding, without the source line under it")
 
 
-def _rule_ids(text: str | None) -> tuple[str, ...] | None:
-    if text is None:
-        return None
-    ids = tuple(part.strip().upper() for part in text.split(",") if part.strip())
-    for rule in ids:
-        if not rule.startswith("SPK") or not rule[3:].isdigit() and rule[3:] != "":
-            raise UsageError(f"not a rule id or family: {rule!r} (expected e.g. SPK101 or SPK1)")
-    return ids
-
-
-def _check_rule_names(config: Config, option: dict[str, tuple[str, ...] | None]) -> None:
-    """A typo in a selection must not switch the gate off: unknown ids or prefixes are usage errors."""
-    from spikelint.catalog import load_catalog
-    from spikelint.config import unknown_rule_names
-
-    known = tuple(load_catalog())
-    for name, given in option.items():
-        wrong = [rule for rule in given or () if not any(rule_id.startswith(rule) for rule_id in known)]
-        if wrong:
-            raise UsageError(f"--{name}: unknown rule id or family {', '.join(wrong)} (spikelint rules lists them)")
-    problems = unknown_rule_names(config, known)
-    if problems:
-        raise UsageError(f"configuration error: {config.path}: " + "; ".join(problems))
-
-
 def command_check(args: argparse.Namespace) -> int:
     from spikelint.config import ConfigError
     from spikelint.config import load_config
@@ -169,8 +94,8 @@ def command_check(args: argparse.Namespace) -> int:
         config = load_config(args.config)
     except ConfigError as error:
         raise UsageError(f"configuration error: {error}") from None
-    select, ignore = _rule_ids(args.select), _rule_ids(args.ignore)
-    _check_rule_names(config, {"select": select, "ignore": ignore})
+    select, ignore = rule_ids(args.select), rule_ids(args.ignore)
+    check_rule_names(config, {"select": select, "ignore": ignore})
     config = with_overrides(config, select=select, ignore=ignore, fail_on=args.fail_on,
                             exclude=(*config.exclude, *args.exclude) if args.exclude else None)
     if args.show_files:
@@ -201,13 +126,13 @@ def command_check(args: argparse.Namespace) -> int:
         print(f"spikelint: also checked {count} file{'' if count == 1 else 's'} referencing the given files: "
               + ", ".join(result.dependents), file=sys.stderr)
     if args.write_baseline:
-        _write_baseline(Path(args.write_baseline), report)
+        write_baseline(Path(args.write_baseline), report)
         count = len(report.findings)
         print(f"spikelint: wrote {count} finding{'' if count == 1 else 's'} to baseline {args.write_baseline}",
               file=sys.stderr)
         return EXIT_OK
     if args.baseline:
-        report = apply_baseline(report, _read_baseline(Path(args.baseline)))
+        report = apply_baseline(report, read_baseline(Path(args.baseline)))
     if args.diff:
         report = _new_since(args.diff, report, paths, config, args.jobs)
     if not result.discovery.files and not result.discovery.skipped and not result.discovery.oversized:
@@ -219,21 +144,14 @@ def command_check(args: argparse.Namespace) -> int:
 
             print(summary_line(report), file=sys.stderr)
         else:
-            _emit(report, args.format, args.output, result.root_prefix, config.fail_on)
+            emit(report, args.format, args.output, result.root_prefix, config.fail_on)
     else:
-        _emit(report, args.format, args.output, result.root_prefix, config.fail_on, args.code_frame)
+        emit(report, args.format, args.output, result.root_prefix, config.fail_on, args.code_frame)
     for message in result.internal_errors:
         print(f"spikelint: {printable(message)}", file=sys.stderr)
     if result.internal_errors:
         return EXIT_USAGE
-    return _exit_code(report.findings, config.fail_on)
-
-
-def _exit_code(findings: Sequence[Finding], fail_on: str) -> int:
-    if fail_on == "never":
-        return EXIT_OK
-    threshold = SEVERITY_RANK[fail_on]
-    return EXIT_FINDINGS if any(SEVERITY_RANK[f.severity] >= threshold for f in findings) else EXIT_OK
+    return exit_code(report.findings, config.fail_on)
 
 
 def _show_files(paths: list[str], config: Config) -> int:
@@ -259,44 +177,6 @@ def _print_statistics(report: Report, stream: TextIO) -> None:
 
     stream.write(statistics_text(report.findings))
     stream.flush()
-
-
-def _emit(report: Report, fmt: str, output: str | None, prefix: str | None = None, fail_on: str = "info",
-          code_frame: bool = True) -> None:
-    from spikelint.report.output import OutputError
-    from spikelint.report.output import emit_report
-
-    try:
-        emit_report(report, fmt, output, prefix, fail_on, code_frame)
-    except OutputError as error:
-        raise UsageError(str(error)) from None
-
-
-def _write_baseline(path: Path, report: Report) -> None:
-    entries = [{"fingerprint": f.fingerprint, "rule": f.rule, "path": f.path} for f in report.findings]
-    data = {"version": 1, "tool": "spikelint", "findings": entries}
-    from spikelint.util.safe_write import UnsafeTarget
-    from spikelint.secrets.output_mask import mask_output
-    from spikelint.util.safe_write import write_text_safely
-
-    try:
-        write_text_safely(path, mask_output(json.dumps(data, indent=2) + "\n"))
-    except UnsafeTarget as error:
-        raise UsageError(f"cannot write baseline: {error}") from None
-    except OSError as error:
-        raise UsageError(f"cannot write baseline {path}: {error.strerror or error}") from None
-
-
-def _read_baseline(path: Path) -> set[str]:
-    try:
-        data = json.loads(path.read_text(encoding="utf-8"))
-    except OSError as error:
-        raise UsageError(f"cannot read baseline {path}: {error.strerror or error}") from None
-    except ValueError as error:
-        raise UsageError(f"baseline {path} is not valid JSON: {error}") from None
-    if not isinstance(data, dict) or not isinstance(data.get("findings"), list):
-        raise UsageError(f"baseline {path}: expected an object with a 'findings' list (write one with --write-baseline)")
-    return {entry["fingerprint"] for entry in data["findings"] if isinstance(entry, dict) and "fingerprint" in entry}
 
 
 def _new_since(revision: str, report: Report, paths: list[str], config: Config, jobs: int | None) -> Report:
@@ -384,11 +264,11 @@ def _history() -> Any:
 
 
 def build_parser() -> argparse.ArgumentParser:
-    parser = _Parser(prog="spikelint", description="Policy linter and CI gate for GPU training workloads.")
+    parser = Parser(prog="spikelint", description="Policy linter and CI gate for GPU training workloads.")
     parser.add_argument("--version", action="version", version=f"spikelint {__version__}")
-    subparsers = parser.add_subparsers(dest="command", metavar="COMMAND", parser_class=_Parser)
+    subparsers = parser.add_subparsers(dest="command", metavar="COMMAND", parser_class=Parser)
     _check_parser(subparsers)
-    _history().add_parser(subparsers, FORMATS, _positive)
+    _history().add_parser(subparsers, FORMATS, positive)
     rules = subparsers.add_parser("rules", help="list every rule")
     rules.add_argument("--format", choices=("text", "json", "markdown"), default="text")
     explain = subparsers.add_parser("explain", help="explain one rule")

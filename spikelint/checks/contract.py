@@ -35,7 +35,7 @@ from spikelint.contract.config_schema import known_versions
 from spikelint.contract.config_schema import run_config_schema
 from spikelint.contract.config_schema import shipped_by_reference
 from spikelint.contract.config_schema import without_meta_key
-from spikelint.run.redact import shown
+from spikelint.secrets.shown_values import shown
 from spikelint.schemas import NOT_READ
 
 if TYPE_CHECKING:

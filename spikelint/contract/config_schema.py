@@ -88,7 +88,7 @@ def version_problem(value: Any, present: bool) -> str:
     if not present:
         return f"missing required key 'schema_version' (the integer {versions.split(', ')[-1]})"
     if not is_integer(value):
-        from spikelint.run.redact import shown
+        from spikelint.secrets.shown_values import shown
 
         return f"schema_version must be an integer ({versions}), got {shown(value, VERSION_KEY)}"
     return f"schema_version {value} is not a known contract version (known: {versions})"

@@ -115,7 +115,7 @@ def kind_of(node: Node) -> str:
         return "a mapping"
     if node.kind == "seq":
         return "a list"
-    from spikelint.run.redact import shown
+    from spikelint.secrets.shown_values import shown
 
     return shown(node.value)
 

@@ -19,7 +19,7 @@ from typing import NamedTuple
 
 from spikelint.model import Located
 from spikelint.model import Node
-from spikelint.run.redact import shown
+from spikelint.secrets.shown_values import shown
 
 VALUE = "value"  # the value at ``path`` is wrong: point at its key (or the item)
 KEY = "key"  # ``key`` of the object at ``path`` is not allowed: point at that key

@@ -22,9 +22,9 @@ EXIT_USAGE = 2
 
 
 def build_parser() -> argparse.ArgumentParser:
-    from spikelint.cli import _Parser
+    from spikelint.options import Parser
 
-    parser = _Parser(prog="spikelint fix", description="Apply the mechanical fixes, each proven by linting the "
+    parser = Parser(prog="spikelint fix", description="Apply the mechanical fixes, each proven by linting the "
                      "edited file again, then report what is left.")
     parser.add_argument("paths", nargs="*", help="files and folders (default: .)")
     parser.add_argument("--dry-run", action="store_true", help="print a unified diff and change nothing "
@@ -43,7 +43,7 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 def main(argv: Sequence[str]) -> int:
-    from spikelint.cli import UsageError
+    from spikelint.options import UsageError
 
     try:
         args = build_parser().parse_args(list(argv))
@@ -54,9 +54,9 @@ def main(argv: Sequence[str]) -> int:
 
 
 def _settings(args: argparse.Namespace) -> tuple[Any, dict[str, Any]]:
-    from spikelint.cli import UsageError
-    from spikelint.cli import _check_rule_names
-    from spikelint.cli import _rule_ids
+    from spikelint.options import UsageError
+    from spikelint.options import check_rule_names
+    from spikelint.options import rule_ids
     from spikelint.config import ConfigError
     from spikelint.config import load_config
     from spikelint.config import with_overrides
@@ -65,8 +65,8 @@ def _settings(args: argparse.Namespace) -> tuple[Any, dict[str, Any]]:
         config = load_config(args.config)
     except ConfigError as error:
         raise UsageError(f"configuration error: {error}") from None
-    select, ignore = _rule_ids(args.select), _rule_ids(args.ignore)
-    _check_rule_names(config, {"select": select, "ignore": ignore})
+    select, ignore = rule_ids(args.select), rule_ids(args.ignore)
+    check_rule_names(config, {"select": select, "ignore": ignore})
     config = with_overrides(config, select=select, ignore=ignore, fail_on=args.fail_on,
                             exclude=(*config.exclude, *args.exclude) if args.exclude else None)
     overrides = {key: value for key, value in (("select", select), ("ignore", ignore), ("fail_on", args.fail_on))
@@ -75,7 +75,7 @@ def _settings(args: argparse.Namespace) -> tuple[Any, dict[str, Any]]:
 
 
 def _pins(path: str | None) -> Pins:
-    from spikelint.cli import UsageError
+    from spikelint.options import UsageError
     from spikelint.fix.pins import PinsError
     from spikelint.fix.pins import read_pins
 
@@ -90,7 +90,7 @@ def _pins(path: str | None) -> Pins:
 def apply_fixes(paths: list[str], config: Any, overrides: dict[str, Any], *, unsafe: bool = False,
                 dry_run: bool = False, pins: Pins = NO_PINS) -> tuple[FixRun, bool]:
     """Run the fixes and print the diff (dry run) and the summary; (the run, whether all went safely)."""
-    from spikelint.cli import UsageError
+    from spikelint.options import UsageError
     from spikelint.config import ConfigError
 
     try:
@@ -127,8 +127,8 @@ def _summary(run: FixRun, dry_run: bool) -> None:
 
 
 def command_fix(args: argparse.Namespace) -> int:
-    from spikelint.cli import _emit
-    from spikelint.cli import _exit_code
+    from spikelint.options import emit
+    from spikelint.options import exit_code
     from spikelint.engine import check_paths
 
     if args.pins and not args.unsafe:
@@ -142,5 +142,5 @@ def command_fix(args: argparse.Namespace) -> int:
     if args.dry_run:
         return EXIT_FINDINGS if run.changed else EXIT_OK
     result = check_paths(paths, config, overrides=overrides)
-    _emit(result.report, "text", None, result.root_prefix, config.fail_on)
-    return _exit_code(result.report.findings, config.fail_on)
+    emit(result.report, "text", None, result.root_prefix, config.fail_on)
+    return exit_code(result.report.findings, config.fail_on)

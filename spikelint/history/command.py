@@ -100,14 +100,14 @@ def _finding(leak: Leak, name: str, severity: str, prefix: str) -> Finding:
 def command_history(args: argparse.Namespace) -> int:
     """Scan, then report like ``check`` (baselines, formats, exit codes)."""
     from spikelint.catalog import load_catalog
-    from spikelint.cli import EXIT_OK
-    from spikelint.cli import UsageError
-    from spikelint.cli import _check_rule_names
-    from spikelint.cli import _emit
-    from spikelint.cli import _exit_code
-    from spikelint.cli import _read_baseline
-    from spikelint.cli import _rule_ids
-    from spikelint.cli import _write_baseline
+    from spikelint.options import EXIT_OK
+    from spikelint.options import UsageError
+    from spikelint.options import check_rule_names
+    from spikelint.options import emit
+    from spikelint.options import exit_code
+    from spikelint.options import read_baseline
+    from spikelint.options import rule_ids
+    from spikelint.options import write_baseline
     from spikelint.config import ConfigError
     from spikelint.config import load_config
     from spikelint.config import with_overrides
@@ -118,8 +118,8 @@ def command_history(args: argparse.Namespace) -> int:
         config = load_config(args.config)
     except ConfigError as error:
         raise UsageError(f"configuration error: {error}") from None
-    select, ignore = _rule_ids(args.select), _rule_ids(args.ignore)
-    _check_rule_names(config, {"select": select, "ignore": ignore})
+    select, ignore = rule_ids(args.select), rule_ids(args.ignore)
+    check_rule_names(config, {"select": select, "ignore": ignore})
     config = with_overrides(config, select=select, ignore=ignore, fail_on=args.fail_on)
     cwd = Path.cwd()
     try:
@@ -131,12 +131,12 @@ def command_history(args: argparse.Namespace) -> int:
         report = Report([], report.files_checked, rules=report.rules)
     print(f"spikelint: history: {scanned} commit{'' if scanned == 1 else 's'} scanned", file=sys.stderr)
     if args.write_baseline:
-        _write_baseline(Path(args.write_baseline), report)
+        write_baseline(Path(args.write_baseline), report)
         count = len(report.findings)
         print(f"spikelint: wrote {count} finding{'' if count == 1 else 's'} to baseline {args.write_baseline}",
               file=sys.stderr)
         return EXIT_OK
     if args.baseline:
-        report = apply_baseline(report, _read_baseline(Path(args.baseline)))
-    _emit(report, args.format, args.output, _prefix(cwd, repository_root(cwd)), config.fail_on, False)
-    return _exit_code(report.findings, config.fail_on)
+        report = apply_baseline(report, read_baseline(Path(args.baseline)))
+    emit(report, args.format, args.output, _prefix(cwd, repository_root(cwd)), config.fail_on, False)
+    return exit_code(report.findings, config.fail_on)

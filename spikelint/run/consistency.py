@@ -334,7 +334,7 @@ def _check_record(line: Line, records: Records, collector: Collector) -> None:
                       source=line.text[:500])
         return
     if not isinstance(record, dict):
-        from spikelint.run.redact import shown as show
+        from spikelint.secrets.shown_values import shown as show
 
         collector.add(shown, line.number, 1, f"{name}: each line must be a JSON object, got {show(record)}",
                       source=line.text[:500])

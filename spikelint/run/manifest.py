@@ -127,7 +127,7 @@ def build_manifest(*, run_dir: Path, config_path: Path, config_sha256: str, sche
                    code: CodeRevision, model: str | None = None, image: str | None = None,
                    seed: int | None = None, moment: datetime | None = None) -> dict[str, Any]:
     """The ``run-manifest.v1`` document for a run about to start."""
-    from spikelint.run.redact import redact_parameters
+    from spikelint.secrets.shown_values import redact_parameters
 
     moment = moment or utc_now()
     input_record = None

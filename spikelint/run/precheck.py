@@ -147,7 +147,7 @@ def choose_contract(config: LoadedConfig, option: str | None) -> Contract:
     from spikelint.contract.config_schema import known_versions
     from spikelint.contract.config_schema import run_config_schema
     from spikelint.contract.config_schema import shipped_by_reference
-    from spikelint.run.redact import shown
+    from spikelint.secrets.shown_values import shown
     from spikelint.schemas import SchemaError
     from spikelint.schemas import load_schema
 

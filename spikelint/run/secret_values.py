@@ -39,7 +39,7 @@ def values_in_file(path: Path) -> list[str]:
 
 def values_in_options(options: Iterable[str | None]) -> list[str]:
     """Option values that are secrets by shape (a token passed as ``--model``)."""
-    from spikelint.run.redact import secret_kind
+    from spikelint.secrets.shown_values import secret_kind
 
     found: list[str] = []
     for value in options:

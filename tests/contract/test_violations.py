@@ -8,9 +8,9 @@ import pytest
 
 from spikelint.documents.jsondoc import parse_json
 from spikelint.documents.yamldoc import parse_yaml
-from spikelint.run.redact import redact_parameters
-from spikelint.run.redact import secret_kind
-from spikelint.run.redact import shown
+from spikelint.secrets.shown_values import redact_parameters
+from spikelint.secrets.shown_values import secret_kind
+from spikelint.secrets.shown_values import shown
 from spikelint.contract.violations import SchemaUnusable
 from spikelint.contract.violations import expected
 from spikelint.contract.violations import locate

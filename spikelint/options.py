@@ -1,0 +1,149 @@
+"""What every subcommand's front end shares: exit codes, the argument parser that turns argparse's
+errors into usage errors, rule-id options, the exit code from findings, report emission and
+baselines. ``cli``, ``fix`` and ``history`` build on it; it knows none of them.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import sys
+from pathlib import Path
+from typing import TYPE_CHECKING
+from typing import Any
+from typing import NoReturn
+from typing import Sequence
+
+if TYPE_CHECKING:
+    from spikelint.config import Config
+    from spikelint.model import Finding
+    from spikelint.model import Report
+
+EXIT_OK = 0
+EXIT_FINDINGS = 1
+EXIT_USAGE = 2
+FORMATS = ("text", "json", "sarif", "junit", "gitlab", "github")
+SEVERITY_RANK = {"info": 0, "warning": 1, "error": 2}
+
+
+class UsageError(Exception):
+    """Bad options or configuration: exit 2 with this message."""
+
+
+def terminal_width() -> int:
+    """What ``shutil.get_terminal_size`` gives, without importing shutil (and its compressors)."""
+    try:
+        columns = int(os.environ["COLUMNS"])
+        if columns > 0:
+            return columns
+    except (KeyError, ValueError):
+        pass
+    try:
+        return os.get_terminal_size(sys.__stdout__.fileno()).columns if sys.__stdout__ else 80
+    except (AttributeError, ValueError, OSError):
+        return 80
+
+
+class Formatter(argparse.HelpFormatter):
+    """argparse's formatter with the width given: argparse builds one per ``add_argument`` and
+    each would import shutil and ask the terminal for its size."""
+
+    def __init__(self, prog: str, indent_increment: int = 2, max_help_position: int = 24,
+                 width: int | None = None) -> None:
+        super().__init__(prog, indent_increment, max_help_position, width or max(terminal_width() - 2, 11))
+
+
+class RawDescriptionFormatter(argparse.RawDescriptionHelpFormatter, Formatter):
+    """The same, keeping an epilog's line breaks."""
+
+
+class Parser(argparse.ArgumentParser):
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        kwargs.setdefault("formatter_class", Formatter)
+        super().__init__(*args, **kwargs)
+
+    def error(self, message: str) -> NoReturn:
+        # main() prints "spikelint: error: ", so only the subcommand is named here
+        command = self.prog.split(" ", 1)[1] if " " in self.prog else ""
+        raise UsageError(f"{command}: {message}" if command else message)
+
+
+def positive(text: str) -> int:
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected a whole number of at least 1, got {text!r}") from None
+    if value < 1:
+        raise argparse.ArgumentTypeError(f"expected a whole number of at least 1, got {text!r}")
+    return value
+
+
+def rule_ids(text: str | None) -> tuple[str, ...] | None:
+    if text is None:
+        return None
+    ids = tuple(part.strip().upper() for part in text.split(",") if part.strip())
+    for rule in ids:
+        if not rule.startswith("SPK") or not rule[3:].isdigit() and rule[3:] != "":
+            raise UsageError(f"not a rule id or family: {rule!r} (expected e.g. SPK101 or SPK1)")
+    return ids
+
+
+def check_rule_names(config: Config, option: dict[str, tuple[str, ...] | None]) -> None:
+    """A typo in a selection must not switch the gate off: unknown ids or prefixes are usage errors."""
+    from spikelint.catalog import load_catalog
+    from spikelint.config import unknown_rule_names
+
+    known = tuple(load_catalog())
+    for name, given in option.items():
+        wrong = [rule for rule in given or () if not any(rule_id.startswith(rule) for rule_id in known)]
+        if wrong:
+            raise UsageError(f"--{name}: unknown rule id or family {', '.join(wrong)} (spikelint rules lists them)")
+    problems = unknown_rule_names(config, known)
+    if problems:
+        raise UsageError(f"configuration error: {config.path}: " + "; ".join(problems))
+
+
+def exit_code(findings: Sequence[Finding], fail_on: str) -> int:
+    if fail_on == "never":
+        return EXIT_OK
+    threshold = SEVERITY_RANK[fail_on]
+    return EXIT_FINDINGS if any(SEVERITY_RANK[f.severity] >= threshold for f in findings) else EXIT_OK
+
+
+def emit(report: Report, fmt: str, output: str | None, prefix: str | None = None, fail_on: str = "info",
+          code_frame: bool = True) -> None:
+    from spikelint.report.output import OutputError
+    from spikelint.report.output import emit_report
+
+    try:
+        emit_report(report, fmt, output, prefix, fail_on, code_frame)
+    except OutputError as error:
+        raise UsageError(str(error)) from None
+
+
+def write_baseline(path: Path, report: Report) -> None:
+    entries = [{"fingerprint": f.fingerprint, "rule": f.rule, "path": f.path} for f in report.findings]
+    data = {"version": 1, "tool": "spikelint", "findings": entries}
+    from spikelint.util.safe_write import UnsafeTarget
+    from spikelint.secrets.output_mask import mask_output
+    from spikelint.util.safe_write import write_text_safely
+
+    try:
+        write_text_safely(path, mask_output(json.dumps(data, indent=2) + "\n"))
+    except UnsafeTarget as error:
+        raise UsageError(f"cannot write baseline: {error}") from None
+    except OSError as error:
+        raise UsageError(f"cannot write baseline {path}: {error.strerror or error}") from None
+
+
+def read_baseline(path: Path) -> set[str]:
+    try:
+        data = json.loads(path.read_text(encoding="utf-8"))
+    except OSError as error:
+        raise UsageError(f"cannot read baseline {path}: {error.strerror or error}") from None
+    except ValueError as error:
+        raise UsageError(f"baseline {path} is not valid JSON: {error}") from None
+    if not isinstance(data, dict) or not isinstance(data.get("findings"), list):
+        raise UsageError(f"baseline {path}: expected an object with a 'findings' list (write one with --write-baseline)")
+    return {entry["fingerprint"] for entry in data["findings"] if isinstance(entry, dict) and "fingerprint" in entry}
