@@ -410,11 +410,11 @@ _RANK = {SERVER: 0, EVALUATION: 1, DATA: 2, INTERACTIVE: 3, UTILITY: 4, SCRIPT: 
 
 def container_purposes(argv: Sequence[Located]) -> list[Purpose]:
     """What each command of one container does (a ``sh -c`` script is read command by command)."""
-    from spikelint.facts.paths import program_name
-    from spikelint.facts.paths import script_argument
-    from spikelint.facts.paths import script_invocations
-    from spikelint.facts.paths import script_lookup
-    from spikelint.facts.paths import parse_script
+    from spikelint.facts.invocations import program_name
+    from spikelint.facts.invocations import script_argument
+    from spikelint.facts.invocations import script_invocations
+    from spikelint.facts.expansion import script_lookup
+    from spikelint.facts.embedded_script import parse_script
 
     words = list(argv)
     script = script_argument(words)

@@ -421,7 +421,7 @@ def build_workload(job: Job, document: Document, config: Config) -> Workload:
     command = [] if body is None else [Located("bash", body.line, body.column), Located("-c", body.line, body.column),
                                        body]
     chdir = last(options, "--chdir")
-    from spikelint.facts.paths import WORKDIR_UNKNOWN
+    from spikelint.facts.placement import WORKDIR_UNKNOWN
 
     working = chdir.value if chdir is not None and chdir.value is not None and \
         str(chdir.value.value).startswith("/") else Located(WORKDIR_UNKNOWN, job.anchor.line, job.anchor.column)

@@ -25,22 +25,22 @@ from spikelint.model import Located
 from spikelint.model import Node
 from spikelint.model import Problem
 from spikelint.model import Workload
-from spikelint.facts.paths import container_invocations
+from spikelint.facts.invocations import container_invocations
 from spikelint.facts.paths import describe
-from spikelint.facts.paths import expand
-from spikelint.facts.paths import names_run
+from spikelint.facts.expansion import expand
+from spikelint.facts.run_identity import names_run
 from spikelint.facts.paths import run_view
-from spikelint.facts.paths import script_invocations
-from spikelint.facts.paths import script_lookup
-from spikelint.facts.paths import timestamp_sources
+from spikelint.facts.invocations import script_invocations
+from spikelint.facts.expansion import script_lookup
+from spikelint.facts.run_identity import timestamp_sources
 from spikelint.facts.runconfig import CKPT_LOCATION
 from spikelint.facts.runconfig import LOG
 from spikelint.facts.runconfig import OUTPUT
 from spikelint.facts.runconfig import RunFacts
 from spikelint.facts.runconfig import Setting
-from spikelint.facts.runconfig import config_package
-from spikelint.facts.runconfig import config_settings
-from spikelint.facts.runconfig import flag_settings
+from spikelint.facts.config_tree import config_package
+from spikelint.facts.config_tree import config_settings
+from spikelint.facts.flags import flag_settings
 from spikelint.facts.runconfig import summarise
 
 CONFIG_KINDS = (FileKind.YAML, FileKind.JSON, FileKind.TOML)

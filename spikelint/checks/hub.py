@@ -34,14 +34,14 @@ from spikelint.model import Node
 from spikelint.model import Problem
 from spikelint.model import Workload
 from spikelint.model import walk
-from spikelint.facts.paths import Lookup
-from spikelint.facts.paths import container_invocations
-from spikelint.facts.paths import expand
-from spikelint.facts.paths import script_invocations
-from spikelint.facts.paths import script_lookup
+from spikelint.facts.expansion import Lookup
+from spikelint.facts.invocations import container_invocations
+from spikelint.facts.expansion import expand
+from spikelint.facts.invocations import script_invocations
+from spikelint.facts.expansion import script_lookup
 from spikelint.facts.runconfig import UNRESOLVED
 from spikelint.facts.runconfig import Setting
-from spikelint.facts.runconfig import flag_settings
+from spikelint.facts.flags import flag_settings
 from spikelint.facts.runconfig import normalise_key
 
 HUB_RULES = ("SPK105", "SPK106")

@@ -11,7 +11,7 @@ from spikelint.model import Document
 from spikelint.model import Problem
 from spikelint.model import Workload
 from spikelint.facts.paths import describe
-from spikelint.facts.paths import is_relative
+from spikelint.facts.placement import is_relative
 from spikelint.facts.paths import run_view
 from spikelint.facts.paths import shown
 

@@ -23,8 +23,8 @@ from typing import Sequence
 from spikelint.util.escape import printable
 from spikelint.pipeline.masking import masker
 from spikelint.model import Finding
-from spikelint.run.consistency import Issue
-from spikelint.run.consistency import RunFiles
+from spikelint.run.issues import Issue
+from spikelint.run.issues import RunFiles
 from spikelint.run.consistency import verify_folder
 from spikelint.run.options import parse_options
 
@@ -101,7 +101,7 @@ def _masked(findings: list[Finding], sources: dict[str, Sequence[str]],
     """Every secret found in the files read, masked in messages, notes and shown lines."""
     from spikelint.pipeline.masking import mask_findings
     from spikelint.pipeline.masking import reported_values
-    from spikelint.run.consistency import SparseLines
+    from spikelint.run.issues import SparseLines
     from spikelint.run.secret_values import values_in_text
 
     found: list[str] = []

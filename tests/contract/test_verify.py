@@ -242,9 +242,9 @@ def test_blank_lines_are_ignored_and_counts_use_records(run_verify: Run, make_ru
 
 
 def test_non_utf8_and_huge_lines(run_verify: Run, make_run: Make, monkeypatch: pytest.MonkeyPatch) -> None:
-    from spikelint.run import consistency
+    from spikelint.run import folder_files
 
-    monkeypatch.setattr(consistency, "MAX_LINE_BYTES", 64)
+    monkeypatch.setattr(folder_files, "MAX_LINE_BYTES", 64)
     run = make_run()
     (run.folder / "results.jsonl").write_bytes(b'{"id": "p1", "output": "a"}\n{"id": "p2", "output": "\xff"}\n'
                                                b'{"id": "p3", "output": "' + b"x" * 500 + b'"}\n')
@@ -270,9 +270,9 @@ def test_results_file_that_is_a_folder(run_verify: Run, make_run: Make) -> None:
 
 
 def test_many_bad_lines_are_capped(run_verify: Run, make_run: Make, monkeypatch: pytest.MonkeyPatch) -> None:
-    from spikelint.run import consistency
+    from spikelint.run import issues
 
-    monkeypatch.setattr(consistency, "MAX_ISSUES_PER_FILE", 5)
+    monkeypatch.setattr(issues, "MAX_ISSUES_PER_FILE", 5)
     run = make_run()
     (run.folder / "results.jsonl").write_text("garbage\n" * 20, encoding="utf-8")
     outcome = verify_json(run_verify, run)

@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from spikelint.engine import lint_snippet
-from spikelint.facts.runconfig import config_package
+from spikelint.facts.config_tree import config_package
 
 HYDRA_DEFAULT = """\
 defaults:

@@ -10,17 +10,17 @@ from spikelint.model import Mount
 from spikelint.model import SourceFile
 from spikelint.model import Volume
 from spikelint.model import Workload
-from spikelint.facts.paths import TIMESTAMP
-from spikelint.facts.paths import Variable
-from spikelint.facts.paths import container_invocations
-from spikelint.facts.paths import expand
-from spikelint.facts.paths import is_relative
+from spikelint.facts.run_identity import TIMESTAMP
+from spikelint.facts.expansion import Variable
+from spikelint.facts.invocations import container_invocations
+from spikelint.facts.expansion import expand
+from spikelint.facts.placement import is_relative
 from spikelint.facts.paths import launcher_nodes
-from spikelint.facts.paths import mount_for
-from spikelint.facts.paths import names_run
-from spikelint.facts.paths import place
-from spikelint.facts.paths import resolve
-from spikelint.facts.paths import script_argument
+from spikelint.facts.placement import mount_for
+from spikelint.facts.run_identity import names_run
+from spikelint.facts.placement import place
+from spikelint.facts.placement import resolve
+from spikelint.facts.invocations import script_argument
 from spikelint.facts.paths import script_file
 from spikelint.facts.runconfig import UNRESOLVED
 

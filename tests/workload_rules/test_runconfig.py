@@ -11,19 +11,19 @@ from spikelint.facts.runconfig import CKPT_LOCATION
 from spikelint.facts.runconfig import CONFIG_REF
 from spikelint.facts.runconfig import LOG
 from spikelint.facts.runconfig import LOG_HOLDER
-from spikelint.facts.runconfig import MAX_RESOLVED_CHARS
-from spikelint.facts.runconfig import MAX_SOURCES
+from spikelint.facts.config_tree import MAX_RESOLVED_CHARS
+from spikelint.facts.config_tree import MAX_SOURCES
 from spikelint.facts.runconfig import MODEL_ONLY
 from spikelint.facts.runconfig import OUTPUT
 from spikelint.facts.runconfig import RESUME
 from spikelint.facts.runconfig import UNRESOLVED
-from spikelint.facts.runconfig import config_settings
+from spikelint.facts.config_tree import config_settings
 from spikelint.facts.runconfig import env_roles
-from spikelint.facts.runconfig import facts_of
-from spikelint.facts.runconfig import flag_settings
+from spikelint.facts.config_tree import facts_of
+from spikelint.facts.flags import flag_settings
 from spikelint.facts.runconfig import is_path_like
 from spikelint.facts.runconfig import normalise_key
-from spikelint.facts.runconfig import positional_configs
+from spikelint.facts.flags import positional_configs
 from spikelint.facts.runconfig import roles_of
 from spikelint.facts.runconfig import summarise
 
