@@ -23,7 +23,7 @@ from spikelint.documents.shell import Pipeline
 from spikelint.documents.shell import Script
 from spikelint.documents.shell import SimpleCommand
 from spikelint.documents.shell import Word
-from spikelint.documents.shell import _expand
+from spikelint.documents.shell.expansion import _expand
 from spikelint.documents.shell import find_shell_call
 from spikelint.documents.shell import parse_shell
 from spikelint.documents.shell import parse_shell_segments
