@@ -22,7 +22,6 @@ LINE_LIMIT = 600
 #: Modules already over the limit when it was set (their size then); each is to be split by job,
 #: which removes it from this table.  Nothing new may join it.
 OVERSIZED = {
-    "documents/shell.py": 1482,
     "checks/secrets.py": 717,
     "adapters/runai_cli.py": 705,
     "checks/logs_shell.py": 654,
