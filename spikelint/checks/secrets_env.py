@@ -34,7 +34,6 @@ def is_robot_account(value: object) -> bool:
     return isinstance(value, str) and value.startswith(("robot$", "robot_"))
 
 
-
 def env_literal(name: str, value: str) -> bool:
     """SPK202's test: a secret-named variable with a literal (not a reference or placeholder)."""
     text = value.strip()
@@ -52,7 +51,6 @@ def env_literal(name: str, value: str) -> bool:
 def env_type(name: str, value: str) -> str:
     tokens = token_secrets(value)
     return tokens[0].type if tokens else type_for_key(name, value)
-
 
 
 def workload_env_findings(workload: Workload, document: Document) -> Iterator[Found]:

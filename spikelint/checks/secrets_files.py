@@ -91,7 +91,6 @@ def _env_pairs(keyword: str, value: str) -> list[tuple[str, str]]:
     return [(word.partition("=")[0], word.partition("=")[2]) for word in words if "=" in word]
 
 
-
 def dockerfile_findings(document: Document) -> Iterator[Found]:
     lines = document.lines
     dockerfile = document.parsed
