@@ -304,13 +304,14 @@ def time_scan(corpus: Corpus, repeat: int) -> tuple[float, set[tuple[str, int]]]
     sources = [SourceFile(str(path.relative_to(corpus.root)), str(path), detect_kind(path.name)) for path in paths]
     documents = [read_document(source) for source in sources]
     workloads = [workloads_in(document, config) for document in documents]
-    context = CheckContext(config, Project(sources), date.today())
+    project = Project(sources)
+    contexts = [CheckContext(config, project, date.today(), tuple(items)) for items in workloads]
     best = float("inf")
     found: set[tuple[str, int]] = set()
     for _ in range(repeat):
         found = set()
         start = time.process_time()
-        for document, items in zip(documents, workloads):
+        for document, items, context in zip(documents, workloads, contexts):
             for problem in secrets_in_document(document, context):
                 found.add((document.path, problem.line))
             for workload in items:

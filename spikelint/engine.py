@@ -102,7 +102,6 @@ class Engine:
         return self._engines[id(config)]
 
     def check_document(self, document: Document, project: Project) -> FileResult:
-        context = CheckContext(self.config, project, self.today)
         problems: list[Problem] = list(document.problems)
         internal: list[str] = []
         workloads: list[Workload] = []
@@ -110,6 +109,7 @@ class Engine:
         if checked is not None:
             if checked is document:
                 workloads = self._workloads(document, internal)
+            context = CheckContext(self.config, project, self.today, tuple(workloads))
             for spec in self.checks:
                 if spec.scope == "document" and (not spec.kinds or checked.kind in spec.kinds):
                     problems.extend(self._run(spec, (checked, context), document, internal))

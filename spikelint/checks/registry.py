@@ -12,6 +12,7 @@ from typing import Iterator
 if TYPE_CHECKING:
     from spikelint.config import Config
     from spikelint.discovery.project import Project
+    from spikelint.model import Workload
 
 SCOPES = ("document", "workload")
 
@@ -33,11 +34,16 @@ class CheckSpec:
 
 @dataclass(frozen=True)
 class CheckContext:
-    """What a check may consult besides its input: configuration and the other files."""
+    """What a check may consult besides its input: configuration, the other files, the document's workloads.
+
+    ``workloads`` are those the engine's adapter run found in the document being checked, so a
+    document check that weighs them (secrets de-duplicating SPK202) needs no second run.
+    """
 
     config: Config
     project: Project
     today: date
+    workloads: tuple[Workload, ...] = ()
 
 
 def check(*rules: str, scope: str = "document", kinds: tuple[str, ...] = ()) -> Callable[[Callable[..., Iterator[Any]]], Callable[..., Iterator[Any]]]:

@@ -6,12 +6,12 @@ from datetime import date
 
 import pytest
 
+from spikelint.checks.logs_programs import failure_matters
+from spikelint.checks.logs_programs import program
+from spikelint.checks.logs_programs import python_mode
+from spikelint.checks.logs_programs import stdout_state
 from spikelint.checks.logs_shell import dockerfile_logs
-from spikelint.checks.logs_shell import failure_matters
-from spikelint.checks.logs_shell import program
-from spikelint.checks.logs_shell import python_mode
 from spikelint.checks.logs_shell import shell_script_logs
-from spikelint.checks.logs_shell import stdout_state
 from spikelint.checks.logs_shell import workload_command_logs
 from spikelint.checks.registry import CheckContext
 from spikelint.config import Config
@@ -294,7 +294,7 @@ def test_output_captured_into_a_variable_is_not_a_log() -> None:
 
 
 def _lost(text: str) -> list[int]:
-    from spikelint.checks.logs_shell import pipefail_findings
+    from spikelint.checks.logs_pipelines import pipefail_findings
 
     return [pipeline.line for pipeline in pipefail_findings(parse_shell(text))]
 
