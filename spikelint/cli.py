@@ -7,7 +7,6 @@ import subprocess
 import sys
 from pathlib import Path
 from typing import TYPE_CHECKING
-from typing import Any
 from typing import Callable
 from typing import Sequence
 from typing import TextIO
@@ -247,20 +246,14 @@ DELEGATED: dict[str, Callable[[list[str]], int]] = {
     "verify-run": _delegate("spikelint.run.verify"),
     "smoke": _delegate("spikelint.smoke.cli"),
     "fix": _delegate("spikelint.fix.cli"),
+    "history": _delegate("spikelint.history.command"),
 }
 COMMANDS: dict[str, Callable[[argparse.Namespace], int]] = {
     "check": command_check,
     "rules": command_rules,
     "explain": command_explain,
     "init": command_init,
-    "history": lambda args: _history().command_history(args),
 }
-
-
-def _history() -> Any:
-    import spikelint.history.command as history
-
-    return history
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -268,7 +261,6 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument("--version", action="version", version=f"spikelint {__version__}")
     subparsers = parser.add_subparsers(dest="command", metavar="COMMAND", parser_class=Parser)
     _check_parser(subparsers)
-    _history().add_parser(subparsers, FORMATS, positive)
     rules = subparsers.add_parser("rules", help="list every rule")
     rules.add_argument("--format", choices=("text", "json", "markdown"), default="text")
     explain = subparsers.add_parser("explain", help="explain one rule")
@@ -278,6 +270,7 @@ def build_parser() -> argparse.ArgumentParser:
     for name, text in (("precheck", "validate a run configuration and run folder before launch"),
                        ("verify-run", "check that a finished run folder is complete and consistent"),
                        ("smoke", "prove kill/resume reproduces a run bit for bit on this machine"),
+                       ("history", "find secrets in every line the commits of a range added"),
                        ("fix", "apply the mechanical fixes (--dry-run: show the diff; --unsafe: also those that "
                                "need a follow-up)")):
         subparsers.add_parser(name, help=text, add_help=False)

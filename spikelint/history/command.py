@@ -140,3 +140,14 @@ def command_history(args: argparse.Namespace) -> int:
         report = apply_baseline(report, read_baseline(Path(args.baseline)))
     emit(report, args.format, args.output, _prefix(cwd, repository_root(cwd)), config.fail_on, False)
     return exit_code(report.findings, config.fail_on)
+
+
+def main(argv: list[str]) -> int:
+    """``spikelint history …``: its own parser, so that other commands never import this one."""
+    from spikelint.options import FORMATS
+    from spikelint.options import Parser
+    from spikelint.options import positive
+
+    parser = Parser(prog="spikelint")
+    add_parser(parser.add_subparsers(dest="command", metavar="COMMAND", parser_class=Parser), FORMATS, positive)
+    return command_history(parser.parse_args(["history", *argv]))

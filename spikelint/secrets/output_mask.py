@@ -16,8 +16,6 @@ from __future__ import annotations
 from typing import Any
 from typing import TextIO
 
-from spikelint.secrets.text import CONFIG
-from spikelint.secrets.text import find_in_text
 
 SHOWN = 4
 MIN_MASKED = 8  # a shorter hit is a word of the report, not a credential
@@ -36,6 +34,9 @@ def mask_output(text: str) -> str:
     """``text`` with every credential the secret detectors recognise in it masked."""
     if len(text) < MIN_MASKED:
         return text
+    from spikelint.secrets.text import CONFIG  # the detectors load with the first text worth masking
+    from spikelint.secrets.text import find_in_text
+
     secrets = find_in_text(text, mode=CONFIG)
     if not secrets:
         return text

@@ -5,12 +5,12 @@ from __future__ import annotations
 import pytest
 from fakes import Fakes
 
-from spikelint.secrets import classify_key
-from spikelint.secrets import find_secrets
-from spikelint.secrets import is_placeholder
-from spikelint.secrets import is_secret_env_name
-from spikelint.secrets import redact
-from spikelint.secrets import secret_key
+from spikelint.secrets.context import classify_key
+from spikelint.secrets.context import is_placeholder
+from spikelint.secrets.context import is_secret_env_name
+from spikelint.secrets.detectors import find_secrets
+from spikelint.secrets.redact import redact
+from spikelint.secrets.redact import secret_key
 from spikelint.secrets.detectors import token_secrets
 from spikelint.secrets.text import find_in_text
 
