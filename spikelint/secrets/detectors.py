@@ -315,7 +315,7 @@ def url_credentials(text: str) -> Iterator[Secret]:
                 if looks_random(user, 20) and not is_placeholder(user) and not token_secrets(user):
                     yield Secret(user, "token in URL", start, start + len(user))
                 continue
-            kind = "password in URL" if not user.lower() in ("x-access-token", "oauth2", "gitlab-ci-token",
+            kind = "password in URL" if user.lower() not in ("x-access-token", "oauth2", "gitlab-ci-token",
                                                               "x-token-auth", "token") else "token in URL"
             yield Secret(password, kind, offset, offset + len(password))
         elif looks_random(userinfo, 20) and not is_placeholder(userinfo):

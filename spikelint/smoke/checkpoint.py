@@ -249,7 +249,7 @@ def _round_trips(value: Any) -> str | None:
         torch.save(value, buffer)
         buffer.seek(0)
         torch.load(buffer, weights_only=True, map_location="cpu")  # a check of types: never a second copy on the GPU
-    except Exception as error:
+    except Exception as error:  # noqa: BLE001 - whatever the weights-only loader refuses is explained, not raised
         return explain_load_error(error)
     return None
 
@@ -358,7 +358,7 @@ def load_checkpoint(
         raise CheckpointRefused(f"truncated or incomplete: no end-of-archive record in its {len(data)} bytes")
     try:
         payload = torch.load(io.BytesIO(data), weights_only=True, map_location=map_location)
-    except Exception as error:  # corrupt zip, refused global, I/O error: all refuse the file
+    except Exception as error:  # noqa: BLE001 - corrupt zip, refused global, I/O error: all refuse the file
         raise CheckpointRefused(explain_load_error(error)) from None
     del data  # the file's bytes: the tensors now live on map_location
     valid = validate_payload(payload, candidate.step, candidate.rank, world_size)

@@ -248,7 +248,7 @@ class TrainingProcess:
                 message=f"the job called sys.exit({request.code!r}) in {self.stage}; the process ended with exit {code}",
             )
             return code
-        except Exception as error:  # reported to the parent; the traceback goes to the log
+        except Exception as error:  # noqa: BLE001 - reported to the parent; the traceback goes to the log
             import traceback
 
             traceback.print_exc()

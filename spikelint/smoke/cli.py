@@ -207,7 +207,7 @@ def main(
         import torch  # noqa: F401  (the optional extra; imported only now)
     except ImportError:
         return fail_setup(TORCH_MISSING, options, stdout, stderr)
-    except Exception as error:  # a broken installation (missing CUDA libraries, ...)
+    except Exception as error:  # noqa: BLE001 - a broken installation (missing CUDA libraries, ...)
         return fail_setup(f"import torch failed: {type(error).__name__}: {error}", options, stdout, stderr)
     import_torch_s = time.monotonic() - import_started
 

@@ -182,7 +182,7 @@ def checkpoint_leaves(folder: Path, names: list[Path]) -> Iterator[tuple[str, An
     for name in names:
         try:
             loaded = load_checkpoint_file(folder / name)
-        except Exception:  # unreadable here: compare_folders has reported it
+        except Exception:  # noqa: BLE001 - unreadable here: compare_folders has reported it
             continue
         yield from flatten(loaded)
 
@@ -223,7 +223,7 @@ def stored_step(folder: Path, name: Path) -> int | None:
         return step
     try:
         loaded = load_checkpoint_file(folder / name)
-    except Exception:  # unreadable: nothing to say about its step
+    except Exception:  # noqa: BLE001 - unreadable: nothing to say about its step
         return None
     if isinstance(loaded, dict):
         for key in ("global_step", "step", "iteration", "completed_steps"):

@@ -101,7 +101,7 @@ def main(argv: list[str]) -> int:
         try:
             return (torch.load(path, weights_only=True),
                     torch.load(path.with_name(path.name.replace(".pt", f"-rng-rank{rank}.pt")), weights_only=True))
-        except Exception as error:  # a torn or missing file: refuse it, fall back to the one before
+        except Exception as error:  # noqa: BLE001 - a torn or missing file: refuse it, fall back to the one before
             print(f"rank {rank}: refused {path.name}: {type(error).__name__}: {str(error)[:120]}", flush=True)
             return None
 

@@ -87,7 +87,7 @@ def resolve_job(spec: str | None, steps: int) -> JobSpec:
         target: Any = _import_module(module_name)
     except JobError:
         raise
-    except Exception as error:
+    except Exception as error:  # noqa: BLE001 - the user's module may raise anything on import: a setup error naming it
         raise JobError(f"--job: importing {module_name} failed: {type(error).__name__}: {error}") from None
     for part in attribute.split("."):
         if not hasattr(target, part):

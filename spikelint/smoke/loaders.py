@@ -180,7 +180,7 @@ def compare_pair(unit: Unit, reference: Path, other: Path, into: Comparison,
     except LoadRefused as error:
         into.problems.append(str(error))
         return
-    except Exception as error:  # a damaged file in a way no loader foresaw is a finding, not a crash
+    except Exception as error:  # noqa: BLE001 - a damaged file in a way no loader foresaw is a finding, not a crash
         into.problems.append(f"{unit.name} cannot be loaded: {type(error).__name__}: {first_line(error)}")
         return
     for note in expected.notes + actual.notes:
@@ -264,7 +264,7 @@ def refusal_message(path: Path, error: Exception) -> str:
 
     try:
         needed = torch.serialization.get_unsafe_globals_in_checkpoint(path)
-    except Exception:  # the reason is best effort; the refusal stands either way
+    except Exception:  # noqa: BLE001 - the reason is best effort; the refusal stands either way
         needed = []
     what = f"it holds {', '.join(needed[:4])}{' …' if len(needed) > 4 else ''}" if needed else weights_only_reason(error)
     return (f"{path}: torch.load(weights_only=True) refuses it ({what}); it is never loaded unsafely: save plain "
@@ -297,7 +297,7 @@ def load_safetensors_file(path: Path, name: str) -> Loaded:
             for key in handle.keys():
                 state[key] = handle.get_tensor(key)
             metadata = handle.metadata()
-    except Exception as error:  # safetensors raises its own error type for a damaged header
+    except Exception as error:  # noqa: BLE001 - safetensors raises its own error type for a damaged header
         raise LoadRefused(f"{path}: cannot be read as a safetensors file ({first_line(error)}); is it complete?") from None
     if metadata:
         state["__metadata__"] = dict(metadata)
@@ -415,7 +415,7 @@ def load_dcp_folder(folder: Path) -> dict[str, Any]:
             dcp.load(state, storage_reader=reader_class(folder, metadata),
                      planner=planner_class(folder, flatten_state_dict=False, flatten_sharded_tensors=False),
                      no_dist=True)
-    except (Exception, dcp.CheckpointException) as error:  # a refused object, a missing or torn shard, wrapped per rank
+    except (Exception, dcp.CheckpointException) as error:  # noqa: BLE001 - a refused object, a missing or torn shard, wrapped per rank
         failures = getattr(error, "failures", None)
         cause: BaseException = error
         for item in failures.values() if isinstance(failures, dict) else ():

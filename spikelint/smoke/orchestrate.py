@@ -432,7 +432,7 @@ class SmokeRun:
                 summary = self.failed(f"internal error: {type(error).__name__}: {error} (traceback in logs/spikelint.log)")
             else:
                 summary = self.failed(f"no space left on device: {error.strerror or error}")
-        except Exception as error:  # a defect in spikelint: report it like a setup error, keep the traceback
+        except Exception as error:  # noqa: BLE001 - a defect in spikelint: report it like a setup error, keep the traceback
             self.journal.log_traceback()
             summary = self.failed(f"internal error: {type(error).__name__}: {error} (traceback in logs/spikelint.log)")
         summary = self.decorate(summary)

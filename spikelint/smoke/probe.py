@@ -100,8 +100,8 @@ def classify(value: Any) -> tuple[str, Callable[[Any], Any]] | None:
         ((np.random.RandomState,), RNG, lambda generator: list(generator.get_state(legacy=True))),
         ((torch.Tensor,), TENSORS, lambda tensor: tensor),
     ]
-    for types, piece, read in table:
-        if types and isinstance(value, types):
+    for kinds, piece, read in table:
+        if kinds and isinstance(value, kinds):
             return piece, read
     if isinstance(value, int) and not isinstance(value, bool):
         return COUNTERS, lambda number: number
@@ -167,7 +167,7 @@ class _Walker:
         piece, read = found
         try:
             self.add(piece, path, read(value))
-        except Exception as error:  # a half-built object: record that it could not be read
+        except Exception as error:  # noqa: BLE001 - a half-built object: record that it could not be read
             self.add(piece, path, f"unreadable: {type(error).__name__}")
         if isinstance(value, torch.nn.Module):
             grads = {name: p.grad for name, p in value.named_parameters() if p.grad is not None}

@@ -73,7 +73,7 @@ def _model_base_names() -> frozenset[str]:
 
     try:
         return frozenset(vars(_Bare(PretrainedConfig()))) | _KNOWN_BASE_NAMES
-    except Exception:  # a future version that cannot build a bare model: fall back to the names known here
+    except Exception:  # noqa: BLE001 - a future version that cannot build a bare model: fall back to the names known here
         return _KNOWN_BASE_NAMES
 
 
