@@ -6,16 +6,16 @@ import pytest
 
 pytest.importorskip("torch")
 
-from spikelint.smoke.causes import DATA_POSITION  # noqa: E402
-from spikelint.smoke.causes import MODEL  # noqa: E402
-from spikelint.smoke.causes import OPTIMIZER  # noqa: E402
-from spikelint.smoke.causes import RNG  # noqa: E402
-from spikelint.smoke.causes import SCHEDULER  # noqa: E402
-from spikelint.smoke.causes import STEP_COUNTER  # noqa: E402
-from spikelint.smoke.causes import causes  # noqa: E402
-from spikelint.smoke.causes import describe_causes  # noqa: E402
-from spikelint.smoke.causes import group_of  # noqa: E402
-from spikelint.smoke.compare import Difference  # noqa: E402
+from spikelint.smoke.causes import DATA_POSITION
+from spikelint.smoke.causes import MODEL
+from spikelint.smoke.causes import OPTIMIZER
+from spikelint.smoke.causes import RNG
+from spikelint.smoke.causes import SCHEDULER
+from spikelint.smoke.causes import STEP_COUNTER
+from spikelint.smoke.causes import causes
+from spikelint.smoke.causes import describe_causes
+from spikelint.smoke.causes import group_of
+from spikelint.smoke.compare import Difference
 
 
 @pytest.mark.parametrize("key, detail, group", [

@@ -9,11 +9,11 @@ import pytest
 
 pytest.importorskip("torch")
 
-from smoke_helpers import run_smoke  # noqa: E402
+from smoke_helpers import run_smoke
 
-from spikelint.schemas import validation_errors  # noqa: E402
-from spikelint.smoke.command import CommandError  # noqa: E402
-from spikelint.smoke.command import expand  # noqa: E402
+from spikelint.schemas import validation_errors
+from spikelint.smoke.command import CommandError
+from spikelint.smoke.command import expand
 
 EXAMPLE = f"{sys.executable} -m spikelint.smoke.example_train --max-steps {{steps}} --save-every {{every}} --ckpt-dir {{ckpt}} {{resume}}"
 

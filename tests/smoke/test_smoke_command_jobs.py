@@ -12,9 +12,9 @@ import pytest
 
 pytest.importorskip("torch")
 
-from smoke_helpers import run_smoke  # noqa: E402
+from smoke_helpers import run_smoke
 
-from spikelint.schemas import validation_errors  # noqa: E402
+from spikelint.schemas import validation_errors
 
 JOBS = Path(__file__).parent / "jobs"
 PLAIN = (f"{sys.executable} {JOBS / 'plain_torch.py'} --max-steps {{steps}} --save-every {{every}} "

@@ -13,13 +13,13 @@ import pytest
 
 pytest.importorskip("torch")  # the comparison loads checkpoint files through compare.py
 
-from smoke_helpers import run_smoke  # noqa: E402
+from smoke_helpers import run_smoke
 
-from spikelint.schemas import validation_errors  # noqa: E402
-from spikelint.smoke.command import CommandRun  # noqa: E402
-from spikelint.smoke.command import run_command  # noqa: E402
-from spikelint.smoke.commandfiles import complete_steps  # noqa: E402
-from spikelint.smoke.commandfiles import step_of  # noqa: E402
+from spikelint.schemas import validation_errors
+from spikelint.smoke.command import CommandRun
+from spikelint.smoke.command import run_command
+from spikelint.smoke.commandfiles import complete_steps
+from spikelint.smoke.commandfiles import step_of
 
 JOB = Path(__file__).with_name("cmd_job.py")
 COMMAND = f"{sys.executable} {JOB} --max-steps {{steps}} --save-every {{every}} --ckpt-dir {{ckpt}} {{resume}}"

@@ -10,15 +10,15 @@ import pytest
 
 pytest.importorskip("torch")
 
-from spikelint.smoke import gpu  # noqa: E402
-from spikelint.smoke.gpu import GpuSample  # noqa: E402
-from spikelint.smoke.gpu import NOT_AVAILABLE  # noqa: E402
-from spikelint.smoke.gpu import NoSampler  # noqa: E402
-from spikelint.smoke.gpu import parse_nvidia_smi_inventory  # noqa: E402
-from spikelint.smoke.gpu import parse_nvidia_smi_samples  # noqa: E402
-from spikelint.smoke.gpu import query_inventory  # noqa: E402
-from spikelint.smoke.gpu import start_sampler  # noqa: E402
-from spikelint.smoke.gpu import summarise_samples  # noqa: E402
+from spikelint.smoke import gpu
+from spikelint.smoke.gpu import GpuSample
+from spikelint.smoke.gpu import NOT_AVAILABLE
+from spikelint.smoke.gpu import NoSampler
+from spikelint.smoke.gpu import parse_nvidia_smi_inventory
+from spikelint.smoke.gpu import parse_nvidia_smi_samples
+from spikelint.smoke.gpu import query_inventory
+from spikelint.smoke.gpu import start_sampler
+from spikelint.smoke.gpu import summarise_samples
 
 LOOP_OUTPUT = """\
 0, 0, 512

@@ -4,16 +4,16 @@ import pytest
 
 pytest.importorskip("torch")
 
-from spikelint.smoke.plan import KILL_BETWEEN  # noqa: E402
-from spikelint.smoke.plan import KILL_DURING_WRITE  # noqa: E402
-from spikelint.smoke.plan import KILL_OFF_PERIOD  # noqa: E402
-from spikelint.smoke.plan import off_period_variant  # noqa: E402
-from spikelint.smoke.plan import SIGTERM_PREEMPTION  # noqa: E402
-from spikelint.smoke.plan import TRUNCATED_NEWEST  # noqa: E402
-from spikelint.smoke.plan import PlanError  # noqa: E402
-from spikelint.smoke.plan import SmokeOptions  # noqa: E402
-from spikelint.smoke.plan import default_kill_step  # noqa: E402
-from spikelint.smoke.plan import make_plan  # noqa: E402
+from spikelint.smoke.plan import KILL_BETWEEN
+from spikelint.smoke.plan import KILL_DURING_WRITE
+from spikelint.smoke.plan import KILL_OFF_PERIOD
+from spikelint.smoke.plan import off_period_variant
+from spikelint.smoke.plan import SIGTERM_PREEMPTION
+from spikelint.smoke.plan import TRUNCATED_NEWEST
+from spikelint.smoke.plan import PlanError
+from spikelint.smoke.plan import SmokeOptions
+from spikelint.smoke.plan import default_kill_step
+from spikelint.smoke.plan import make_plan
 
 
 def test_default_plan_kills_between_checkpoints_after_two_of_them() -> None:

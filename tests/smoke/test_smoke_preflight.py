@@ -7,20 +7,20 @@ import pytest
 
 pytest.importorskip("torch")
 
-from spikelint.smoke.preflight import CONTAINER_LAYER  # noqa: E402
-from spikelint.smoke.preflight import EPHEMERAL  # noqa: E402
-from spikelint.smoke.preflight import LOCAL_DISK  # noqa: E402
-from spikelint.smoke.preflight import SHARED  # noqa: E402
-from spikelint.smoke.preflight import VOLATILE  # noqa: E402
-from spikelint.smoke.preflight import PreflightError  # noqa: E402
-from spikelint.smoke.preflight import check_checkpoint_folder  # noqa: E402
-from spikelint.smoke.preflight import check_room  # noqa: E402
-from spikelint.smoke.preflight import classify_mount  # noqa: E402
-from spikelint.smoke.preflight import cuda_unavailable_message  # noqa: E402
-from spikelint.smoke.preflight import mount_for  # noqa: E402
-from spikelint.smoke.preflight import parse_mountinfo  # noqa: E402
-from spikelint.smoke.preflight import resolve_device  # noqa: E402
-from spikelint.smoke.preflight import storage_report  # noqa: E402
+from spikelint.smoke.preflight import CONTAINER_LAYER
+from spikelint.smoke.preflight import EPHEMERAL
+from spikelint.smoke.preflight import LOCAL_DISK
+from spikelint.smoke.preflight import SHARED
+from spikelint.smoke.preflight import VOLATILE
+from spikelint.smoke.preflight import PreflightError
+from spikelint.smoke.preflight import check_checkpoint_folder
+from spikelint.smoke.preflight import check_room
+from spikelint.smoke.preflight import classify_mount
+from spikelint.smoke.preflight import cuda_unavailable_message
+from spikelint.smoke.preflight import mount_for
+from spikelint.smoke.preflight import parse_mountinfo
+from spikelint.smoke.preflight import resolve_device
+from spikelint.smoke.preflight import storage_report
 
 MOUNTINFO = """\
 22 1 0:21 / / rw,relatime shared:1 - overlay overlay rw,lowerdir=/l,upperdir=/u,workdir=/w

@@ -20,9 +20,9 @@ from transformers import TrainingArguments
 from transformers import set_seed
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # the tiny model of the --job tests, shared
-from hf_tiny import Samples  # noqa: E402
-from hf_tiny import TinyConfig  # noqa: E402
-from hf_tiny import TinyModel  # noqa: E402
+from hf_tiny import Samples
+from hf_tiny import TinyConfig
+from hf_tiny import TinyModel
 
 
 class StepLines(TrainerCallback):
