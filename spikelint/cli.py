@@ -19,12 +19,12 @@ from spikelint.options import FORMATS
 from spikelint.options import Parser
 from spikelint.options import RawDescriptionFormatter
 from spikelint.options import UsageError
-from spikelint.options import check_rule_names
+from spikelint.options import configured
 from spikelint.options import emit
 from spikelint.options import exit_code
+from spikelint.options import overrides
 from spikelint.options import positive
 from spikelint.options import read_baseline
-from spikelint.options import rule_ids
 from spikelint.options import write_baseline
 
 if TYPE_CHECKING:
@@ -84,36 +84,24 @@ def _check_parser(subparsers: argparse._SubParsersAction) -> None:
 
 def command_check(args: argparse.Namespace) -> int:
     from spikelint.config import ConfigError
-    from spikelint.config import load_config
-    from spikelint.config import with_overrides
     from spikelint.engine import apply_baseline
     from spikelint.engine import check_paths
 
-    try:
-        config = load_config(args.config)
-    except ConfigError as error:
-        raise UsageError(f"configuration error: {error}") from None
-    select, ignore = rule_ids(args.select), rule_ids(args.ignore)
-    check_rule_names(config, {"select": select, "ignore": ignore})
-    config = with_overrides(config, select=select, ignore=ignore, fail_on=args.fail_on,
-                            exclude=(*config.exclude, *args.exclude) if args.exclude else None)
+    config = configured(args)
     if args.show_files:
         return _show_files(args.paths or ["."], config)
     if args.fix and not args.stdin_filename:
         from spikelint.fix.cli import apply_fixes
 
-        if not apply_fixes(args.paths or ["."], config, {key: value for key, value in (
-                ("select", select), ("ignore", ignore), ("fail_on", args.fail_on)) if value is not None})[1]:
+        if not apply_fixes(args.paths or ["."], config, overrides(args))[1]:
             return EXIT_USAGE
     stdin_text: bytes | None = None
     if args.stdin_filename:
         stdin_text = sys.stdin.buffer.read()  # decoded like a file: invalid UTF-8 is SPK001, not mojibake
     paths = args.paths or ["."]
-    overrides = {key: value for key, value in (("select", select), ("ignore", ignore), ("fail_on", args.fail_on))
-                 if value is not None}
     try:
         result = check_paths(paths, config, jobs=args.jobs, stdin_text=stdin_text,
-                             stdin_filename=args.stdin_filename, overrides=overrides,
+                             stdin_filename=args.stdin_filename, overrides=overrides(args),
                              cache=args.cache and not args.no_cache)
     except ConfigError as error:
         raise UsageError(f"configuration error: {error}") from None

@@ -147,3 +147,27 @@ def read_baseline(path: Path) -> set[str]:
     if not isinstance(data, dict) or not isinstance(data.get("findings"), list):
         raise UsageError(f"baseline {path}: expected an object with a 'findings' list (write one with --write-baseline)")
     return {entry["fingerprint"] for entry in data["findings"] if isinstance(entry, dict) and "fingerprint" in entry}
+
+
+def configured(args: argparse.Namespace, exclude: bool = True) -> Config:
+    """The configuration a command runs with: the file (``--config`` or the nearest one), then
+    ``--select``/``--ignore`` (checked against the catalog), ``--fail-on`` and ``--exclude``."""
+    from spikelint.config import ConfigError
+    from spikelint.config import load_config
+    from spikelint.config import with_overrides
+
+    try:
+        config = load_config(args.config)
+    except ConfigError as error:
+        raise UsageError(f"configuration error: {error}") from None
+    select, ignore = rule_ids(args.select), rule_ids(args.ignore)
+    check_rule_names(config, {"select": select, "ignore": ignore})
+    extra = getattr(args, "exclude", None) if exclude else None
+    return with_overrides(config, select=select, ignore=ignore, fail_on=args.fail_on,
+                          exclude=(*config.exclude, *extra) if extra else None)
+
+
+def overrides(args: argparse.Namespace) -> dict[str, Any]:
+    """The command-line overrides a sub-configuration must also take (``--select``, ``--ignore``, ``--fail-on``)."""
+    pairs = (("select", rule_ids(args.select)), ("ignore", rule_ids(args.ignore)), ("fail_on", args.fail_on))
+    return {key: value for key, value in pairs if value is not None}

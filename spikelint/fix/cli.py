@@ -54,24 +54,10 @@ def main(argv: Sequence[str]) -> int:
 
 
 def _settings(args: argparse.Namespace) -> tuple[Any, dict[str, Any]]:
-    from spikelint.options import UsageError
-    from spikelint.options import check_rule_names
-    from spikelint.options import rule_ids
-    from spikelint.config import ConfigError
-    from spikelint.config import load_config
-    from spikelint.config import with_overrides
+    from spikelint.options import configured
+    from spikelint.options import overrides
 
-    try:
-        config = load_config(args.config)
-    except ConfigError as error:
-        raise UsageError(f"configuration error: {error}") from None
-    select, ignore = rule_ids(args.select), rule_ids(args.ignore)
-    check_rule_names(config, {"select": select, "ignore": ignore})
-    config = with_overrides(config, select=select, ignore=ignore, fail_on=args.fail_on,
-                            exclude=(*config.exclude, *args.exclude) if args.exclude else None)
-    overrides = {key: value for key, value in (("select", select), ("ignore", ignore), ("fail_on", args.fail_on))
-                 if value is not None}
-    return config, overrides
+    return configured(args), overrides(args)
 
 
 def _pins(path: str | None) -> Pins:

@@ -102,25 +102,15 @@ def command_history(args: argparse.Namespace) -> int:
     from spikelint.catalog import load_catalog
     from spikelint.options import EXIT_OK
     from spikelint.options import UsageError
-    from spikelint.options import check_rule_names
+    from spikelint.options import configured
     from spikelint.options import emit
     from spikelint.options import exit_code
     from spikelint.options import read_baseline
-    from spikelint.options import rule_ids
     from spikelint.options import write_baseline
-    from spikelint.config import ConfigError
-    from spikelint.config import load_config
-    from spikelint.config import with_overrides
     from spikelint.engine import apply_baseline
     from spikelint.engine import selected
 
-    try:
-        config = load_config(args.config)
-    except ConfigError as error:
-        raise UsageError(f"configuration error: {error}") from None
-    select, ignore = rule_ids(args.select), rule_ids(args.ignore)
-    check_rule_names(config, {"select": select, "ignore": ignore})
-    config = with_overrides(config, select=select, ignore=ignore, fail_on=args.fail_on)
+    config = configured(args, exclude=False)
     cwd = Path.cwd()
     try:
         report, scanned = history_report(cwd, list(args.revisions), args.since, config.exclude, args.jobs,
