@@ -12,6 +12,7 @@ from typing import Iterator
 from spikelint.model import Document
 from spikelint.secrets.credentials import credential_file_secrets
 from spikelint.secrets.detectors import Secret
+from spikelint.secrets.detectors import token_secrets
 from spikelint.secrets.python import python_secrets
 from spikelint.secrets.carriers import text_mode
 from spikelint.secrets.text import CONFIG
@@ -69,10 +70,24 @@ def python_findings(document: Document) -> Iterator[Found]:
         yield from text_general(document)
         return
     lines = document.lines
+    in_literals: set[str] = set()
     for literal, secret in python_secrets(tree):
         first = min(literal.line + literal.value.count("\n", 0, secret.start), literal.end_line)
+        in_literals.add(secret.value)
         yield found_at("SPK201", lines, secret, first, literal.end_line, (literal.line, literal.column),
                      quoted_key(literal.key, secret.value))
+    # ``ast`` drops comments, and a token pasted as a bare name is no string: their shapes count too
+    yield from _shapes_outside_literals(document, in_literals)
+
+
+def _shapes_outside_literals(document: Document, in_literals: set[str]) -> Iterator[Found]:
+    index: LineIndex | None = None
+    for secret in token_secrets(document.text):
+        if secret.value in in_literals or any(secret.value in value or value in secret.value for value in in_literals):
+            continue
+        index = index or LineIndex(document.text)
+        line = index.position(secret.start)[0]
+        yield found_at("SPK201", document.lines, secret, line, line + secret.value.count("\n"), (line, 1))
 
 
 # --------------------------------------------------------------------------- Dockerfiles

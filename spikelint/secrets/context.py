@@ -297,14 +297,22 @@ def _repeats_a_unit(text: str) -> bool:
 
 
 # SHA-256 (first 32 hex digits) of values that vendors publish in their documentation: the
-# Azurite/Azure Storage emulator account key, AWS's documented example secret key, and the
-# Google Cloud SDK's public OAuth client secret.
+# Azurite/Azure Storage emulator account key, AWS's documented example secret key, the
+# Google Cloud SDK's public OAuth client secret, and the example Google API keys of the
+# Firebase Android SDK's samples and tests (public by design: they ship in its source).
+# Hashes, so the project itself holds no key-shaped string.
 PUBLIC_VALUE_HASHES = frozenset((
     "0011cc25eb4320717494d2703e8cba85", "78314b11be2e581549ac1c4f616563fa", "f0386f9be1fe905fb2f97a8daff11a9b",
+    "0b476bdf9acf2123d547b5ae76f1e598", "2037abcaffb2b77785da716cf7ccff4f", "27a9a42931dff7eb2f8434e20a9bce97",
+    "37f8f09bdf12c2f2eae4ead7273a62dd", "3a8b61d0f636b007840c0d40ba12bcf4", "3f370c9dd8225c63b5c77de1f785edc9",
+    "49f777db995e8260da7ca9ffdf0c08d6", "4c98242dcadc8b29005c6b4aad526552", "8731261cb72d86267a32a532ebd3df42",
+    "a19f89ab3555eac10c40741f6df79ecf", "a6c814bc555ae62c7bd8b58ec07bf559", "dc0fcf046c61640cbd1e8b999ada3262",
+    "e4a5542bb7fd7b67e943c71ad29c34b5", "ea9bb1082cf95663f5faca23b8b15ef2", "eb540d2b6ee2a0a47c5779bc8a014178",
+    "f56e323494a6ffc2064e7a955908957d",
 ))
 
 
-PUBLIC_VALUE_LENGTHS = frozenset((20, 24, 40, 88))
+PUBLIC_VALUE_LENGTHS = frozenset((20, 24, 39, 40, 88))
 _AWS_EXAMPLE_KEY_ID = lazy_regex(r"^(?:AKIA|ASIA|ABIA|ACCA|A3T[A-Z0-9])[A-Z0-9]{9}EXAMPLE$")
 
 
@@ -457,9 +465,20 @@ def literal_secret_under_key(value: str, key: KeyClass, prose: bool = False) -> 
         return len(text) >= 6 and not looks_like_secret_name(text)
     if "/" in text and any(mark in text for mark in "-_.:"):
         return False  # a path, URL or model id: base64 has '/' but never next to '-', '_', '.' or ':'
+    if text.endswith(("...", "…")):
+        return False  # an elided value (``ops_eyJzaWdu...``): what a document shows instead of the key
     if is_typed_fake(text) and not _HEX.match(text):
         # ``abcdefghijklmnopqrstuvwxyz123456``, ``1234567890:ABCDEF…``: a documentation fake.  Hex
         # counting up under a key stays reported: the shared corpus plants ``wandb.login(key=
         # "0123456789abcdef…")`` as the leak a notebook must be flagged for.
         return False
-    return looks_random(text, 12) and not looks_like_secret_name(text)
+    return looks_random(text, _minimum_token_length(text)) and not looks_like_secret_name(text)
+
+
+SHORT_TOKEN_LENGTH = 12  # with capitals in it
+TOKEN_LENGTH = 20  # small letters and digits only: ``4x2akx7i0735cm95`` under ``token`` is an id or a fixture
+
+
+def _minimum_token_length(text: str) -> int:
+    """How long a random literal under a token-named key must be to count as a credential."""
+    return SHORT_TOKEN_LENGTH if any(character.isupper() for character in text) else TOKEN_LENGTH

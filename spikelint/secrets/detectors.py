@@ -30,6 +30,7 @@ from spikelint.secrets.context import is_token_placeholder
 from spikelint.secrets.context import key_words
 from spikelint.secrets.context import literal_secret_under_key
 from spikelint.secrets.context import looks_random
+from spikelint.secrets.context import shannon_entropy
 
 
 class Secret(NamedTuple):
@@ -90,7 +91,7 @@ TOKEN_PATTERNS: tuple[TokenPattern, ...] = (
     _pattern("Slack app token", B + r"xapp-\d-[A-Za-z0-9]{6,}-\d{6,}-[A-Za-z0-9]{20,}" + E, 5, ("xapp-",)),
     _pattern("Slack webhook", r"hooks\.slack\.com/(?:services|workflows|triggers)/[A-Za-z0-9_/-]{20,}", 0,
              ("hooks.slack.com/",)),
-    _pattern("Vault token", B + r"hv[sb]\.[A-Za-z0-9_-]{90,200}" + E, 4, ("hvs.", "hvb.")),
+    _pattern("Vault token", B + r"hv[sb]\.[A-Za-z0-9_-]{90,300}" + E, 4, ("hvs.", "hvb.")),
     _pattern("Stripe key", B + r"(?:sk|rk)_(?:live|test|prod)_[0-9A-Za-z]{10,99}" + E, 8,
              ("sk_live_", "rk_live_", "sk_test_", "rk_test_", "sk_prod_", "rk_prod_")),
     _pattern("Stripe webhook secret", B + r"whsec_[A-Za-z0-9+/=]{32,80}" + E, 6, ("whsec_",)),
@@ -107,6 +108,12 @@ TOKEN_PATTERNS: tuple[TokenPattern, ...] = (
     _pattern("npm token", B + r"npm_[A-Za-z0-9]{36}" + E, 4, ("npm_",)),
     _pattern("PyPI token", B + r"pypi-AgE[A-Za-z0-9_-]{70,}" + E, 8, ("pypi-AgE",)),
     _pattern("Mailgun API key", B + r"key-[0-9a-f]{32}" + E, 4, ("key-",)),
+    _pattern("Mailgun public key", B + r"pubkey-[0-9a-f]{32}" + E, 7, ("pubkey-",)),
+    # long-lived: ``ABSK`` + base64 of ``BedrockAPIKey-…``; short-lived: base64 of ``bedrock.amazonaws.com``…
+    _pattern("Amazon Bedrock API key", B + r"ABSKQmVkcm9ja0FQSUtleS[0-9A-Za-z+/]{90,300}={0,2}(?![A-Za-z0-9+/=_-])", 23,
+             ("ABSKQmVkcm9ja0FQSUtleS",)),
+    _pattern("Amazon Bedrock API key", B + r"bedrock-api-key-" + r"YmVkcm9jay5hbWF6b25hd3MuY29t[A-Za-z0-9+/=%_-]*", 16,
+             ("bedrock-api-key-",)),
     _pattern("Sendinblue API key", B + r"x(?:keysib|smtpsib)-[0-9a-f]{64}-[A-Za-z0-9]{16}" + E, 8,
              ("xkeysib-", "xsmtpsib-")),
     _pattern("Defined Networking API token", B + r"dnkey-[a-z0-9=_-]{26}-[a-z0-9=_-]{52}" + E, 6, ("dnkey-",),
@@ -240,7 +247,7 @@ def _token_match(text: str, pattern: TokenPattern, match: re.Match[str]) -> Secr
     group = 1 if pattern.regex.groups else 0
     value = match.group(group)
     start, end = match.start(group), match.end(group)
-    if is_token_placeholder(value[pattern.prefix_length:]) or _padded_prefix(value, pattern):
+    if _placeholder_body(value, pattern) or _padded_prefix(value, pattern):
         return None
     if pattern.type == "JSON Web Token" and not _valid_jwt(value):
         return None
@@ -255,6 +262,17 @@ def _token_match(text: str, pattern: TokenPattern, match: re.Match[str]) -> Secr
     return Secret(value, pattern.type, start, end)
 
 
+def _placeholder_body(value: str, pattern: TokenPattern) -> bool:
+    """The part after the prefix only pads the shape.  A Slack token's numeric ids may be typed
+    (``xoxb-123456789012-…``): its secret is the last part, so that is what must look random."""
+    body = value[pattern.prefix_length:]
+    if pattern.type == "Slack token":
+        *ids, secret = body.split("-")
+        if ids and all(part.isdigit() for part in ids) and len(secret) >= 12:
+            return is_token_placeholder(secret)
+    return is_token_placeholder(body)
+
+
 _SLACK_WORDS = lazy_regex(r"^(?:[A-Z][a-z]{2,}|[A-Z]{3,})+$")
 
 
@@ -264,7 +282,9 @@ def _slack_shaped(text: str, value: str, end: int) -> bool:
     if value.endswith("-") or text[end:end + 1] in ("#", "*", "<", "…"):
         return False
     parts = value[5:].split("-")
-    if any(part.isdigit() and 1 < len(part) < 8 for part in parts):
+    legacy = value[:5] in ("xoxo-", "xoxs-") and len(parts) == 4 and all(part.isdigit() for part in parts[:3]) \
+        and len(parts[3]) >= 16 and all(character in "0123456789abcdefABCDEF" for character in parts[3])
+    if not legacy and any(part.isdigit() and 1 < len(part) < 8 for part in parts):
         return False
     last = parts[-1]
     return not (last.isalpha() and _SLACK_WORDS.match(last))  # capitalised words, not random letters
@@ -273,11 +293,42 @@ def _slack_shaped(text: str, value: str, end: int) -> bool:
 def _padded_prefix(value: str, pattern: TokenPattern) -> bool:
     """``xoxb-xoxb-my-bot-token``, ``sk-proj-REDACTED…``: the shape around a placeholder, not a token."""
     body = value[pattern.prefix_length:]
-    prefix = value[:pattern.prefix_length]
-    if prefix and prefix.rstrip("-_") and prefix.rstrip("-_").lower() in body.lower()[:len(prefix) + 2]:
+    word = value[:pattern.prefix_length].rstrip("-_").lower()
+    # the prefix written again as a word of the body (``xoxb-xoxb-…``, ``hf_hf_…``), not letters
+    # that happen to spell it (``hf_HFSdH…`` is a real token's random start)
+    lowered = body.lower()
+    at = lowered.find(word) if word else -1
+    if 0 <= at <= 2 and (at + len(word) == len(lowered) or not lowered[at + len(word)].isalnum()):
         return True
     words = body.replace("-", " ").replace("_", " ")
     return " " in words.strip() and is_placeholder(words)
+
+
+# A JWT's header is base64 of ``{"…`` (``eyJ``) or of ``{ "…``; some encoders use the standard
+# alphabet (``/``).  Read by shape once the strict detector above has had its turn.
+LOOSE_JWT = lazy_regex(r"(?<![A-Za-z0-9_/+-])ey[A-Za-z0-9]{17,}\.ey[A-Za-z0-9/_-]{17,}\."
+                       r"(?:[A-Za-z0-9/_-]{10,}={0,2})?(?![A-Za-z0-9/_=-])")
+MIN_JWT_ENTROPY = 3.0
+
+
+def _loose_jwts(text: str) -> Iterator[Secret]:
+    for match in LOOSE_JWT.finditer(text):
+        value = match.group(0)
+        if value.startswith("eyJ") and _valid_jwt(value) or shannon_entropy(value) < MIN_JWT_ENTROPY:
+            continue  # the strict detector has judged it already, or it repeats a few characters
+        if is_token_placeholder(value[2:]):
+            continue
+        yield Secret(value, "JSON Web Token", match.start(), match.end())
+
+
+# Mailgun's webhook signing key has no prefix: its shape counts where the text names Mailgun.
+MAILGUN_SIGNING_KEY = lazy_regex(r"(?<![0-9a-zA-Z_-])[0-9a-f]{32}-[0-9a-f]{8}-[0-9a-f]{8}(?![0-9a-zA-Z_-])")
+
+
+def _mailgun_signing_keys(text: str) -> Iterator[Secret]:
+    for match in MAILGUN_SIGNING_KEY.finditer(text):
+        if not is_token_placeholder(match.group(0)[:32]):
+            yield Secret(match.group(0), "Mailgun signing key", match.start(), match.end())
 
 
 def _private_keys(text: str) -> Iterator[Secret]:
@@ -380,6 +431,10 @@ def token_secrets(text: str, fast: bool = False) -> list[Secret]:
     patterns run only around their literal prefixes.
     """
     found: list[Secret] = list(_token_secrets(text))
+    if ".ey" in text:
+        found.extend(_loose_jwts(text))
+    if "ailgun" in text or "AILGUN" in text:
+        found.extend(_mailgun_signing_keys(text))
     if "PRIVATE KEY" in text or "PuTTY-User" in text:
         found.extend(_private_keys(text))
     if "@" in text and "://" in text:

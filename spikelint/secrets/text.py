@@ -39,8 +39,17 @@ class Hit(NamedTuple):
 
 HINT_WORDS = ("tok", "secret", "pass", "pwd", "key", "cred", "auth", "bearer", "wandb", "senha", "contrase")
 SECRET_HINT = lazy_regex("(?i)" + "|".join(HINT_WORDS))
-ASSIGNMENT_KEY = lazy_regex(r"(?P<key>[A-Za-z_][\w.-]{0,80})[\"']?[ \t]*(?::=|=>|=|:)[ \t]*")
-ASSIGNMENT_VALUE = lazy_regex(r"""(?P<quote>["'])(?P<quoted>[^"'\n]{1,500})(?P=quote)|(?P<plain>[^\s"'`,;)}\]]{1,500})""")
+# ``=``, ``:``, ``=>``, Go's ``:=``, make's ``::=``/``:::=``/``?=``, PHP's ``.=``
+ASSIGNMENT_KEY = lazy_regex(r"(?P<key>[A-Za-z_][\w.-]{0,80}?)[\"']?[ \t]*(?::{1,3}=|=>|\.=|\?=|=|:)[ \t]*")
+# ``setProperty("API_TOKEN", "…")``, ``os.environ.setdefault("HF_TOKEN", "…")``: a name and a value as arguments
+SETTER_ARGUMENTS = lazy_regex(r"\(\s*[\"'](?P<key>[A-Za-z_][\w.-]{0,80})[\"']\s*,\s*")
+# a plain value ends at an escaped newline or tab (``"A_TOKEN=value\\nNEXT=…"`` inside a JSON string)
+ASSIGNMENT_VALUE = lazy_regex(r"""(?P<quote>["'`])(?P<quoted>[^"'`\n]{1,500})(?P=quote)"""
+                              r"""|(?P<plain>(?:(?!\\[nrt])[^\s"'`,;)}\]]){1,500})""")
+# ``var apiToken string = "…"`` (Go), ``val apiToken: String = "…"`` (Kotlin): a type between name and value
+TYPED_KEY = lazy_regex(r"(?P<key>[A-Za-z_]\w{0,80})[ \t]*:?[ \t]+(?:string|String|str)[ \t]*(?::=|=)[ \t]*")
+# ``<apiToken>value</apiToken>``, also with the value on a line of its own
+XML_ELEMENT = lazy_regex(r"<(?P<key>[A-Za-z_][\w.-]{0,80})>[ \t]*\n?[ \t]*(?P<value>[^<>\s\"']{8,500})[ \t]*\n?[ \t]*</(?P=key)>")
 EXPORT_KEY = lazy_regex(r"(?:^|[\s;&|(])(?:export|set|setenv|declare|local|readonly|ENV|ARG|%env|%set_env)\s+(?:-\w+\s+)*"
                         r"(?P<key>[A-Za-z_]\w{0,80})[ \t]+(?P<value>[^\s=\"']\S{3,500})")
 AUTH_HEADER = lazy_regex(r"(?i)(?:proxy-)?authorization[\"']?\s*[:=]\s*[\"']?(?:(?:bearer|basic|token|apikey|api-key|"
@@ -96,6 +105,16 @@ def _assignment_values(line: str) -> Iterator[tuple[str, str, int]]:
         yield match.group("key"), value.group(group), value.start(group)
     for match in EXPORT_KEY.finditer(line):
         yield match.group("key"), match.group("value").strip("\"'"), match.start("value")
+    if "(" in line:
+        for match in SETTER_ARGUMENTS.finditer(line):
+            value = ASSIGNMENT_VALUE.match(line, match.end())
+            if value is not None and value.group("quoted") is not None:
+                yield match.group("key"), value.group("quoted"), value.start("quoted")
+    if "string" in line or "String" in line or "str" in line:
+        for match in TYPED_KEY.finditer(line):
+            value = ASSIGNMENT_VALUE.match(line, match.end())
+            if value is not None and value.group("quoted") is not None:
+                yield match.group("key"), value.group("quoted"), value.start("quoted")
 
 
 def _context_secrets(line: str, offset: int, mode: str) -> Iterator[Secret]:
@@ -189,7 +208,21 @@ def find_in_text(text: str, key: str = "", mode: str = CONFIG) -> list[Secret]:
             found.extend(_context_secrets(line, start, mode))
         if index in users and any(index - back in clients for back in range(6)):
             found.extend(_user_flag_secrets(line, start))
+    if "</" in text and mode != PROSE:
+        found.extend(_xml_element_secrets(text))
     return sorted(without_overlaps(found), key=lambda secret: secret.start)
+
+
+def _xml_element_secrets(text: str) -> Iterator[Secret]:
+    """``<apiToken>…</apiToken>``: the element's name is the key (the value may sit on its own line)."""
+    for match in XML_ELEMENT.finditer(text):
+        key = match.group("key")
+        kind = classify_key(key)
+        if not kind.secret:
+            continue
+        start = match.start("value")
+        for secret in keyed_secret(match.group("value"), key, kind, prose=True):
+            yield Secret(secret.value, secret.type, start + secret.start, start + secret.end)
 
 
 def has_secret_hint(text: str) -> bool:

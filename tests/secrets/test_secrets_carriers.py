@@ -227,3 +227,20 @@ def test_a_storage_config_of_demo_defaults_is_not_a_credential_and_a_real_one_is
     assert found("storage.yaml", head + demo) == []
     real = demo.replace("minio123", F.high_entropy(40))
     assert found("storage.yaml", head + real) == [(6, "SPK206")]
+
+
+# --------------------------------------------------------------------------- Python outside its literals
+
+
+def test_a_token_in_a_python_comment_or_pasted_as_a_name_is_found_on_its_line() -> None:
+    """``ast`` keeps no comments, and ``token = hf_…`` without quotes is a name, not a string."""
+    hf = "hf_" + F.chars("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ", 34)
+    ghp = "ghp_" + F.chars("abcdefghijklmnopqrstuvwxyz0123456789", 36)
+    text = f"import os\n# the old key: {hf}\nx = 1\ntoken = {ghp}\n"
+    assert found("train.py", text) == [(2, "SPK201"), (4, "SPK201")]
+
+
+def test_a_python_comment_with_a_placeholder_or_a_literal_found_once_stays_single() -> None:
+    hf = "hf_" + F.chars("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ", 34)
+    assert found("train.py", "# login(token='hf_xxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxx')\ntoken = os.environ['HF_TOKEN']\n") == []
+    assert found("train.py", f"login(token='{hf}')  # the team's key\n") == [(1, "SPK201")]

@@ -139,3 +139,91 @@ def test_curl_credentials_in_their_documented_spellings(template: str) -> None:
                                   "curl -u \"${username}:${password}\" https://x"])
 def test_curl_placeholders_stay_quiet(text: str) -> None:
     assert find_in_text(text) == []
+
+
+# --------------------------------------------------------------------------- shapes and carriers added
+# for the peer's rule samples: a JWT whose encoder used the standard alphabet, Mailgun's public and
+# signing keys, Amazon Bedrock keys, Slack legacy tokens and ids typed by hand, long Vault batch tokens.
+
+B64 = string.ascii_letters + string.digits
+
+
+def _standard_alphabet_jwt() -> str:
+    return "ey" + FAKE.chars(B64, 22) + ".ey" + FAKE.chars(B64 + "/", 30) + "." + FAKE.chars(B64 + "_-", 22)
+
+
+MORE_SHAPES = {
+    "JWT in the standard base64 alphabet": _standard_alphabet_jwt,
+    "Mailgun public key": lambda: "pubkey-" + FAKE.chars("0123456789abcdef", 32),
+    "Amazon Bedrock long-lived key": lambda: "ABSK" + "QmVkcm9ja0FQSUtleS1" + FAKE.chars(B64, 108) + "=",
+    "Amazon Bedrock short-lived key": lambda: "bedrock-api-key-" + "YmVkcm9jay5hbWF6b25hd3MuY29t" + FAKE.chars(B64, 60),
+    "Slack legacy token": lambda: "xoxo-" + "-".join(FAKE.chars(DIGITS, 6) for _ in range(3)) + "-" +
+    FAKE.chars("0123456789abcdef", 18),
+    "Slack bot token with a typed team id": lambda: "xoxb-" + _counting(DIGITS, 12, 1) + "-" + FAKE.chars(B64, 19),
+    "Hugging Face token whose random part starts with HF": lambda: "hf_" + "HF" + FAKE.chars(string.ascii_letters, 32),
+    "Vault batch token": lambda: "hvb." + FAKE.chars(B64 + "_-", 220),
+}
+
+
+@pytest.mark.parametrize("kind", sorted(MORE_SHAPES))
+def test_more_documented_shapes_are_found_in_every_carrier(kind: str) -> None:
+    value = MORE_SHAPES[kind]()
+    for carrier in CARRIERS:
+        found = find_in_text(carrier.format(value=value))
+        assert any(secret.value in value or value in secret.value for secret in found), (kind, carrier)
+
+
+def test_the_mailgun_signing_key_is_found_where_the_text_names_mailgun() -> None:
+    key = FAKE.chars("0123456789abcdef", 32) + "-" + FAKE.chars("0123456789abcdef", 8) + "-" + \
+        FAKE.chars("0123456789abcdef", 8)
+    assert [secret.type for secret in find_in_text("# mailgun webhooks\nsigning = " + key)] == ["Mailgun signing key"]
+    assert find_in_text("checksum " + key) == []  # the bare shape is a hash list's row elsewhere
+
+
+KEYED_CARRIERS = (
+    'var apiToken string = "{value}"',  # Go, a type between the name and the value
+    "val apiToken: String = \"{value}\"",  # Kotlin
+    "apiToken := `{value}`",  # Go backticks
+    "<apiToken>\n    {value}\n</apiToken>",  # XML, the value on a line of its own
+    '{{"config.ini": "API_TOKEN={value}\\nBACKUP_ENABLED=true"}}',  # an escaped newline inside a JSON string
+    'API_TOKEN ::= "{value}"', 'API_TOKEN :::= "{value}"', 'API_TOKEN ?= "{value}"',  # make
+    '$apiToken .= "{value}"',  # PHP
+    'System.setProperty("API_TOKEN", "{value}")',
+)
+
+
+@pytest.mark.parametrize("carrier", KEYED_CARRIERS)
+def test_a_keyed_random_value_is_found_in_each_language_spelling(carrier: str) -> None:
+    value = FAKE.chars(B64, 32)
+    assert [secret.value for secret in find_in_text(carrier.format(value=value))] == [value]
+
+
+@pytest.mark.parametrize("carrier", KEYED_CARRIERS)
+def test_a_keyed_placeholder_stays_quiet_in_each_language_spelling(carrier: str) -> None:
+    assert find_in_text(carrier.format(value="<your-api-token>")) == []
+    assert find_in_text(carrier.format(value="${API_TOKEN}")) == []
+
+
+def test_short_lowercase_ids_under_a_token_key_are_not_credentials() -> None:
+    """``nonMatchingToken := "4x2akx7i0735cm95"``: small letters and digits, short of a key's length."""
+    assert find_in_text('testToken := "' + FAKE.chars(LOWER + DIGITS, 16) + '"') == []
+    assert find_in_text('testToken := "sm_pat_' + FAKE.chars(LOWER + DIGITS, 10) + '"') == []
+    long_one = FAKE.chars(LOWER + DIGITS, 24)
+    assert [secret.value for secret in find_in_text('testToken := "' + long_one + '"')] == [long_one]
+    mixed = FAKE.chars(LOWER, 6) + FAKE.chars(string.ascii_uppercase, 5) + FAKE.chars(DIGITS, 5)
+    assert [secret.value for secret in find_in_text('testToken := "' + mixed + '"')] == [mixed]
+
+
+def test_an_elided_value_is_what_a_document_shows_instead_of_the_key() -> None:
+    assert find_in_text("export OP_SERVICE_ACCOUNT_TOKEN=ops_eyJ" + FAKE.chars(B64, 30) + "...") == []
+    assert find_in_text("api_token: " + FAKE.chars(B64, 30) + "…") == []
+
+
+def test_random_google_api_keys_stay_reported_beside_the_documented_examples() -> None:
+    """The documented examples are known by hash only; any other key of that shape is a leak."""
+    from spikelint.secrets.context import PUBLIC_VALUE_HASHES
+
+    assert all(len(digest) == 32 and set(digest) <= set("0123456789abcdef") for digest in PUBLIC_VALUE_HASHES)
+    for _ in range(20):
+        key = "AIza" + FAKE.chars(B64 + "_-", 35)
+        assert [secret.type for secret in find_in_text(key)] == ["Google API key"]
