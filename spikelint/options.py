@@ -82,11 +82,13 @@ def positive(text: str) -> int:
 def rule_ids(text: str | None) -> tuple[str, ...] | None:
     if text is None:
         return None
-    ids = tuple(part.strip().upper() for part in text.split(",") if part.strip())
-    for rule in ids:
+    given = [part.strip() for part in text.split(",") if part.strip()]
+    for word in given:
+        rule = word.upper()
         if not rule.startswith("SPK") or not rule[3:].isdigit() and rule[3:] != "":
-            raise UsageError(f"not a rule id or family: {rule!r} (expected e.g. SPK101 or SPK1)")
-    return ids
+            # quoted as typed: the final mask knows a token's shape, not its upper-cased copy
+            raise UsageError(f"not a rule id or family: {word!r} (expected e.g. SPK101 or SPK1)")
+    return tuple(word.upper() for word in given)
 
 
 def check_rule_names(config: Config, option: dict[str, tuple[str, ...] | None]) -> None:

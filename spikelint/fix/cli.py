@@ -87,7 +87,7 @@ def apply_fixes(paths: list[str], config: Any, overrides: dict[str, Any], *, uns
         raise UsageError("no such file or folder: " + ", ".join(run.missing))
     if dry_run:
         for item in run.changed:
-            sys.stdout.write(unified_diff(item))
+            sys.stdout.write(unified_diff(item, run.secrets.get(item.path, frozenset())))
     _summary(run, dry_run)
     failed = bool(run.write_errors) or any(item.unsafe_failures for item in run.files)
     return run, not failed

@@ -26,6 +26,7 @@ class FixRun:
     unfixable: list[tuple[Finding, str]] = field(default_factory=list)  # and why
     write_errors: list[str] = field(default_factory=list)
     missing: list[str] = field(default_factory=list)
+    secrets: dict[str, frozenset[str]] = field(default_factory=dict)  # by path: what the diff must not show
 
     @property
     def changed(self) -> list[FileFix]:
@@ -53,12 +54,40 @@ def make_lint(config: Config, cwd: Path, overrides: dict[str, Any]) -> Any:
 NO_NEWLINE = "\\ No newline at end of file\n"
 
 
-def unified_diff(item: FileFix) -> str:
+def unified_diff(item: FileFix, secrets: frozenset[str] = frozenset()) -> str:
     """The change as ``git apply`` and ``patch`` read it: a last line without its newline is
-    marked, as Git marks it, instead of running into the next line of the diff."""
+    marked, as Git marks it, instead of running into the next line of the diff.
+
+    ``secrets``: the values the secret rules found in the file.  A diff quotes the file's own
+    lines, and a value known only by its structure (``value:`` under ``- name: DB_PASSWORD``)
+    is no token shape the final mask could see, so each is masked here by its text.
+    """
+    from spikelint.secrets.output_mask import masked
+
     lines = difflib.unified_diff(item.original.splitlines(keepends=True), item.fixed.splitlines(keepends=True),
                                  f"a/{item.path}", f"b/{item.path}")
-    return "".join(line if line.endswith(("\n", "\r")) else line + "\n" + NO_NEWLINE for line in lines)
+    text = "".join(line if line.endswith(("\n", "\r")) else line + "\n" + NO_NEWLINE for line in lines)
+    for value in sorted(secrets, key=len, reverse=True):
+        text = text.replace(value, masked(value))
+    return text
+
+
+def secret_values(text: str, findings: list[Finding]) -> frozenset[str]:
+    """The text of each secret finding's span (1-based columns, the end exclusive) in ``text``."""
+    lines = text.splitlines()
+    values = set()
+    for finding in findings:
+        if not finding.rule.startswith("SPK2") or not 0 < finding.line <= len(lines):
+            continue
+        line = lines[finding.line - 1]
+        end = finding.end_column - 1 if finding.end_line == finding.line and finding.end_column else len(line)
+        value = line[finding.column - 1:end]
+        if len(value) >= MIN_MASKED_SECRET:
+            values.add(value)
+    return frozenset(values)
+
+
+MIN_MASKED_SECRET = 6  # shorter spans are words the diff needs (a password rule's minimum)
 
 
 def run_fixes(paths: list[str], config: Config, *, unsafe: bool, dry_run: bool, pins: Pins,
@@ -73,7 +102,10 @@ def run_fixes(paths: list[str], config: Config, *, unsafe: bool, dry_run: bool, 
     run = FixRun(missing=list(result.discovery.missing))
     kinds = {source.path: source for source in result.discovery.files}
     by_path: dict[str, list[Finding]] = {}
+    secrets_by_path: dict[str, list[Finding]] = {}
     for finding in result.report.findings:
+        if finding.rule.startswith("SPK2"):
+            secrets_by_path.setdefault(finding.path, []).append(finding)
         rule = catalog.get(finding.rule)
         if rule is None or not rule.fix:
             continue
@@ -92,6 +124,7 @@ def run_fixes(paths: list[str], config: Config, *, unsafe: bool, dry_run: bool, 
             run.unfixable.extend((finding, reason) for finding in findings)
             continue
         item = fix_file(path, source.kind, text, findings, lint, pins)
+        run.secrets[path] = secret_values(text, secrets_by_path.get(path, []))
         by_print = {finding.fingerprint: finding for finding in findings}
         run.unfixable.extend((by_print[refusal.fingerprint], refusal.reason) for refusal in item.refused
                              if refusal.fingerprint in by_print)

@@ -125,8 +125,8 @@ TOKEN_PATTERNS: tuple[TokenPattern, ...] = (
 PRIVATE_KEY = lazy_regex(r"-----BEGIN[ A-Z0-9_-]{0,100}PRIVATE KEY(?: BLOCK)?-----")
 _PEM_BODY = lazy_regex(r"(?:\\n|\s)*(?:[A-Za-z-]+: [^\n\\]{0,300}(?:\\n|\n)\s*){0,10}((?:[A-Za-z0-9+/=]|\\n|\s){40,})")
 PUTTY_KEY = lazy_regex(r"PuTTY-User-Key-File-\d+:.{0,3000}?Private-Lines:\s*\d+\s+([A-Za-z0-9+/=\s]{40,})", re.DOTALL)
-# ``scheme://user:password@`` and ``scheme://TOKEN@``
-URL_USERINFO = lazy_regex(r"\b[a-zA-Z][a-zA-Z0-9+.-]{1,20}://(?P<userinfo>[^\s/?#@\"'<>(){}\[\]`]{1,300})@(?=[\w\[$])")
+# ``scheme://user:password@`` and ``scheme://TOKEN@`` (a ``#`` in a password is often left unescaped)
+URL_USERINFO = lazy_regex(r"\b[a-zA-Z][a-zA-Z0-9+.-]{1,20}://(?P<userinfo>[^\s/?@\"'<>(){}\[\]`]{1,300})@(?=[\w\[$])")
 
 # the literals every token shape holds, by first character (a candidate is checked only where one occurs)
 _STARTS: dict[str, list[tuple[str, TokenPattern]]] = {}

@@ -7,12 +7,13 @@ writes (streams and files) passes :func:`mask_output`, which runs the same detec
 secret rules (token shapes, private keys, credentials in URLs, secret-named assignments)
 over the text and keeps only the first characters of each hit.
 
-The mask is ``abcd…`` (``abcd...`` in ASCII-only text): no quotes, backslashes, ``&`` or ``<``, so JSON, SARIF, JUnit XML
-and GitLab reports stay valid after it.
+The mask is ``abcd… (type)`` (``abcd... (type)`` in ASCII-only text): no quotes, backslashes,
+``&`` or ``<``, so JSON, SARIF, JUnit XML and GitLab reports stay valid after it.
 """
 
 from __future__ import annotations
 
+import re
 from typing import Any
 from typing import TextIO
 
@@ -28,6 +29,16 @@ HELD_LINES = 200
 def masked(value: str, ellipsis: str = ELLIPSIS) -> str:
     """``hf_a…``: at most four characters and never more than a quarter of the value."""
     return value[: min(SHOWN, len(value) // 4)] + ellipsis
+
+
+def type_label(secret_type: str) -> str:
+    """`` (Hugging Face token)``: the secret's type as the spec asks, in characters that every
+    report format carries unescaped (``&`` would break JUnit XML written before the mask)."""
+    label = _UNSAFE_LABEL.sub("", secret_type.replace("&", "and")).strip()
+    return f" ({label})" if label else ""
+
+
+_UNSAFE_LABEL = re.compile(r"[^A-Za-z0-9 ._-]")
 
 
 def mask_output(text: str) -> str:
@@ -50,7 +61,7 @@ def mask_output(text: str) -> str:
             continue  # already masked upstream (``hf_a…``) or too short to be a credential
         while end < len(text) and _escapes_next(text, start, end):
             end += 1  # never leave a lone ``\\`` that would escape the character after the mask
-        pieces += [text[done:start], masked(text[start:end], ellipsis)]
+        pieces += [text[done:start], masked(text[start:end], ellipsis) + type_label(secret.type)]
         done = end
     return "".join(pieces) + text[done:] if pieces else text
 

@@ -69,7 +69,7 @@ USER_FLAG = lazy_regex(r"""-(?:u|-user)(?:[ \t]{1,5}|=)["']?(?P<user>[^\s:"'$]{0
 NEWLINE = lazy_regex("\n")
 CLIENT_WORD = lazy_regex(r"\b(?:curl|wget)\b")
 CONFIG, CODE, PROSE, DATA = "config", "code", "prose", "data"
-WANDB_CONTEXT = lazy_regex(r"(?i)wandb[\w. -]{0,30}?(?:login|key|token)[^0-9a-f\n]{0,20}?(?<![0-9a-f])"
+WANDB_CONTEXT = lazy_regex(r"(?i)wandb[\w.( -]{0,30}?(?:login|key|token)[^0-9a-f\n]{0,20}?(?<![0-9a-f])"
                            r"(?P<value>[0-9a-f]{40})(?![0-9a-f])")
 
 

@@ -145,3 +145,27 @@ def test_dry_run_masks_the_token_in_the_diff_but_not_in_the_file(tmp_path: Path,
     assert ran.code == 1 and "+set -o pipefail\n" in ran.out
     assert token not in ran.out + ran.err
     assert (tmp_path / "run.sh").read_text(encoding="utf-8") == script
+
+
+# --------------------------------------------------------------------------- --dry-run shows no secret
+
+
+def test_a_dry_run_diff_masks_the_values_the_secret_rules_found(tmp_path: Path,
+                                                                  capsys: pytest.CaptureFixture[str]) -> None:
+    """``value:`` under ``- name: DB_PASSWORD`` is a secret by structure only: no token shape for the
+    final mask to see, so the diff masks what the secret rules found in the file."""
+    import random
+    import string
+
+    rng = random.Random(5)
+    password = "".join(rng.choice(string.ascii_letters) for _ in range(7)) + "".join(rng.choice(string.digits) for _ in range(4))
+    job = (
+        "apiVersion: batch/v1\nkind: Job\nmetadata:\n  name: train\nspec:\n  template:\n    spec:\n"
+        "      restartPolicy: Never\n      containers:\n      - name: c\n        image: nvcr.io/nvidia/pytorch:24.01-py3\n"
+        f"        env:\n        - name: DB_PASSWORD\n          value: {password}\n"
+    )
+    write(tmp_path, {"job.yaml": job})
+    ran = run(tmp_path, capsys, "fix", "--dry-run", "--unsafe", ".")
+    assert ran.code == 1 and "--- a/job.yaml" in ran.out
+    assert password not in ran.out + ran.err
+    assert (tmp_path / "job.yaml").read_text(encoding="utf-8") == job  # a dry run changes nothing

@@ -183,3 +183,26 @@ def test_the_stream_masks_a_token_written_in_pieces_and_a_key_line_by_line() -> 
     stream.write("tail " + TOKENS["hf"])
     stream.flush()
     assert _leaks(sink.getvalue()) == [] and "before ghp_" in sink.getvalue() and sink.getvalue().startswith("before")
+
+
+def test_the_final_mask_names_the_type_in_characters_every_format_carries() -> None:
+    token = TOKENS["hf"]
+    assert mask_output(f"image registry.example.org/{token}:1") == \
+        f"image registry.example.org/{token[:4]}... (Hugging Face token):1"
+    wandb_key = FAKE.chars("0123456789abcdef", 40)
+    masked = mask_output(f'<failure message="wandb.login(key={wandb_key})"/>')
+    assert wandb_key not in masked and "&" not in masked and "(Weights and Biases API key)" in masked
+    assert mask_output(masked) == masked  # masking twice changes nothing
+
+
+def test_a_url_password_with_an_unescaped_hash_is_masked() -> None:
+    password = FAKE.chars(ALNUM, 5) + "#" + FAKE.chars(ALNUM, 6)
+    assert password not in mask_output(f"  7 | note: https://u:{password}@git.example.org/r.git")
+
+
+def test_a_rule_list_is_quoted_as_typed(monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str],
+                                        tmp_path: Path) -> None:
+    """Upper-cased, a token is no token shape for the final mask: the error quotes what was typed."""
+    token = TOKENS["hf"]
+    code, printed = _run(["check", "--ignore", token, "."], tmp_path, monkeypatch, capsys)
+    assert code == 2 and token.upper() not in printed and token not in printed
