@@ -114,9 +114,6 @@ def command_check(args: argparse.Namespace) -> int:
               + ", ".join(result.dependents), file=sys.stderr)
     if args.write_baseline:
         write_baseline(Path(args.write_baseline), report)
-        count = len(report.findings)
-        print(f"spikelint: wrote {count} finding{'' if count == 1 else 's'} to baseline {args.write_baseline}",
-              file=sys.stderr)
         return EXIT_OK
     if args.baseline:
         report = apply_baseline(report, read_baseline(Path(args.baseline)))

@@ -125,6 +125,7 @@ def emit(report: Report, fmt: str, output: str | None, prefix: str | None = None
 
 
 def write_baseline(path: Path, report: Report) -> None:
+    """Fingerprints only (never a secret), and a line on stderr saying how many."""
     entries = [{"fingerprint": f.fingerprint, "rule": f.rule, "path": f.path} for f in report.findings]
     data = {"version": 1, "tool": "spikelint", "findings": entries}
     from spikelint.util.safe_write import UnsafeTarget
@@ -137,6 +138,8 @@ def write_baseline(path: Path, report: Report) -> None:
         raise UsageError(f"cannot write baseline: {error}") from None
     except OSError as error:
         raise UsageError(f"cannot write baseline {path}: {error.strerror or error}") from None
+    count = len(report.findings)
+    print(f"spikelint: wrote {count} finding{'' if count == 1 else 's'} to baseline {path}", file=sys.stderr)
 
 
 def read_baseline(path: Path) -> set[str]:

@@ -12,10 +12,10 @@ from typing import Iterator
 from spikelint.model import Document
 from spikelint.secrets.credentials import credential_file_secrets
 from spikelint.secrets.detectors import Secret
-from spikelint.secrets.detectors import token_secrets
 from spikelint.secrets.python import python_secrets
 from spikelint.secrets.carriers import text_mode
 from spikelint.secrets.text import CONFIG
+from spikelint.secrets.text import DATA
 from spikelint.secrets.text import LineIndex
 from spikelint.secrets.text import find_in_text
 from spikelint.checks.secrets_commands import command_found
@@ -81,13 +81,9 @@ def python_findings(document: Document) -> Iterator[Found]:
 
 
 def _shapes_outside_literals(document: Document, in_literals: set[str]) -> Iterator[Found]:
-    index: LineIndex | None = None
-    for secret in token_secrets(document.text, fast=True):
-        if secret.value in in_literals or any(secret.value in value or value in secret.value for value in in_literals):
-            continue
-        index = index or LineIndex(document.text)
-        line = index.position(secret.start)[0]
-        yield found_at("SPK201", document.lines, secret, line, line + secret.value.count("\n"), (line, 1))
+    for found in text_general(document, mode=DATA):  # DATA: token shapes only
+        if not any(found.value in value or value in found.value for value in in_literals):
+            yield found
 
 
 # --------------------------------------------------------------------------- Dockerfiles

@@ -105,13 +105,9 @@ def _assignment_values(line: str) -> Iterator[tuple[str, str, int]]:
         yield match.group("key"), value.group(group), value.start(group)
     for match in EXPORT_KEY.finditer(line):
         yield match.group("key"), match.group("value").strip("\"'"), match.start("value")
-    if "(" in line:
-        for match in SETTER_ARGUMENTS.finditer(line):
-            value = ASSIGNMENT_VALUE.match(line, match.end())
-            if value is not None and value.group("quoted") is not None:
-                yield match.group("key"), value.group("quoted"), value.start("quoted")
-    if "string" in line or "String" in line or "str" in line:
-        for match in TYPED_KEY.finditer(line):
+    # a call's name-and-value arguments, a typed declaration: only a quoted value counts there
+    for regex, present in ((SETTER_ARGUMENTS, "(" in line), (TYPED_KEY, "str" in line or "String" in line)):
+        for match in regex.finditer(line) if present else ():
             value = ASSIGNMENT_VALUE.match(line, match.end())
             if value is not None and value.group("quoted") is not None:
                 yield match.group("key"), value.group("quoted"), value.start("quoted")

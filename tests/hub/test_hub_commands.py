@@ -20,14 +20,15 @@ spec:
       containers:
         - name: trainer
           image: ghcr.io/acme/trainer:1.2.3
-          command: ["torchrun", "--nproc_per_node", "8", "run_sft.py"]
+          command: {command}
           args:
 {args}
 """
+TORCHRUN = '["torchrun", "--nproc_per_node", "8", "run_sft.py"]'
 
 
-def job(*args: str) -> str:
-    return JOB.format(args="\n".join(f"            - {arg}" for arg in args))
+def job(*args: str, command: str = TORCHRUN) -> str:
+    return JOB.format(command=command, args="\n".join(f"            - {arg}" for arg in args))
 
 
 @pytest.mark.parametrize("script, line", [
@@ -97,24 +98,8 @@ def test_kubernetes_args_pinned_and_trusted() -> None:
 
 
 def test_kubernetes_shell_command() -> None:
-    text = """\
-apiVersion: batch/v1
-kind: Job
-metadata:
-  name: sft
-spec:
-  template:
-    spec:
-      restartPolicy: Never
-      containers:
-        - name: trainer
-          image: ghcr.io/acme/trainer:1.2.3
-          command: ["bash", "-c"]
-          args:
-            - |
-              set -euo pipefail
-              torchrun --nproc_per_node 8 run_sft.py --model_name_or_path org/m --output_dir /ckpt
-"""
+    text = job("|\n              set -euo pipefail\n              torchrun --nproc_per_node 8 run_sft.py"
+               " --model_name_or_path org/m --output_dir /ckpt", command='["bash", "-c"]')
     assert found("k8s/sft-job.yaml", text) == {(16, "SPK105")}
 
 
