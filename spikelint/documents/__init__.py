@@ -10,6 +10,7 @@ import ast
 import codecs
 import os
 import re
+import sys
 from dataclasses import replace
 from pathlib import PurePosixPath
 from typing import TYPE_CHECKING
@@ -143,7 +144,17 @@ def _parse_python(document: Document) -> None:
     try:
         document.parsed = ast.parse(document.text, filename=document.path)
     except SyntaxError as error:
-        raise ParseFailure(f"invalid Python: {error.msg}", error.lineno or 1, error.offset or 1) from None
+        from spikelint.documents.python_grammar import newer_python_needed
+
+        version = newer_python_needed(document.text)
+        if version is None:
+            raise ParseFailure(f"invalid Python: {error.msg}", error.lineno or 1, error.offset or 1) from None
+        running = f"{sys.version_info.major}.{sys.version_info.minor}"
+        document.problems.append(Problem(
+            "SPK003", error.lineno or 1, error.offset or 1,
+            f"valid Python {version} syntax that Python {running}, which spikelint runs on, cannot parse: its text "
+            f"was scanned for secrets, but the Python rules (SPK105, SPK403…) did not read it — run spikelint on "
+            f"Python {version} or newer to check it", key=f"python-{version}"))
     except (RecursionError, MemoryError, ValueError) as error:
         raise ParseFailure(f"Python source exceeds the parser's limits: {type(error).__name__}", 1, 1) from None
 
