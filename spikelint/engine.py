@@ -18,6 +18,7 @@ from typing import Sequence
 
 from spikelint import __version__
 from spikelint.adapters import workloads_in
+from spikelint.adapters.purpose import TRAINING_RULES
 from spikelint.catalog import load_catalog
 from spikelint.checks import all_checks
 from spikelint.checks.registry import CheckContext
@@ -31,6 +32,7 @@ from spikelint.files import discover
 from spikelint.files import matches_any
 from spikelint.discovery.hierarchy import SUB_CONFIG_NAMES
 from spikelint.discovery.hierarchy import Layers
+from spikelint.discovery.kustomize import is_patch_fragment
 from spikelint.pipeline.fingerprint import fingerprint
 from spikelint.pipeline.fingerprint import identity_path
 from spikelint.pipeline.fingerprint import identity_root
@@ -109,13 +111,16 @@ class Engine:
         if checked is not None:
             if checked is document:
                 workloads = self._workloads(document, internal)
+                if workloads and is_patch_fragment(project, document.path):
+                    workloads = []  # a kustomize patch: a fragment of the workload it patches
             context = CheckContext(self.config, project, self.today, tuple(workloads))
             for spec in self.checks:
                 if spec.scope == "document" and (not spec.kinds or checked.kind in spec.kinds):
                     problems.extend(self._run(spec, (checked, context), document, internal))
                 elif spec.scope == "workload":
                     for workload in workloads:
-                        problems.extend(self._run(spec, (workload, document, context), document, internal))
+                        found = self._run(spec, (workload, document, context), document, internal)
+                        problems.extend(_with_evidence(found, workload))
         result = FileResult(document.path, internal_errors=internal)
         self._finish(document, workloads, problems, result)
         masked: list[Finding] = []
@@ -282,6 +287,14 @@ class Engine:
         end_line, end_column = (None, None) if backwards else (problem.end_line, problem.end_column)
         return Finding(problem.rule, rule.name, severity, path, line, column, problem.message,
                        fingerprint(problem.rule, identity_path(path, self.root_prefix), key, index), end_line, end_column)
+
+
+def _with_evidence(problems: list[Problem], workload: Workload) -> list[Problem]:
+    """A training rule's finding names what makes the object a training workload (rules.md)."""
+    if not workload.is_training or not workload.evidence:
+        return problems
+    return [replace(problem, message=f"{problem.message} (because: {workload.evidence})")
+            if problem.rule in TRAINING_RULES and problem.path is None else problem for problem in problems]
 
 
 def _checkable_view(document: Document) -> Document | None:

@@ -269,6 +269,7 @@ class Workload:
     pods: int = 1  # total pods (replicas summed)
     is_training: bool = False  # set once by adapters.purpose.classify; every training rule asks it
     purpose: str = ""  # what the object does: "training", "server", "evaluation", "data", "utility" …
+    evidence: str = ""  # what ``purpose`` rests on, for messages: "8 accelerators requested; runs torchrun train.py"
     preemptible: bool = False
     retries: Located | None = None  # explicit retry count/restart setting, as written
     default_retries: int = 0  # retries the platform applies when ``retries`` is not written

@@ -48,8 +48,9 @@ VOLUME_SOURCES: dict[str, tuple[str, bool]] = {
         "flocker", "photonPersistentDisk", "scaleIO", "flexVolume")},
 }
 READ_ONLY_KEYS = frozenset(("configMap", "secret", "downwardAPI", "projected"))
-GPU_RESOURCE_NAMES = ("nvidia.com/gpu", "amd.com/gpu")
-GPU_RESOURCE_PREFIXES = ("gpu.intel.com/",)
+# accelerators a training run pays for: GPUs of every vendor, MIG slices, TPUs, Trainium/Inferentia, Gaudi
+GPU_RESOURCE_NAMES = ("nvidia.com/gpu", "amd.com/gpu", "google.com/tpu")
+GPU_RESOURCE_PREFIXES = ("nvidia.com/mig-", "nvidia.com/gpu", "gpu.intel.com/", "aws.amazon.com/neuron", "habana.ai/")
 ENV_REFERENCES = ("secretKeyRef", "configMapKeyRef", "fieldRef", "resourceFieldRef")
 CONTAINER_ROLES = (("initContainers", "init"), ("containers", "main"), ("ephemeralContainers", "ephemeral"))
 

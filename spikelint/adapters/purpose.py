@@ -27,362 +27,31 @@ from __future__ import annotations
 
 import posixpath
 import re
-from typing import NamedTuple
 from typing import Sequence
 
+from spikelint.adapters.entry_points import DATA
+from spikelint.adapters.entry_points import EVALUATION
+from spikelint.adapters.entry_points import IDLE
+from spikelint.adapters.entry_points import INTERACTIVE
+from spikelint.adapters.entry_points import Purpose
+from spikelint.adapters.entry_points import SCRIPT
+from spikelint.adapters.entry_points import SERVER
+from spikelint.adapters.entry_points import SERVER_FLAGS
+from spikelint.adapters.entry_points import TRAINING
+from spikelint.adapters.entry_points import TRAIN_FLAGS
+from spikelint.adapters.entry_points import UTILITY
+from spikelint.adapters.entry_points import command_purpose
+from spikelint.adapters.entry_points import name_says
+from spikelint.adapters.entry_points import names_training
+from spikelint.adapters.entry_points import target_purpose
 from spikelint.util.lazyre import lazy_regex
 from spikelint.model import Container
 from spikelint.model import Located
 from spikelint.model import Workload
 
-TRAINING = "training"
-SERVER = "server"  # serves requests: inference servers, web servers, notebooks
-INTERACTIVE = "interactive"  # Run:ai workspaces and interactive workloads
-EVALUATION = "evaluation"  # evaluates, infers, benchmarks or tests a model
-DATA = "data"  # downloads, prepares, converts, exports or publishes data and weights
-UTILITY = "utility"  # shell utilities: sleep, echo, curl, kubectl, nvidia-smi, NCCL tests
-SCRIPT = "script"  # a shell script whose content is not in the command (cannot tell)
-IDLE = "idle"  # no command written and no GPU requested
-
-
-class Purpose(NamedTuple):
-    """What a command or a workload does, and the words that show it (for messages)."""
-
-    what: str
-    reason: str
-    named: bool = False  # the training is stated (a launcher, a script named for training, trainer flags)
-
-    @property
-    def training(self) -> bool:
-        return self.what == TRAINING
-
-
-# --------------------------------------------------------------------------- names
-
-_TOKEN = lazy_regex(r"[a-z0-9]+")
-TRAIN_TOKENS = frozenset(("sft", "dpo", "ppo", "grpo", "rlhf", "orpo", "kto", "fit", "rl"))
-TRAIN_PREFIXES = ("train", "finetun", "pretrain", "distill")
-TRAIN_INFIXES = ("finetun", "pretrain")
-EVALUATION_PREFIXES = ("eval", "infer", "predict", "benchmark", "bench", "test", "generat", "validat", "score",
-                       "sample", "smoke")
-DATA_PREFIXES = ("convert", "export", "download", "prepar", "preprocess", "postprocess", "shard", "tokeniz",
-                 "upload", "publish", "quantiz", "merge", "import", "fetch", "sync", "ingest")
-SERVER_PREFIXES = ("serve", "server", "serving", "service", "uvicorn", "gunicorn", "vllm", "sglang", "jupyter",
-                   "notebook", "streamlit", "gradio", "flask", "fastapi", "tensorboard", "mlflow", "chat")
-EXACT_NOT_TRAINING = {"app": SERVER, "api": SERVER, "web": SERVER, "ui": SERVER, "webui": SERVER, "check": UTILITY,
-                      "healthcheck": UTILITY, "setup": UTILITY, "install": UTILITY, "manage": UTILITY,
-                      "sanity": UTILITY, "hello": UTILITY, "demo": EVALUATION, "lint": UTILITY}
-TEST_FOLDERS = frozenset(("test", "tests", "testing", "unittests", "unit_tests", "functional_tests",
-                          "integration_tests", "e2e", "benchmarks", "eval", "evaluation", "inference"))
-
-
-def _tokens(name: str) -> list[str]:
-    return _TOKEN.findall(name.lower())
-
-
-def names_training(name: str) -> bool:
-    """``train.py``, ``run_sft``, ``finetune_llama``, ``lit_pretrain`` …"""
-    for token in _tokens(name):
-        if token in TRAIN_TOKENS or token.startswith(TRAIN_PREFIXES) or any(part in token for part in TRAIN_INFIXES):
-            return True
-    return False
-
-
-def name_says(name: str) -> str | None:
-    """The non-training purpose a script or module name states, if any (training words win)."""
-    if names_training(name):
-        return None
-    for token in _tokens(name):
-        if token in EXACT_NOT_TRAINING:
-            return EXACT_NOT_TRAINING[token]
-        if token.startswith(SERVER_PREFIXES):
-            return SERVER
-        if token.startswith(EVALUATION_PREFIXES):
-            return EVALUATION
-        if token.startswith(DATA_PREFIXES):
-            return DATA
-    return None
-
-
-def target_purpose(target: str, how: str) -> Purpose:
-    """A script path or module a training entry point runs: training unless its name says otherwise."""
-    path = target.strip().strip("'\"")
-    folders, base = posixpath.split(path)
-    stem = base.rsplit(".", 1)[0] if base.endswith((".py", ".sh", ".bash")) else base
-    said = name_says(stem)
-    if said is not None:
-        return Purpose(said, f"{how} {base}")
-    parts = [part.lower() for part in re.split(r"[/.]", folders if "/" in path else path) if part]
-    if "/" not in path:
-        parts = parts[:-1]  # a module: its packages
-    folder = next((part for part in parts if part in TEST_FOLDERS), None)
-    if folder is not None:
-        return Purpose(EVALUATION, f"{how} {path} (under {folder}/)")
-    return Purpose(TRAINING, f"{how} {path}", names_training(base))
-
-
-# --------------------------------------------------------------------------- one command
-
-PYTHON = lazy_regex(r"python[\d.]*|pypy[\d.]*")
-SHELLS = frozenset(("sh", "bash", "zsh", "dash", "ash", "ksh"))
-PREFIXES = frozenset(("exec", "env", "time", "nohup", "command", "builtin", "sudo", "doas"))
-# prefixes that take one value after their options: ``timeout 2h``, ``taskset 0xff``, ``nice -n 5``
-VALUE_PREFIXES = frozenset(("timeout", "taskset", "chrt", "nice", "ionice", "stdbuf", "numactl", "chpst",
-                            "setsid", "unbuffer", "xvfb-run", "catchsegv", "ddtrace-run",
-                            "opentelemetry-instrument", "tini", "dumb-init", "gosu", "su-exec"))
-RUNNERS = {("coverage", "run"), ("uv", "run"), ("poetry", "run"), ("pipenv", "run"), ("conda", "run"),
-           ("mamba", "run"), ("micromamba", "run"), ("pixi", "run"), ("hatch", "run"), ("pdm", "run")}
-MPI_LAUNCHERS = frozenset(("mpirun", "mpiexec", "orterun", "srun", "jsrun", "aprun", "ibrun", "prun",
-                           "charmrun", "flux", "oshrun", "horovodrun", "ray"))
-LAUNCHERS = frozenset(("torchrun", "deepspeed", "composer", "horovodrun", "colossalai", "megatron", "nemo",
-                       "hyperpodrun"))
-# container runtimes of HPC clusters: ``apptainer exec [options] IMAGE cmd …`` runs ``cmd``
-CONTAINER_RUNTIMES = {"apptainer": ("exec", "run"), "singularity": ("exec", "run"), "enroot": ("start", "exec")}
-RUNTIME_VALUE_OPTIONS = frozenset(("-B", "--bind", "--mount", "-e", "--env", "--env-file", "-W", "--workdir",
-                                   "--pwd", "-H", "--home", "--overlay", "-o", "--app", "--security", "-m",
-                                   "--network", "--dns", "--hostname", "-c", "--conf", "-r", "--rc"))
-LAUNCHER_MODULES = frozenset((
-    "torch.distributed.run", "torch.distributed.launch", "accelerate.commands.launch", "deepspeed.launcher.runner",
-    "deepspeed", "paddle.distributed.launch", "torch.distributed.elastic.agent", "composer.cli.launcher",
-    "oneccl_bindings_for_pytorch", "intel_extension_for_pytorch.cpu.launch"))
-TOOL_MODULES = {
-    "pip": UTILITY, "venv": UTILITY, "ensurepip": UTILITY, "json.tool": UTILITY, "site": UTILITY,
-    "compileall": UTILITY, "torch.utils.collect_env": UTILITY, "pytest": EVALUATION, "unittest": EVALUATION,
-    "http.server": SERVER, "ipykernel": SERVER, "ipykernel_launcher": SERVER, "jupyter": SERVER,
-    "jupyterlab": SERVER, "notebook": SERVER, "tensorboard": SERVER, "tensorboard.main": SERVER, "uvicorn": SERVER,
-    "gunicorn": SERVER, "streamlit": SERVER, "gradio": SERVER, "flask": SERVER, "mlflow": SERVER,
-    "nltk.downloader": DATA, "spacy": DATA, "huggingface_hub": DATA, "huggingface_hub.commands.huggingface_cli": DATA,
-    "wandb": UTILITY, "torch.utils.bottleneck": EVALUATION, "cProfile": EVALUATION, "timeit": EVALUATION,
-    "lm_eval": EVALUATION, "nccl_tests": EVALUATION, "pdb": UTILITY}
-SERVERS = frozenset((
-    "nginx", "httpd", "apache2", "caddy", "envoy", "haproxy", "vllm", "tritonserver", "text-generation-launcher",
-    "text-generation-server", "uvicorn", "gunicorn", "hypercorn", "jupyter", "jupyter-lab", "jupyter-notebook",
-    "jupyterhub", "start-notebook.sh", "start.sh", "code-server", "tensorboard", "mlflow", "streamlit", "gradio",
-    "ollama", "redis-server", "postgres", "mysqld", "mongod", "sshd", "dropbear", "trtllm-serve", "sglang",
-    "lmdeploy", "torchserve", "bentoml", "mlserver", "seldon-core-microservice", "openvino_model_server",
-    "ovms", "llama-server", "llama.cpp", "ray"))
-# program -> subcommand -> purpose, for command-line tools that train with one subcommand only
-SUBCOMMANDS: dict[str, dict[str, str]] = {
-    "accelerate": {"launch": TRAINING},
-    "tune": {"run": TRAINING, "download": DATA, "ls": UTILITY, "cp": UTILITY, "validate": UTILITY, "cat": UTILITY},
-    "lightning": {"run": TRAINING},
-    "llamafactory-cli": {"train": TRAINING, "chat": SERVER, "api": SERVER, "webui": SERVER, "webchat": SERVER,
-                         "eval": EVALUATION, "export": DATA, "version": UTILITY, "env": UTILITY},
-    "axolotl": {"train": TRAINING, "preprocess": DATA, "inference": EVALUATION, "evaluate": EVALUATION,
-                "merge-lora": DATA, "merge-sharded-fsdp-weights": DATA, "quantize": DATA, "fetch": DATA,
-                "lm-eval": EVALUATION, "vllm-serve": SERVER},
-    "litgpt": {"pretrain": TRAINING, "finetune": TRAINING, "finetune_lora": TRAINING, "finetune_full": TRAINING,
-               "finetune_adapter": TRAINING, "serve": SERVER, "chat": SERVER, "generate": EVALUATION,
-               "evaluate": EVALUATION, "download": DATA, "convert_to_litgpt": DATA, "convert_from_litgpt": DATA},
-}
-SERVER_FLAGS = lazy_regex(r"^--?(?:port|host|listen|bind|served-model-name|api-key|model-id)(?:=|$)")
-TRAIN_FLAGS = lazy_regex(
-    r"^--(?:output[-_]dir|save[-_]steps|save[-_]strategy|num[-_]train[-_]epochs|max[-_]steps|epochs|"
-    r"learning[-_]rate|lr|resume[-_]from[-_]checkpoint|checkpoint[-_]dir|ckpt[-_]dir|train[-_]\w+|"
-    r"per[-_]device[-_]train[-_]batch[-_]size|gradient[-_]accumulation[-_]steps|job[-_]type=train)(?:=|$)",
-    re.IGNORECASE)
-# flags only a trainer takes (an output folder alone does not say training: data tools write one too)
-TRAINER_FLAGS = lazy_regex(
-    r"^--(?:save[-_]steps|save[-_]strategy|num[-_]train[-_]epochs|max[-_]steps|epochs|learning[-_]rate|lr|"
-    r"resume[-_]from[-_]checkpoint|train[-_]\w+|per[-_]device[-_]train[-_]batch[-_]size|"
-    r"gradient[-_]accumulation[-_]steps|job[-_]type=train)(?:=|$)", re.IGNORECASE)
-_ASSIGNMENT = lazy_regex(r"^[A-Za-z_][A-Za-z0-9_]*=")
-# options of wrappers and launchers that take a value (the value is not the program)
-VALUE_OPTIONS = frozenset((
-    "-n", "-np", "-N", "-c", "-H", "-x", "-p", "-u", "-w", "-t", "-k", "-s", "-e", "-o", "-i", "--hostfile",
-    "--host", "-host", "-hostfile", "--map-by", "-map-by", "--bind-to", "-bind-to", "--mca", "-mca", "-x",
-    "--nodes", "--ntasks", "--ntasks-per-node", "--gpus", "--gpus-per-node", "--cpus-per-task", "--partition",
-    "--account", "--time", "--job-name", "--container-image", "--container-mounts", "--mpi", "--export",
-    "--name", "--prefix", "--data-file", "--source", "--rcfile", "--omit", "--include", "--env", "--cwd",
-    "--signal", "--kill-after", "-l", "--preserve-env", "--num_gpus", "--num_nodes", "--master_port",
-    "--master_addr", "--nproc_per_node", "--nproc-per-node", "--nnodes", "--node_rank", "--node-rank",
-    "--rdzv_backend", "--rdzv-backend", "--rdzv_endpoint", "--rdzv-endpoint", "--rdzv_id", "--rdzv-id",
-    "--max_restarts", "--max-restarts", "--config_file", "--config-file", "--num_processes", "--num_machines",
-    "--machine_rank", "--main_process_ip", "--main_process_port", "--mixed_precision", "--deepspeed_config_file",
-    "--launcher", "--include", "--exclude", "--num_cpu_threads_per_process", "-m", "--module", "--runtime-env",
-    "--working-dir", "--address", "--submission-id", "--entrypoint-num-gpus", "--entrypoint-num-cpus"))
-
-
-def _strip_prefixes(words: list[str]) -> list[str]:
-    """Drop ``A=1``, ``exec``, ``env -u X``, ``timeout 2h``, ``coverage run --source x`` before the program."""
-    index = 0
-    while index < len(words):
-        word = words[index]
-        base = posixpath.basename(word)
-        if _ASSIGNMENT.match(word):
-            index += 1
-        elif base in PREFIXES:
-            index += 1
-            while index < len(words) and words[index].startswith("-"):
-                index += 2 if words[index] in ("-u", "-C", "-S") else 1
-        elif base in VALUE_PREFIXES:
-            index += 1
-            while index < len(words) and words[index].startswith("-"):
-                index += 2 if words[index] in VALUE_OPTIONS else 1
-            if base in ("timeout", "taskset", "chrt", "gosu", "su-exec") and index < len(words):
-                index += 1  # the duration, CPU mask, priority or user
-        elif index + 1 < len(words) and (base, words[index + 1]) in RUNNERS:
-            index += 2
-            while index < len(words) and words[index].startswith("-"):
-                index += 2 if words[index] in VALUE_OPTIONS and "=" not in words[index] else 1
-        else:
-            break
-    return words[index:]
-
-
-def _first_program(words: list[str]) -> int | None:
-    """Index of the program an MPI/Slurm launcher runs: the first word that is not one of its options."""
-    index = 0
-    while index < len(words):
-        word = words[index]
-        if word == "--":
-            return index + 1 if index + 1 < len(words) else None
-        if word.startswith("-"):
-            index += 2 if word in VALUE_OPTIONS else 1
-            continue
-        if word in ("run", "submit", "job", "exec") and index == 0:
-            index += 1  # ``flux run``, ``ray job submit``
-            continue
-        return index
-    return None
-
-
-def _launched(how: str, rest: list[str]) -> Purpose:
-    """``torchrun … script.py``: training unless the script's name says otherwise."""
-    for index, word in enumerate(rest):
-        if word in ("-m", "--module") and index + 1 < len(rest):
-            return target_purpose(rest[index + 1], how)._replace(named=True)
-        if word.endswith(".py"):
-            return target_purpose(word, how)._replace(named=True)
-        if word in ("--no_python", "--no-python") and index + 1 < len(rest):
-            following = _first_program(rest[index + 1:])
-            inner = command_purpose(rest[index + 1 + following:]) if following is not None else None
-            if inner is not None:
-                return inner
-    start = _first_program(rest)
-    if start is not None:  # ``python -m paddle.distributed.launch run_check``: a module named without -m
-        said = name_says(rest[start].rsplit("/", 1)[-1])
-        if said is not None:
-            return Purpose(said, f"{how} {rest[start]}")
-    return Purpose(TRAINING, how, True)
-
-
-def _python(program: str, rest: list[str]) -> Purpose | None:
-    """``python [options] script|-m module|-c code``: options are read letter by letter, as CPython does."""
-    index = 0
-    while index < len(rest):
-        word = rest[index]
-        if word == "-":
-            return None  # the program comes from standard input
-        if word.startswith("--"):
-            index += 1
-            continue
-        if not word.startswith("-") or len(word) == 1:
-            purpose = target_purpose(word, program)
-            if purpose.training and any(TRAINER_FLAGS.match(flag) for flag in rest[index + 1:]):
-                return purpose._replace(named=True)
-            return purpose
-        letters = word[1:]
-        for position, letter in enumerate(letters):
-            attached = letters[position + 1:]
-            if letter == "c":
-                return Purpose(UTILITY, f"{program} -c")
-            if letter == "m":
-                if attached:
-                    return _module(program, attached, rest[index + 1:])
-                module = rest[index + 1] if index + 1 < len(rest) else ""
-                return _module(program, module, rest[index + 2:])
-            if letter in ("W", "X"):
-                index += 0 if attached else 1  # the option's value is the next word
-                break
-        index += 1
-    return None
-
-
-def _module(program: str, module: str, rest: list[str]) -> Purpose | None:
-    if not module:
-        return None
-    how = f"{program} -m"
-    if module in LAUNCHER_MODULES:
-        return _launched(f"{how} {module}", rest)
-    top = module.split(".")[0]
-    tool = TOOL_MODULES.get(module) or TOOL_MODULES.get(top)
-    if tool is not None:
-        return Purpose(tool, f"{how} {module}")
-    if top in ("vllm", "sglang", "text_generation_server") and not names_training(module):
-        return Purpose(SERVER, f"{how} {module}")
-    return target_purpose(module, how)
-
-
-def _script(program: str, words: list[str]) -> Purpose:
-    """A shell script run by path: its name may say what it does; its content is not here."""
-    said = name_says(posixpath.basename(program).rsplit(".", 1)[0])
-    if names_training(posixpath.basename(program)):
-        return Purpose(TRAINING, f"runs {posixpath.basename(program)}", True)
-    if said is not None:
-        return Purpose(said, f"runs {posixpath.basename(program)}")
-    return Purpose(SCRIPT, f"runs {posixpath.basename(program)}")
-
-
-def _in_container(program: str, rest: list[str]) -> Purpose:
-    """``apptainer exec --nv docker://img python train.py``: what runs inside the image."""
-    if not rest or rest[0] not in CONTAINER_RUNTIMES[program]:
-        return Purpose(UTILITY, f"{program} {rest[0] if rest else ''}".strip())
-    index = 1
-    while index < len(rest) and rest[index].startswith("-"):
-        index += 2 if rest[index] in RUNTIME_VALUE_OPTIONS else 1
-    inner = command_purpose(rest[index + 1:]) if index < len(rest) else None
-    return inner if inner is not None else Purpose(UTILITY, f"{program} {rest[0]}")
-
-
-def command_purpose(words: Sequence[str]) -> Purpose | None:
-    """What one simple command does (``None`` for an empty command or a bare interpreter)."""
-    argv = _strip_prefixes([str(word) for word in words])
-    if not argv:
-        return None
-    program = posixpath.basename(argv[0])
-    rest = argv[1:]
-    if PYTHON.fullmatch(program):
-        return _python(program, rest)
-    if program.endswith(".py"):
-        return target_purpose(argv[0], "runs")
-    if program in SUBCOMMANDS:
-        sub = next((word for word in rest if not word.startswith("-")), "")
-        purpose = SUBCOMMANDS[program].get(sub)
-        if purpose == TRAINING:
-            after = rest[rest.index(sub) + 1:]
-            if program in ("accelerate", "lightning"):
-                return _launched(f"{program} {sub}", after)
-            target = next((word for word in after if not word.startswith("-")), "")
-            said = name_says(target.rsplit("/", 1)[-1]) if program == "tune" else None
-            return Purpose(said or TRAINING, f"{program} {sub}" + (f" {target}" if program == "tune" else ""), True)
-        return Purpose(purpose or UTILITY, f"{program} {sub}".strip())
-    if program in MPI_LAUNCHERS and program != "horovodrun" and not (program == "ray" and "start" in rest[:2]):
-        start = _first_program(rest)
-        if start is None:
-            return Purpose(UTILITY, program)
-        inner = command_purpose(rest[start:])
-        return inner if inner is not None else Purpose(UTILITY, program)
-    if program in LAUNCHERS:
-        return _launched(program, rest)
-    if program in CONTAINER_RUNTIMES:
-        return _in_container(program, rest)
-    if program in SHELLS:
-        for index, word in enumerate(rest):
-            if word.startswith("-"):
-                if not word.startswith("--") and "c" in word[1:]:
-                    return None  # ``sh -c 'script'``: its commands are read one by one
-                continue
-            return _script(word, rest[index + 1:])
-        return None
-    if program.endswith((".sh", ".bash")):
-        return _script(argv[0], rest)
-    if program in SERVERS or program.endswith(("-server", "server", "-serve")):
-        return Purpose(SERVER, program)
-    if program in ("vllm", "sglang") or (program == "ray" and "start" in rest[:2]):
-        return Purpose(SERVER, program)
-    return Purpose(UTILITY, program)
-
+# the rules that speak only of training workloads, and name the evidence they rest on
+TRAINING_RULES = frozenset(("SPK301", "SPK302", "SPK303", "SPK401", "SPK402", "SPK403", "SPK404", "SPK405", "SPK503",
+                            "SPK504", "SPK603", "SPK604", "SPK702", "SPK703", "SPK704", "SPK705"))
 
 # --------------------------------------------------------------------------- the workload
 
@@ -473,7 +142,24 @@ def _best(purposes: list[Purpose]) -> Purpose:
 
 
 def classify(workload: Workload) -> Purpose:
-    """The one decision every training rule relies on."""
+    """The one decision every training rule relies on: what the commands run, then what says otherwise.
+
+    What says the work is not training wins over a GPU request (rules.md, *evidence before a
+    training rule speaks*): a smoke-sized or graph-only run, a quantizer, or — unless the entry
+    point itself says it trains — a job name, file name or folder that says it evaluates,
+    converts or benchmarks.
+    """
+    purpose = _by_commands(workload)
+    if not purpose.training:
+        return purpose
+    said = _run_says_not_training(workload)
+    if said is None and not purpose.stated:
+        said = _context_says_not_training(workload)
+    return said if said is not None else purpose
+
+
+def _by_commands(workload: Workload) -> Purpose:
+    """What the written commands (or, unwritten, the kind and the GPU request) say the workload does."""
     kind = workload.kind
     klass = str(workload.extra.get("workload_class") or "")
     if workload.source.startswith("runai") and klass in RUNAI_OTHER_CLASSES:
@@ -504,12 +190,12 @@ def classify(workload: Workload) -> Purpose:
     if kind in SERVICE_KINDS:  # ``python main.py`` in a Deployment serves; ``torchrun``/``train.py`` still trains
         written = [purpose if not purpose.training or purpose.named else Purpose(SERVER, f"serves with {purpose.reason}")
                    for purpose in written]
-    trains = next((purpose for purpose in written if purpose.training), None)
+    trains = _main_launch(written)
     if trains is not None and not operator and not trains.named and not _requests_gpus(workload):
         # ``python -u prep.py`` on CPU: an entry point whose name does not say it trains costs no GPU time
         written = [purpose if purpose is not trains else Purpose(UTILITY, f"{purpose.reason} without GPUs")
                    for purpose in written]
-        trains = next((purpose for purpose in written if purpose.training), None)
+        trains = _main_launch(written)
     if trains is not None:
         return trains if trains.reason.startswith(("runs ", "passes ")) else trains._replace(
             reason=f"runs {trains.reason}")
@@ -530,6 +216,75 @@ def classify(workload: Workload) -> Purpose:
                    else "writes no command and requests no GPU")
 
 
+def _main_launch(written: list[Purpose]) -> Purpose | None:
+    """The launch the job exists for: a script that says it trains, then a launcher, then any training
+    command — not a helper ``python prep.py`` written before it."""
+    training = [purpose for purpose in written if purpose.training]
+    return next((purpose for purpose in training if purpose.stated), None) or next(
+        (purpose for purpose in training if purpose.named), None) or (training[0] if training else None)
+
+
+# a run that only looks like training: a smoke-sized sample, graph extraction, a quantizer
+_SMOKE_SAMPLES = lazy_regex(r"--max[-_]train[-_]samples[= ]+(\d+)\b")
+_NOT_TRAINING_RUNS = (
+    (lazy_regex(r"\bNEURON_EXTRACT_GRAPHS_ONLY[\"']?\s*[=:]\s*[\"']?(?:1|true)\b", re.IGNORECASE), DATA,
+     "extracts compute graphs only (NEURON_EXTRACT_GRAPHS_ONLY)"),
+    (lazy_regex(r"\bllm[-_]?compressor\b", re.IGNORECASE), DATA, "quantizes with llm-compressor"),
+)
+MAX_SMOKE_SAMPLES = 16
+# folders whose name says what the files in them do (``eval/``, ``benchmarks/``)
+CONTEXT_FOLDERS = {
+    "eval": EVALUATION, "evals": EVALUATION, "evaluation": EVALUATION, "evaluations": EVALUATION,
+    "benchmark": EVALUATION, "benchmarks": EVALUATION, "bench": EVALUATION, "inference": EVALUATION,
+    "serving": SERVER, "serve": SERVER, "test": EVALUATION, "tests": EVALUATION, "e2e": EVALUATION,
+    "preprocess": DATA, "preprocessing": DATA, "data_prep": DATA, "conversion": DATA, "convert": DATA,
+    "export": DATA, "quantization": DATA, "quantize": DATA, "profiling": EVALUATION}
+
+
+def _run_says_not_training(workload: Workload) -> Purpose | None:
+    """Flags and variables that make even a training script's run something else."""
+    texts = [str(word.value) for container in workload.main_containers() for word in
+             (*container.command, *container.args)]
+    texts += [f"{env.name.value}={env.value.value if env.value is not None else ''}"
+              for container in workload.main_containers() for env in container.env]
+    text = "\n".join(texts)
+    smoke = _SMOKE_SAMPLES.search(text)
+    if smoke is not None and int(smoke.group(1)) <= MAX_SMOKE_SAMPLES:
+        return Purpose(EVALUATION, f"a smoke run (--max_train_samples {smoke.group(1)})")
+    for pattern, what, reason in _NOT_TRAINING_RUNS:
+        if pattern.search(text):
+            return Purpose(what, reason)
+    return None
+
+
+def _context_says_not_training(workload: Workload) -> Purpose | None:
+    """The job's name, its file's name or a folder of it says it evaluates, converts, benchmarks…"""
+    name = str(workload.name.value) if workload.name is not None and workload.name.value else ""
+    if name:
+        said = name_says(name)
+        if said is not None and not names_training(name):
+            return Purpose(said, f"job name {name!r}")
+    folders, base = posixpath.split(workload.path)
+    stem = base.split(".", 1)[0]
+    said = name_says(stem) if stem else None
+    if said is not None:
+        return Purpose(said, f"file {base}")
+    for folder in reversed([part.lower() for part in folders.split("/") if part]):
+        if folder in CONTEXT_FOLDERS:
+            return Purpose(CONTEXT_FOLDERS[folder], f"under {folder}/")
+    return None
+
+
+def evidence(workload: Workload, purpose: Purpose) -> str:
+    """What a training rule's finding rests on: ``8 GPUs requested; runs torchrun train.py``."""
+    parts = []
+    total = workload.gpus_total
+    if total is not None and isinstance(total.value, (int, float)) and total.value > 0:
+        parts.append(f"{total.value:g} GPU{'' if total.value == 1 else 's'} requested")
+    parts.append(purpose.reason)
+    return "; ".join(parts)
+
+
 def _requests_gpus(workload: Workload) -> bool:
     total = workload.gpus_total
     return total is not None and isinstance(total.value, (int, float)) and total.value > 0
@@ -546,6 +301,7 @@ def apply(workload: Workload) -> Workload:
     purpose = classify(workload)
     workload.is_training = purpose.training
     workload.purpose = purpose.what
+    workload.evidence = evidence(workload, purpose)
     workload.extra["purpose_reason"] = purpose.reason
     return workload
 

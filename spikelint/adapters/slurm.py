@@ -68,6 +68,7 @@ class Job(NamedTuple):
     script: Script | None
     body: Located | None  # the text the batch step runs, where it starts
     line_range: tuple[int, int]
+    ignored: tuple[Located, ...] = ()  # ``#SBATCH`` lines after the first command: sbatch never reads them
 
 
 # --------------------------------------------------------------------------- options
@@ -139,6 +140,28 @@ def leading_directives(lines: Sequence[str], first: int, last: int) -> tuple[lis
             anchor = anchor or Located("#SBATCH", number, column, number, column + 7)
             options.extend(read_options(words))
     return options, anchor
+
+
+def late_directives(lines: Sequence[str], first: int, last: int,
+                    skip: Sequence[tuple[int, int]] = ()) -> tuple[Located, ...]:
+    """``#SBATCH`` lines of lines ``first``..``last`` that come after the first command (sbatch stops
+    reading directives there); lines inside ``skip`` (heredoc bodies: other files' text) are not the
+    script's own."""
+    found: list[Located] = []
+    started = False
+    for number in range(first, min(last, len(lines)) + 1):
+        line = lines[number - 1]
+        stripped = line.strip()
+        if not stripped or any(start <= number <= end for start, end in skip):
+            continue
+        if not started:
+            started = not stripped.startswith("#")
+            continue
+        match = DIRECTIVE.match(line)
+        if match is not None:
+            column = line.index("#") + 1
+            found.append(Located(stripped, number, column, number, len(line.rstrip()) + 1))
+    return tuple(found)
 
 
 def last(options: Sequence[Option], *names: str) -> Option | None:
@@ -341,25 +364,31 @@ def _body_start(lines: Sequence[str], body: str, after: int) -> int | None:
     return None
 
 
-def _heredoc_jobs(document: Document, script: Script) -> list[Job]:
-    jobs: list[Job] = []
-    lines = document.lines
+def _heredoc_bodies(document: Document, script: Script) -> list[tuple[SimpleCommand, str, int, int]]:
+    """Every heredoc of the script: its command, its text and the lines it spans."""
+    found = []
     for inner in script.scripts():
         for command in inner.commands():
-            if command.written is None:
-                continue
-            heredoc = next((redirect for redirect in command.redirects if redirect.body is not None), None)
-            if heredoc is None or heredoc.body is None:
-                continue
-            start = _body_start(lines, heredoc.body, heredoc.line)
-            if start is None:
-                continue
-            end = start + heredoc.body.count("\n")
-            options, anchor = leading_directives(lines, start, end)
-            if anchor is None:
-                continue
-            body = Located(heredoc.body, start, 1, end, 1)
-            jobs.append(Job(options, anchor, command.written, body, (start, end)))
+            for redirect in command.redirects:
+                if redirect.body is None:
+                    continue
+                start = _body_start(document.lines, redirect.body, redirect.line)
+                if start is not None:
+                    found.append((command, redirect.body, start, start + redirect.body.count("\n")))
+    return found
+
+
+def _heredoc_jobs(document: Document, heredocs: list[tuple[SimpleCommand, str, int, int]]) -> list[Job]:
+    jobs: list[Job] = []
+    lines = document.lines
+    for command, text, start, end in heredocs:
+        if command.written is None:
+            continue
+        options, anchor = leading_directives(lines, start, end)
+        if anchor is None:
+            continue
+        body = Located(text, start, 1, end, 1)
+        jobs.append(Job(options, anchor, command.written, body, (start, end), late_directives(lines, start, end)))
     return jobs
 
 
@@ -388,11 +417,14 @@ def jobs_in(document: Document) -> list[Job]:
     jobs: list[Job] = []
     if "#SBATCH" in text:
         lines = document.lines
+        heredocs = _heredoc_bodies(document, script) if script is not None else []
         options, anchor = leading_directives(lines, 1, len(lines))
+        ignored = late_directives(lines, 1, len(lines), [(start, end) for _, _, start, end in heredocs])
+        if anchor is None and ignored:  # every directive comes after a command: a job that reads none of them
+            anchor = Located("#SBATCH", ignored[0].line, ignored[0].column, ignored[0].line, ignored[0].column + 7)
         if anchor is not None:
-            jobs.append(Job(options, anchor, script, Located(text, 1, 1, len(lines), 1), (1, len(lines))))
-        if script is not None:
-            jobs.extend(_heredoc_jobs(document, script))
+            jobs.append(Job(options, anchor, script, Located(text, 1, 1, len(lines), 1), (1, len(lines)), ignored))
+        jobs.extend(_heredoc_jobs(document, heredocs))
     if script is not None and "--wrap" in text:
         jobs.extend(_wrap_jobs(script))
     return jobs
@@ -461,6 +493,7 @@ def build_workload(job: Job, document: Document, config: Config) -> Workload:
     workload.extra["slurm_logs"] = [(option.name, option.value) for option in options
                                     if option.name in ("--output", "--error") and option.value is not None]
     workload.extra["slurm_time_written"] = limit is not None
+    workload.extra["slurm_ignored_directives"] = list(job.ignored)
     return workload
 
 

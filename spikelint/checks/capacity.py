@@ -118,3 +118,31 @@ def no_active_deadline(workload: Workload, document: Document, ctx: CheckContext
     yield Problem.at("SPK704", workload.anchor,
                      f"{workload_label(workload)} has no {where}, so a hung run holds {held} indefinitely — set "
                      f"a deadline a margin above the expected run time", key=f"deadline:{workload_label(workload)}")
+
+
+@check("SPK705", scope="workload")
+def ignored_sbatch_directive(workload: Workload, document: Document, ctx: CheckContext) -> Iterator[Problem]:
+    """An ``#SBATCH`` line after the first command: sbatch has stopped reading directives there."""
+    ignored = workload.extra.get("slurm_ignored_directives") or []
+    first_command = _first_command_line(document, workload)
+    for where in ignored:
+        after = f" (the first command is on line {first_command})" if first_command else ""
+        yield Problem.at("SPK705", where,
+                         f"{where.value} comes after the first command of the batch script{after}: sbatch stops "
+                         f"reading #SBATCH directives at the first command, so the job runs without this setting "
+                         f"— move the line up into the directive block at the top of the script",
+                         severity="error" if workload.is_training or _requests_gpus(str(where.value)) else "info",
+                         key=f"late:{where.value}")
+
+
+def _requests_gpus(directive: str) -> bool:
+    return any(word in directive for word in ("--gres", "--gpus", "-G "))
+
+
+def _first_command_line(document: Document, workload: Workload) -> int | None:
+    first, last = workload.extra.get("line_range", (1, len(document.lines)))
+    for number in range(first, min(last, len(document.lines)) + 1):
+        stripped = document.lines[number - 1].strip()
+        if stripped and not stripped.startswith("#"):
+            return number
+    return None

@@ -15,7 +15,7 @@ from typing import Iterator
 from spikelint.adapters import tree_format
 from spikelint.adapters.common import UNBOUNDED_RETRIES
 from spikelint.adapters.purpose import invocation_trains
-from spikelint.adapters.purpose import target_purpose
+from spikelint.adapters.entry_points import target_purpose
 from spikelint.checks.registry import CheckContext
 from spikelint.checks.registry import check
 from spikelint.util.lazyre import lazy_regex

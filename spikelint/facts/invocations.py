@@ -125,7 +125,7 @@ def script_invocations(script: Script, cwd: str | None, lookup: Lookup,
         programs = tuple(program_name([_word_located(w) for w in command.words]) for command in pipeline.commands)
         pipe_writes = [write for command in pipeline.commands for write in _command_writes(command)]
         for position, command in enumerate(pipeline.commands):
-            words = [_word_located(word) for word in command.words]
+            words = _with_arrays([_word_located(word) for word in command.words], script)
             assignments = [_word_located(word) for word in command.assignments]
             if words and words[0].value == "cd":
                 current = _change_directory(current, words[1:], lookup)
@@ -140,6 +140,79 @@ def script_invocations(script: Script, cwd: str | None, lookup: Lookup,
             found.append(invocation)
             if command.inner is not None:
                 found.extend(script_invocations(command.inner, current, script_lookup(command.inner, lookup), skip))
+    return found
+
+
+_ARRAY_USE = lazy_regex(r"^\$\{([A-Za-z_][A-Za-z0-9_]*)\[[@*]\]\}$")
+
+
+def _with_arrays(words: list[Located], script: Script) -> list[Located]:
+    """``"${ARGS[@]}"`` replaced by the elements of the array assigned before it, each where it is written."""
+    if not any("[" in str(word.value) for word in words):
+        return words
+    expanded: list[Located] = []
+    for word in words:
+        match = _ARRAY_USE.match(str(word.value))
+        assigned = script.assignments.get(match.group(1)) if match else None
+        before = [value for value in assigned or () if (value.line, value.column) < (word.line, word.column)]
+        if not before or not before[-1].raw.startswith("("):
+            expanded.append(word)
+            continue
+        expanded.extend(array_elements(before[-1].raw, before[-1].line, before[-1].column))
+    return expanded
+
+
+def array_elements(raw: str, line: int, column: int) -> list[Located]:
+    """The words of a bash array literal ``( --a 1 \\ # note ⏎ --b "x y" )``, with their positions.
+
+    Inside ``(…)`` a newline separates words like a space, ``\\`` + newline joins lines, and a ``#``
+    that starts a word comments out the rest of its line — so flags after a commented line are kept.
+    """
+    found: list[Located] = []
+    text = raw[1:-1] if raw.endswith(")") else raw[1:]
+    row, col = line, column + 1
+    current: list[str] = []
+    start: tuple[int, int] | None = None
+    quote = ""
+    index = 0
+    while index < len(text):
+        char = text[index]
+        if quote:
+            if char == quote:
+                quote = ""
+            elif char == "\\" and quote == '"' and index + 1 < len(text):
+                index += 1
+                char = text[index]
+                current.append(char)
+            else:
+                current.append(char)
+        elif char in "'\"":
+            quote = char
+            start = start or (row, col)
+        elif char == "\\" and index + 1 < len(text):
+            index += 1
+            if text[index] != "\n":  # an escaped character; ``\\`` + newline only continues the line
+                start = start or (row, col)
+                current.append(text[index])
+                col += 1
+        elif char == "#" and start is None:
+            end = text.find("\n", index)
+            index = len(text) if end < 0 else end
+            continue
+        elif char.isspace():
+            if start is not None:
+                found.append(Located("".join(current), start[0], start[1], row, col))
+                current, start = [], None
+        else:
+            start = start or (row, col)
+            current.append(char)
+        if index < len(text) and text[index] == "\n":
+            row, col = row + 1, 1
+        else:
+            col += 1
+        index += 1
+    if start is not None:
+        found.append(Located("".join(current), start[0], start[1], row, col))
     return found
 
 

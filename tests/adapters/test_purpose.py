@@ -11,7 +11,7 @@ import shlex
 
 import pytest
 
-from spikelint.adapters.purpose import command_purpose
+from spikelint.adapters.entry_points import command_purpose
 from spikelint.adapters.purpose import invocation_trains
 from spikelint.adapters.purpose import text_purposes
 

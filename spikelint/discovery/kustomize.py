@@ -1,0 +1,40 @@
+"""Kustomize patch files: fragments of the workload they patch, never workloads of their own.
+
+A file listed under ``patches:``/``patchesStrategicMerge:``/``patchesJson6902:`` of a
+``kustomization.yaml`` holds only the fields it changes (``kind: Job`` and an image, say); read
+as a whole Job it would lack every volume, deadline and checkpoint setting its base has, and each
+training rule would fire on what the patch never meant to say (rules.md, *evidence before a
+training rule speaks*).
+"""
+
+from __future__ import annotations
+
+import posixpath
+
+from spikelint.discovery.project import Project
+from spikelint.model import SourceFile
+
+KUSTOMIZATION_FILES = ("kustomization.yaml", "kustomization.yml", "Kustomization")
+PATCH_KEYS = ("patches", "patchesStrategicMerge", "patchesJson6902")
+
+
+def is_patch_fragment(project: Project, path: str) -> bool:
+    """Whether a kustomization in the tree lists ``path`` as a patch (kustomizations are read on demand)."""
+    target = posixpath.normpath(path)
+    return any(target in _patch_paths(project, source.path, source) for name in KUSTOMIZATION_FILES
+               for source in project.named(name))
+
+
+def _patch_paths(project: Project, path: str, source: SourceFile) -> set[str]:
+    folder = posixpath.dirname(path)
+    found: set[str] = set()
+    for tree in project.document(source).trees:
+        if tree.kind != "map":
+            continue
+        for key in PATCH_KEYS:
+            entries = tree.get(key)
+            for entry in entries.value if entries is not None and entries.kind == "seq" else []:
+                target = entry.scalar("path") if entry.kind == "map" else entry.value if entry.kind == "scalar" else None
+                if isinstance(target, str) and "://" not in target and "\n" not in target:
+                    found.add(posixpath.normpath(posixpath.join(folder, target)))
+    return found

@@ -1,0 +1,191 @@
+"""Evidence before a training rule speaks (rules.md): the finding names what makes the object a
+training workload; what says "not training" wins over a GPU request; the entry point is found as
+the launcher finds it; kustomize patches are fragments.  Each shape was measured on repositories
+nobody here wrote; the scripts below are written for these tests."""
+
+from __future__ import annotations
+
+import pytest
+
+from spikelint.engine import lint_snippet
+
+SLURM_HEAD = "#!/bin/bash\n#SBATCH --job-name={name}\n#SBATCH --gres=gpu:8\n#SBATCH --time=12:00:00\n"
+TRAINING_RULES = ("SPK30", "SPK40", "SPK50", "SPK60", "SPK70")
+
+
+def _training(filename: str, text: str, extra: dict[str, str] | None = None) -> list[tuple[int, str, str]]:
+    return [(finding.line, finding.rule, finding.message) for finding in lint_snippet(filename, text, extra_files=extra)
+            if finding.rule.startswith(TRAINING_RULES) and finding.rule not in ("SPK404", "SPK406")]
+
+
+def _slurm(body: str, name: str = "llm-run") -> str:
+    return SLURM_HEAD.format(name=name) + body
+
+
+# --------------------------------------------------------------------------- the evidence is named
+
+
+def test_a_training_finding_names_the_gpus_and_the_entry_point() -> None:
+    [(line, rule, message)] = _training("jobs/pretrain.sbatch", _slurm("srun torchrun --nproc_per_node 8 train.py\n"))
+    assert (line, rule) == (2, "SPK401")
+    assert message.endswith("(because: 8 GPUs requested; runs torchrun train.py)")
+
+
+def test_a_training_operator_kind_names_its_kind() -> None:
+    job = """apiVersion: kubeflow.org/v1
+kind: PyTorchJob
+metadata:
+  name: sft
+spec:
+  pytorchReplicaSpecs:
+    Master:
+      replicas: 1
+      template:
+        spec:
+          containers:
+            - name: pytorch
+              image: reg.example.org/llm/sft:1.0.0@sha256:856eb0688427ecaebd3fa864703b671559a7c62a053baca13c3b6ac77ff5f1fa
+"""
+    messages = [message for _, rule, message in _training("k8s/sft.yaml", job) if rule == "SPK302"]
+    assert messages and "because: is a PyTorchJob (a training-operator kind)" in messages[0]
+
+
+# --------------------------------------------------------------------------- "not training" wins
+
+
+@pytest.mark.parametrize("filename, body, name", [
+    ("slurm/merge_adapter_and_resize.slurm", "srun python tools/run.py --base /ckpt/a --out /ckpt/b\n", "job"),
+    ("slurm/job.slurm", "srun python tools/run.py --ckpt /ckpt/a\n", "run_eval_harness"),
+    ("eval/llama.slurm", "srun python main.py --ckpt /ckpt/a\n", "llama"),
+    ("slurm/neuron.slurm", "export NEURON_EXTRACT_GRAPHS_ONLY=1\nsrun torchrun train.py\n", "llama"),
+    ("slurm/smoke.slurm", "srun python run_clm.py --max_train_samples 1 --output_dir /tmp/o\n", "llama"),
+    ("slurm/quant.slurm", "srun llmcompressor.oneshot --model /ckpt/a\n", "llama"),
+    ("slurm/quant2.slurm", "srun python -m llm_compressor.run /ckpt/a\n", "llama"),
+], ids=["file-name", "job-name", "folder", "graphs-only", "smoke-sized", "quantizer", "quantizer-module"])
+def test_what_says_not_training_wins_over_a_gpu_request(filename: str, body: str, name: str) -> None:
+    assert _training(filename, _slurm(body, name)) == []
+
+
+@pytest.mark.parametrize("filename, body", [
+    ("eval/finetune.slurm", "srun python train_sft.py\n"),  # the entry point itself says it trains
+    ("slurm/job.slurm", "srun python main.py --epochs 3\n"),  # nothing says otherwise: GPUs decide
+    ("slurm/job.slurm", "srun python run_clm.py --max_train_samples 50000 --output_dir /tmp/o\n"),
+], ids=["stated-training-in-eval-folder", "gpu-and-neutral-script", "large-sample"])
+def test_near_misses_stay_training(filename: str, body: str) -> None:
+    assert [rule for _, rule, _ in _training(filename, _slurm(body))]
+
+
+def test_a_camel_case_script_name_that_says_train_trains_without_gpus() -> None:
+    job = "#!/bin/bash\n#SBATCH --time=1:00:00\npython Gemma3LLMTrain.py\n"
+    assert [(line, rule) for line, rule, _ in _training("run.sbatch", job)] == [(2, "SPK401")]
+
+
+def test_tpu_requests_count_as_accelerators() -> None:
+    job = """apiVersion: batch/v1
+kind: Job
+metadata:
+  name: fit
+spec:
+  template:
+    spec:
+      restartPolicy: Never
+      containers:
+        - name: fit
+          image: reg.example.org/tpu/fit:1.0.0@sha256:856eb0688427ecaebd3fa864703b671559a7c62a053baca13c3b6ac77ff5f1fa
+          command: [python, main.py]
+          resources:
+            limits:
+              google.com/tpu: 4
+"""
+    found = _training("k8s/fit.yaml", job)
+    assert "SPK401" in [rule for _, rule, _ in found]
+    assert "4 GPUs requested" in found[0][2]
+
+
+# --------------------------------------------------------------------------- the entry point, as the launcher finds it
+
+
+MEGATRON_ARRAY = """ARGS=(
+    --num-layers 24 \\
+    --save /shared/ckpt/gpt \\
+    # checkpoints: every 500 steps
+    --load /shared/ckpt/gpt \\
+    --save-interval 500
+)
+srun --comment pretrain --container-image reg.example.org/nemo:24.05.01 python pretrain_gpt.py "${ARGS[@]}"
+"""
+
+
+def test_flags_of_an_array_with_commented_continuation_lines_are_read() -> None:
+    assert _training("slurm/pretrain.sbatch", _slurm(MEGATRON_ARRAY)) == []
+
+
+def test_an_array_without_checkpoint_flags_still_fires() -> None:
+    text = _slurm(MEGATRON_ARRAY.replace("--save-interval 500", "--lr 3e-4").replace("--save ", "--data ")
+                  .replace("--load ", "--tokenizer "))
+    assert [rule for _, rule, _ in _training("slurm/pretrain.sbatch", text)] == ["SPK401"]
+
+
+def test_a_helper_python_line_before_the_launch_is_not_the_entry_point() -> None:
+    body = ("python tools/make_index.py --input /data/raw\n"
+            "srun python pretrain_gpt.py --save /shared/ckpt --load /shared/ckpt --save-interval 500\n")
+    assert _training("slurm/pretrain.sbatch", _slurm(body)) == []
+    [(_, _, message)] = _training("slurm/pretrain.sbatch", _slurm(body.replace(" --load /shared/ckpt", "")))
+    assert "runs python pretrain_gpt.py" in message
+
+
+@pytest.mark.parametrize("launch", [
+    "srun --comment llm-run --container-image reg.example.org/x:1.0.0 python main.py --epochs 3",
+    "mpirun -np 8 --mca btl_tcp_if_include eth0 -x NCCL_DEBUG=INFO python main.py --epochs 3",
+    "srun --label --cpu-bind none python main.py --epochs 3",
+], ids=["srun-valued-option", "mpirun-mca-pair", "srun-flag-then-valued"])
+def test_python_under_a_launcher_with_valued_options_is_the_entry_point(launch: str) -> None:
+    [(_, rule, message)] = _training("slurm/job.sbatch", _slurm(launch + "\n"))
+    assert rule == "SPK401" and "runs python main.py" in message
+
+
+# --------------------------------------------------------------------------- kustomize patches
+
+
+BASE_JOB = """apiVersion: batch/v1
+kind: Job
+metadata:
+  name: trainer
+spec:
+  template:
+    spec:
+      containers:
+        - name: trainer
+          image: reg.example.org/t:1.2.3@sha256:856eb0688427ecaebd3fa864703b671559a7c62a053baca13c3b6ac77ff5f1fa
+          command: [torchrun, train.py]
+          resources:
+            limits:
+              nvidia.com/gpu: 8
+"""
+PATCH = """apiVersion: batch/v1
+kind: Job
+metadata:
+  name: trainer
+spec:
+  template:
+    spec:
+      containers:
+        - name: trainer
+          resources:
+            limits:
+              nvidia.com/gpu: 16
+"""
+
+
+@pytest.mark.parametrize("kustomization", [
+    "resources:\n  - ../../base\npatches:\n  - path: gpu-patch.yaml\n",
+    "resources:\n  - ../../base\npatchesStrategicMerge:\n  - gpu-patch.yaml\n",
+], ids=["patches", "patchesStrategicMerge"])
+def test_a_kustomize_patch_is_a_fragment_not_a_workload(kustomization: str) -> None:
+    extra = {"overlays/prod/kustomization.yaml": kustomization, "base/job.yaml": BASE_JOB}
+    assert _training("overlays/prod/gpu-patch.yaml", PATCH, extra) == []
+
+
+def test_the_same_file_listed_as_a_resource_is_a_workload() -> None:
+    extra = {"overlays/prod/kustomization.yaml": "resources:\n  - gpu-patch.yaml\n"}
+    assert _training("overlays/prod/gpu-patch.yaml", PATCH, extra)
