@@ -19,6 +19,8 @@ from spikelint.model import Finding
 PIPEFAIL_SHELLS = frozenset(("bash", "zsh", "ksh", "mksh", "ash", "busybox"))  # dash, a POSIX sh, has none
 SHEBANG = re.compile(r"^#!\s*(?:/usr)?(?:/local)?/bin/(?:env\s+(?:-S\s+)?)?(?P<shell>[\w.-]+)")
 SET_LINE = re.compile(r"^\s*set\s+[-+]")
+# batch schedulers read their directives only up to the first command: nothing may be inserted above them
+SCHEDULER_DIRECTIVE = re.compile(r"^\s*#(?:SBATCH|PBS|BSUB|COBALT|\$|FLUX:)\s")
 
 
 def script_shell(first_line: str) -> str | None:
@@ -29,12 +31,14 @@ def script_shell(first_line: str) -> str | None:
 
 def insertion_line(lines: Sequence[str]) -> int:
     """The 0-based index of the line before which ``set -o pipefail`` goes: after the shebang and
-    the leading comments, blank lines and ``set`` lines, when that block holds a ``set`` line."""
+    the leading comments, blank lines and ``set`` lines, when that block holds a ``set`` line — and
+    always after the last ``#SBATCH`` (``#PBS``…) directive, which sbatch stops reading at the first
+    command."""
     start = 1 if lines and lines[0].startswith("#!") else 0
     after = start
     for index in range(start, len(lines)):
         stripped = lines[index].strip()
-        if SET_LINE.match(lines[index]):
+        if SET_LINE.match(lines[index]) or SCHEDULER_DIRECTIVE.match(lines[index]):
             after = index + 1
         elif stripped and not stripped.startswith("#"):
             break

@@ -55,6 +55,17 @@ def test_script_pipefail_goes_after_the_shebang_and_set_lines(tmp_path: Path, ca
     assert fixed == "#!/bin/bash\nset -e\nset -x\nset -o pipefail\ntorchrun train.py | tee /ckpt/log\n"
 
 
+def test_script_pipefail_goes_below_the_sbatch_directives(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """sbatch stops reading #SBATCH at the first command: a line inserted above them would turn off the
+    job's GPU request, time limit and log path."""
+    text = ("#!/bin/bash\n#SBATCH --gres=gpu:8\n\n# limits\n#SBATCH --time=4:00:00\n#SBATCH --output=/shared/%j.out\n"
+            "srun torchrun train.py --output_dir /shared/ckpt 2>&1 | tee /shared/log\n")
+    fixed, _ = _fix(tmp_path, capsys, "job.sbatch", text)
+    assert fixed == text.replace("#SBATCH --output=/shared/%j.out\n", "#SBATCH --output=/shared/%j.out\nset -o pipefail\n")
+    found = findings(tmp_path, capsys)
+    assert not [item for item in found if item["rule"] in ("SPK705", "SPK501")]
+
+
 def test_script_crlf_lines_stay_crlf(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     text = "#!/bin/bash\r\nset -e\r\ntorchrun train.py | tee /ckpt/log\r\n"
     _fix(tmp_path, capsys, "run.sh", text)
