@@ -46,6 +46,8 @@ from spikelint.facts.invocations import Write
 from spikelint.facts.invocations import container_invocations
 from spikelint.facts.invocations import program_name
 from spikelint.facts.invocations import script_invocations
+from spikelint.facts.code_resume import code_resumes
+from spikelint.facts.code_resume import python_entry
 
 if TYPE_CHECKING:
     from spikelint.discovery.project import Project
@@ -120,11 +122,16 @@ def _add_container(view: RunView, container: Container, workload: Workload, docu
         if setting is not None:
             _add_setting(view, setting, container, container_cwd(container), env_lookup(container), None, None)
     context = _Context(view, container, document, project, env_values)
+    view = context.view
     for invocation in container_invocations(container, document):
         _add_invocation(context, invocation, None, None)
         script = script_file(invocation.words)
         if script is not None:
             _add_script_file(context, invocation, script)
+        else:
+            entry = python_entry(invocation.words)
+            if entry is not None and context.project is not None:
+                view.settings.extend(code_resumes(entry, context.project, context.document))
 
 
 class _Context(NamedTuple):

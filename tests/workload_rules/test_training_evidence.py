@@ -189,3 +189,22 @@ def test_a_kustomize_patch_is_a_fragment_not_a_workload(kustomization: str) -> N
 def test_the_same_file_listed_as_a_resource_is_a_workload() -> None:
     extra = {"overlays/prod/kustomization.yaml": "resources:\n  - gpu-patch.yaml\n"}
     assert _training("overlays/prod/gpu-patch.yaml", PATCH, extra)
+
+
+# --------------------------------------------------------------------------- a script that resumes by itself
+
+RESUMING_JOB = ("srun torchrun scripts/train.py --output_dir /shared/out --save_steps 100\n")
+
+
+def test_a_script_in_the_tree_that_finds_its_last_checkpoint_needs_no_resume_flag() -> None:
+    code = ("from transformers.trainer_utils import get_last_checkpoint\n\n\ndef main(args):\n"
+            "    last = get_last_checkpoint(args.output_dir)\n    trainer.train(resume_from_checkpoint=last)\n")
+    assert _training("slurm/sft.sbatch", _slurm(RESUMING_JOB), {"scripts/train.py": code}) == []
+
+
+@pytest.mark.parametrize("code", ["trainer.train()\n", "trainer.train(resume_from_checkpoint=None)\n", None],
+                         ids=["no-resume", "resume-none", "script-not-in-tree"])
+def test_without_a_resume_in_code_or_on_the_line_spk402_fires(code: str | None) -> None:
+    extra = {"scripts/train.py": code} if code is not None else None
+    assert [(line, rule) for line, rule, _ in _training("slurm/sft.sbatch", _slurm(RESUMING_JOB), extra)] == \
+        [(2, "SPK402")]

@@ -1,0 +1,52 @@
+"""A training script that resumes by itself: the resume a launch line does not show.
+
+Many trainers find their own newest checkpoint (``get_last_checkpoint(output_dir)`` then
+``trainer.train(resume_from_checkpoint=…)``, ``accelerator.load_state``, ``auto_resume``): the
+job's command line then carries no resume flag, yet a relaunch continues.  When the script a
+workload runs is in the scanned tree, such a call counts as its resume setting, located in the
+script, so SPK402/SPK405 do not ask for a flag the program does not need.
+"""
+
+from __future__ import annotations
+
+import posixpath
+from typing import TYPE_CHECKING
+from typing import Sequence
+
+from spikelint.model import FileKind
+from spikelint.model import Located
+from spikelint.facts.runconfig import RESUME
+from spikelint.facts.runconfig import Setting
+from spikelint.util.lazyre import lazy_regex
+
+if TYPE_CHECKING:
+    from spikelint.discovery.project import Project
+    from spikelint.model import Document
+
+# calls that load the newest checkpoint a run left behind (not ``resume_from_checkpoint=None``)
+RESUMES_IN_CODE = lazy_regex(
+    r"\bget_last_checkpoint\s*\(|\bresume_from_checkpoint\s*=\s*(?!None\b|False\b)[\w\"'.\[]|"
+    r"\.load_state\s*\(|\bauto_?resume\w*\s*\(|\bfind_latest_checkpoint\s*\(|\bckpt_path\s*=\s*[\"']last[\"']")
+MAX_SCRIPT_CHARS = 512 * 1024
+
+
+def python_entry(words: Sequence[Located]) -> Located | None:
+    """The ``.py`` script a launch line runs (``torchrun … train.py``), when it is written literally."""
+    return next((word for word in words if str(word.value).endswith(".py") and "$" not in str(word.value)
+                 and not str(word.value).startswith("-")), None)
+
+
+def code_resumes(entry: Located, project: Project, near: Document | None) -> list[Setting]:
+    """A resume setting for each script in the tree that resumes by itself (at most one, where it does)."""
+    found = project.find_config(str(entry.value), near=near)
+    if found is None or found.kind != FileKind.PYTHON or len(found.text) > MAX_SCRIPT_CHARS:
+        return []
+    match = RESUMES_IN_CODE.search(found.text)
+    if match is None:
+        return []
+    line = found.text.count("\n", 0, match.start()) + 1
+    column = match.start() - (found.text.rfind("\n", 0, match.start()) + 1) + 1
+    where = Located(match.group(0), line, column, line, column + len(match.group(0)))
+    name = posixpath.basename(found.path)
+    return [Setting(("resume_in_code",), True, where, frozenset((RESUME,)), True,
+                    f"{name} resumes by itself ({match.group(0).strip()}…)", config=found.path)]
