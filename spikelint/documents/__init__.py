@@ -146,7 +146,7 @@ def _parse_python(document: Document) -> None:
     except SyntaxError as error:
         from spikelint.documents.python_grammar import newer_python_needed
 
-        version = newer_python_needed(document.text)
+        version = newer_python_needed(document.text, error)
         if version is None:
             raise ParseFailure(f"invalid Python: {error.msg}", error.lineno or 1, error.offset or 1) from None
         running = f"{sys.version_info.major}.{sys.version_info.minor}"

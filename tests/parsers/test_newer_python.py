@@ -46,3 +46,18 @@ def test_a_token_in_a_newer_python_file_is_still_found() -> None:
     found = _found(TYPE_ALIAS + f'HF_TOKEN = "{token}"\n')
     assert "SPK003" in [rule for _, rule, _, _ in found]
     assert any(rule.startswith("SPK20") for _, rule, _, _ in found)
+
+
+@newer_only
+@pytest.mark.parametrize("text", [
+    "try:\n    pass\nexcept ValueError, TypeError:\n    pass\n",
+    'rows = ["a"]\nprint(f"{"\\n".join(rows)}")\n',
+    "class Box[T]:\n    pass\n",
+], ids=["pep758-except", "backslash-in-fstring", "generic-class"])
+def test_other_newer_constructs_are_info(text: str) -> None:
+    assert [rule for _, rule, _, _ in _found(text)] == ["SPK003"]
+
+
+def test_hostile_nesting_on_a_newer_looking_line_is_a_clean_error() -> None:
+    text = "type Deep = " + "(" * 5000 + "int" + ")" * 5000 + "\n"
+    assert [rule for _, rule, _, _ in _found(text)] == ["SPK001"]
