@@ -2,7 +2,8 @@
 
 :func:`hub_uses` finds the calls that download a model, tokenizer or dataset by id
 (``from_pretrained``, ``pipeline``, ``load_dataset``, ``snapshot_download`` …) with the
-``revision`` and ``trust_remote_code`` they pass; :func:`unsafe_loads` finds the loads that
+``revision`` and ``trust_remote_code`` they pass (the latter only where it runs hub code: not on a
+concrete class that transformers ships); :func:`unsafe_loads` finds the loads that
 unpickle a checkpoint-like file.  A value counts when it is a literal or a name whose latest
 binding in the same scope is one; anything else (a parameter, an attribute, an f-string, a
 ``**kwargs`` that may carry the revision) is unknown and never reported.  A function also reads the module's constants (a name assigned once
@@ -212,14 +213,28 @@ def hub_uses(module: ast.Module) -> list[HubUse]:
     """Every call that fetches a literal hub id, in source order."""
     if not any(isinstance(node, ast.Call) for node in ast_nodes(module)):
         return []
+    aliases = _aliases(module)
     found: list[HubUse] = []
     for scope in scopes(module):
         for call in scope.calls:
-            found.extend(_call_uses(call, scope))
+            found.extend(_call_uses(call, scope, aliases))
     return sorted(found, key=lambda use: (use.where.line, use.where.column))
 
 
-def _call_uses(call: ast.Call, scope: Scope) -> Iterator[HubUse]:
+def runs_no_hub_code(name: str, aliases: dict[str, str]) -> bool:
+    """``Idefics2ForConditionalGeneration.from_pretrained(…, trust_remote_code=True)``: a class that
+    transformers ships (imported from it, not an ``Auto*`` factory) builds the model from its own
+    code, so ``trust_remote_code`` has no hub code to run; only the ``Auto*`` classes and
+    ``pipeline`` import a repository's modelling code."""
+    head, _, last = name.rpartition(".")
+    if last != "from_pretrained" or not head:
+        return False
+    module, _, cls = _resolved(head, aliases).rpartition(".")
+    return (module == "transformers" or module.startswith("transformers.")) and cls[:1].isupper() \
+        and not cls.startswith("Auto")
+
+
+def _call_uses(call: ast.Call, scope: Scope, aliases: dict[str, str]) -> Iterator[HubUse]:
     name = dotted(call.func)
     if not name:
         return
@@ -237,7 +252,8 @@ def _call_uses(call: ast.Call, scope: Scope) -> Iterator[HubUse]:
             return
     trust_keyword = keyword(call, "trust_remote_code")
     trust = None
-    if trust_keyword is not None and literal(trust_keyword.value, scope, call.lineno) is True:
+    if trust_keyword is not None and literal(trust_keyword.value, scope, call.lineno) is True \
+            and not runs_no_hub_code(name, aliases):
         trust = located(trust_keyword)
     pinned, revision = _revision(call, scope) if target.kind == "hf" else (False, None)
     for node in target.ids:

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from spikelint.documents.shell import SimpleCommand
 from spikelint.documents.shell import Word
+from spikelint.documents.shell import fill_in_blanks
 from spikelint.util.lazyre import lazy_regex
 
 UNBUFFERED = "PYTHONUNBUFFERED"
@@ -155,7 +156,10 @@ def split_fd(operator: str) -> tuple[str, str]:
 def stdout_state(command: SimpleCommand, piped: bool) -> str | None:
     """Where the command's stdout goes: ``pipe``, ``file``, ``null``, ``terminal`` or None (inherited)."""
     state: str | None = "pipe" if piped else None
-    for redirect in command.redirects:
+    blanks = fill_in_blanks(command) if len(command.redirects) > 1 else frozenset()
+    for position, redirect in enumerate(command.redirects):
+        if position in blanks:
+            continue  # ``--model <model name>``: a fill-in blank, not a redirect
         fd, operator = split_fd(redirect.operator)
         if operator.startswith("<"):
             continue

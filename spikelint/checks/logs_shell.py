@@ -16,7 +16,8 @@ whose stdout goes to a pipe or a file (``| tee``, ``> f``, ``>> f``, ``&> f``, a
 or piped ``{ …; }``/``( … )``/loop around it, or an earlier ``exec > f``) without ``-u`` and
 without ``PYTHONUNBUFFERED``.  ``torchrun``, ``deepspeed`` and ``python -m
 torch.distributed.run`` are not reported: they start their workers with ``python -u``.
-``python -c`` one-liners, ``python -m pip``/``venv`` and ``--version`` print no run log.
+``python -c`` one-liners, ``python -m pip``/``venv`` and ``--version`` print no run log.  The
+``<`` and ``>`` of a fill-in blank (``--model <model name> --epochs 3``) are not redirects.
 
 Both look at launch scripts (and the job scripts their here-documents write), Dockerfile
 ``RUN``/``CMD``/``ENTRYPOINT`` (shell form, or exec form through ``sh -c``), workload

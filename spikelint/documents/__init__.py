@@ -237,9 +237,10 @@ def _as_text(document: Document, parsed: UnrenderedTemplate | None) -> Document:
                     suppressions=document.suppressions)
 
 
-# ``export HF_TOKEN=<YOUR_HF_TOKEN>``, ``CODE_DIR=<PATH_TO_NEMO>``: a recipe's fill-in blank, which the
-# reader replaces before running; to a shell it is a redirect, so the script would not parse at all.
-_FILL_IN_BLANK = lazy_regex(r"(?<![<\w$])<([A-Za-z][A-Za-z0-9_.-]*[A-Za-z0-9])>(?![>\w])")
+# ``export HF_TOKEN=<YOUR_HF_TOKEN>``, ``CODE_DIR=<PATH_TO_NEMO>``, ``--model <model name>``: a recipe's
+# fill-in blank (a few words), which the reader replaces before running; to a shell it is a redirect,
+# so the script would not parse at all.
+_FILL_IN_BLANK = lazy_regex(r"(?<![<\w$])<([A-Za-z][A-Za-z0-9_.-]*[A-Za-z0-9](?: [A-Za-z0-9_.-]*[A-Za-z0-9]){0,4})>(?![>\w])")
 
 
 def _parse_filled_in(document: Document) -> bool:

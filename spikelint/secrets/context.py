@@ -52,6 +52,7 @@ NOT_SECRET_WORDS = frozenset((
     "list", "show", "print", "log", "validate", "verify", "check", "help", "description", "desc", "doc",
     "docs", "example", "examples", "placeholder", "default", "defaults", "fn", "func", "function", "callback",
     "cache", "cached", "parallelism", "dropout", "embedding", "embeddings", "emb", "logits", "weight", "weights",
+    "selectors", "locator", "locators", "xpath", "css",  # a UI test's locators: ``password_selectors``
 ))
 # keys whose values are public identifiers even when they look random
 PUBLIC_WORDS = frozenset((
@@ -441,6 +442,33 @@ def is_encoded_placeholder(value: str) -> bool:
     return decoded.strip().isprintable() and is_placeholder(decoded.strip())
 
 
+# A UI locator: a CSS attribute selector (``input[type='password']``, ``[name=pwd]``) or an XPath
+# (``//input[@name="password"]``); ``#password``/``.pw-field`` (an id or class of words) are checked apart.
+_UI_SELECTOR = lazy_regex(r"""^(?:[A-Za-z*][\w-]*|[#.][A-Za-z][\w-]*)?\[\s*@?[A-Za-z][\w:-]*\s*[~|^$*]?=[^\]]*\]"""
+                          r"""|^\(?\.?//(?:\*|[a-z][a-z0-9:-]*)(?:[\[/)]|$)""")
+_ID_OR_CLASS_SELECTOR = lazy_regex(r"^[#.]([A-Za-z][\w-]*)$")
+# ``os.Getenv(…)``, ``os.environ[…]``, ``getenv(…``: a call or subscript read from the environment or a
+# config (cut at the quote in free text, or whole), an expression rather than a literal
+_CODE_EXPRESSION = lazy_regex(r"^(?P<callee>[A-Za-z_]\w*(?:\.[A-Za-z_]\w*)*)[(\[](?:.*[)\]])?$")
+
+
+def is_ui_selector(value: str) -> bool:
+    """A CSS selector or XPath that locates a field of a form (``input[type='password']``,
+    ``//input[@name="password"]``, ``#password``): what a UI test clicks, not a credential."""
+    if _UI_SELECTOR.match(value):
+        return True
+    named = _ID_OR_CLASS_SELECTOR.match(value)
+    return named is not None and looks_like_word_or_identifier(named.group(1))
+
+
+def is_code_expression(value: str) -> bool:
+    """``os.Getenv("DB_PASSWORD")``, ``os.environ["X"]``, ``config.get(…``: code that reads a value
+    (written in a rule's message or example, in a snippet), not a literal secret.  The callee must
+    be made of words: ``Xk9(pq)`` stays a password."""
+    match = _CODE_EXPRESSION.match(value)
+    return match is not None and looks_like_word_or_identifier(match.group("callee").lstrip("_"))
+
+
 def literal_secret_under_key(value: str, key: KeyClass, prose: bool = False) -> bool:
     """Would ``value`` written under a secret-named key be a credential?  (passwords: any real literal)
 
@@ -457,7 +485,7 @@ def literal_secret_under_key(value: str, key: KeyClass, prose: bool = False) -> 
         return False
     if looks_like_word_or_identifier(text) or is_leet_placeholder(text) or is_documented_public_value(text):
         return False
-    if is_encoded_placeholder(text):
+    if is_encoded_placeholder(text) or is_ui_selector(text) or is_code_expression(text):
         return False
     if key.password:
         if prose and text.isalpha() and text.islower() and len(text) < 10:

@@ -103,6 +103,35 @@ def test_remote_code_pinned_or_local(code: str) -> None:
     assert found("train/load.py", code) == set()
 
 
+@pytest.mark.parametrize("code", [
+    'from transformers import Idefics2ForConditionalGeneration\n'
+    'm = Idefics2ForConditionalGeneration.from_pretrained("acme/vision-chat", trust_remote_code=True)\n',
+    'import transformers\nm = transformers.LlamaForCausalLM.from_pretrained("acme/llm", trust_remote_code=True)\n',
+    'import transformers as tf\ntok = tf.PreTrainedTokenizerFast.from_pretrained("acme/llm", trust_remote_code=True)\n',
+    'from transformers.models.llama import LlamaForCausalLM as Model\n'
+    'm = Model.from_pretrained("acme/llm", trust_remote_code=True)\n',
+])
+def test_remote_code_on_a_class_transformers_ships_runs_no_hub_code(code: str) -> None:
+    """The concrete class is transformers' own code: the flag has nothing to run, the id still moves."""
+    assert found("train/load.py", code) == {(2, "SPK105")}
+
+
+@pytest.mark.parametrize("code", [
+    'from transformers import AutoModelForVision2Seq\n'
+    'm = AutoModelForVision2Seq.from_pretrained("acme/vision-chat", trust_remote_code=True)\n',
+    'from transformers import AutoModel as Loader\nm = Loader.from_pretrained("acme/llm", trust_remote_code=True)\n',
+    'import transformers\ncfg = transformers.AutoConfig.from_pretrained("acme/llm", trust_remote_code=True)\n',
+    'from transformers import pipeline\np = pipeline("text-generation", model="acme/llm", trust_remote_code=True)\n',
+    'from datasets import load_dataset\nd = load_dataset("acme/corpus", trust_remote_code=True)\n',
+    # a class from elsewhere (or defined here) may wrap an Auto class: still reported
+    'from acme_models import ChatModel\nm = ChatModel.from_pretrained("acme/llm", trust_remote_code=True)\n',
+    'from sentence_transformers import SentenceTransformer\n'
+    'm = SentenceTransformer("acme/embedder", trust_remote_code=True)\n',
+])
+def test_remote_code_on_auto_classes_pipelines_and_datasets_fires(code: str) -> None:
+    assert found("train/load.py", code) == {(2, "SPK106")}
+
+
 def test_remote_code_flag_false_is_only_unpinned() -> None:
     code = 'from transformers import AutoModel\nm = AutoModel.from_pretrained("org/m", trust_remote_code=False)\n'
     assert found("train/load.py", code) == {(2, "SPK105")}

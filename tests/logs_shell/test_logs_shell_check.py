@@ -76,6 +76,15 @@ def test_python_mode(arguments: list[str], expected: tuple[bool, str]) -> None:
     ("python t.py > >(tee log)", False, "pipe"),
     ("python t.py < input.txt", False, None),
     ("python t.py > /dev/stderr", False, "terminal"),
+    # fill-in blanks of a documented command are not redirects; redirects beside them still are
+    ("python run.py --model <model name> --epochs 3", False, None),
+    ("python run.py --model <model_name> --epochs 3", False, None),
+    ("python run.py --model <base model> --data <data dir> --seed 1", False, None),
+    ("python run.py --model <model name> --epochs 3 > train.log", False, "file"),
+    ("python run.py --model <model name> 2>&1 | tee train.log", True, "pipe"),
+    ("python run.py <in.txt >out.log", False, "file"),
+    ("python run.py <cfg.txt>out.log", False, "file"),
+    ("python run.py < cfg.txt> out.log", False, "file"),
 ])
 def test_stdout_state(source: str, piped: bool, expected: str | None) -> None:
     assert stdout_state(first_command(source), piped) == expected
@@ -182,6 +191,29 @@ def test_messages_name_the_programs_and_the_fix() -> None:
     found = lint_snippet("run.sh", "set -e\ncurl -fsSL u | bash\npython t.py > log\n", SELECT)
     assert "`curl | bash`" in found[0].message and "set -o pipefail" in found[0].message
     assert "python -u" in found[1].message and "PYTHONUNBUFFERED=1" in found[1].message
+
+
+def test_fill_in_blanks_in_documented_commands_are_not_log_files() -> None:
+    text = ("#!/bin/bash\n"
+            "python run.py --model <model name> --epochs 3\n"
+            "python run.py --model <model_name> --lr 1e-4\n"
+            "python run.py --model <model name>\n"
+            "python run.py --model <model name> --epochs 3 > train.log\n")
+    assert findings("scripts/usage.sh", text) == [(5, 1, "SPK502")]
+    digest = "@sha256:" + "0" * 64
+    docker = f"FROM python:3.11.9{digest}\nCMD python run.py --model <model name> --epochs 3\n"
+    assert findings("Dockerfile", docker) == []
+
+
+@pytest.mark.parametrize("line", [
+    "torchrun --nproc_per_node 8 train.py &> /ckpt/train.log",
+    "python -m torch.distributed.launch --nproc_per_node 8 train.py &> /ckpt/train.log",
+    "python -m torch.distributed.run --nproc_per_node 8 train.py > /ckpt/train.log 2>&1",
+    "deepspeed --num_gpus 8 train.py --deepspeed ds.json > /ckpt/train.log 2>&1",
+])
+def test_launchers_that_start_their_workers_with_python_u_are_not_reported(line: str) -> None:
+    """torchrun, torch.distributed.launch/run and deepspeed run each worker as ``python -u``."""
+    assert findings("run.sh", line + "\n") == []
 
 
 # --------------------------------------------------------------------------- Dockerfiles

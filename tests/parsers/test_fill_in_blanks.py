@@ -36,3 +36,9 @@ def test_a_real_redirect_mistake_is_still_an_error() -> None:
 def test_an_input_redirect_from_a_file_is_ordinary_shell() -> None:
     assert not [rule for _, rule in _places("launcher.sh", "#!/bin/bash\nsort <input.txt >sorted.txt\n")
                 if rule == "SPK001"]
+
+
+def test_a_blank_of_several_words_at_the_end_of_a_documented_command_is_filled_in() -> None:
+    places = _places("usage.sh", "#!/bin/bash\npython run.py --model <model name>\npython run.py | tee run.log\n")
+    assert not [rule for _, rule in places if rule == "SPK001"]
+    assert (3, "SPK501") in places

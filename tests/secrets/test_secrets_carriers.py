@@ -144,6 +144,59 @@ def test_yaml_tags_and_templates_under_secret_named_keys_stay_quiet() -> None:
     assert found("template.yaml", text) == []
 
 
+# --------------------------------------------------------------------------- UI locators and code in config values
+
+
+def test_ui_locators_under_selector_and_locator_keys_stay_quiet() -> None:
+    text = "\n".join([
+        "signin_page:",
+        "  password_selectors:",
+        "    - \"input[type='password']\"",
+        "    - \"#password\"",
+        "    - '//input[@name=\"passwd\"]'",
+        "  passwordLocator: \".pw-entry\"",
+        "  secret_field_locators: [\"#secretBox\", \"form input[name=otp_secret]\"]",
+        "  selectors:",
+        "    password: \"input[autocomplete=current-password]\"",
+        "    passwd: '//*[@id=\"pwBox\"]'",
+        "    pwd: \"#signin-pw\"",
+    ]) + "\n"
+    assert found("ui/signin.yaml", text) == []
+    assert found("ui/pages.py", "PASSWORD_SELECTORS = [\"input[type='password']\", \"#pw-input\"]\n") == []
+    assert found("ui/pages.json", '{"password_locators": ["#password-field", "//input[@type=\\"password\\"]"]}\n') == []
+
+
+def test_a_real_password_beside_ui_locators_still_fires() -> None:
+    password = F.password()
+    token = F.high_entropy(24)
+    text = (f"signin_page:\n  password_selectors: [\"#password\"]\n  password: \"{password}\"\n"
+            f"  selectors:\n    password: \"#{token}\"\n")
+    assert found("ui/signin.yaml", text) == [(3, "SPK201"), (5, "SPK201")]
+
+
+def test_code_that_reads_the_environment_in_a_rule_message_or_example_stays_quiet() -> None:
+    text = "\n".join([
+        "rules:",
+        "  - id: env-password-in-handler",
+        "    message: Prefer a secret store over `password := os.Getenv(\"SERVICE_PASSWORD\")` in handlers",
+        "    pattern: password := os.Getenv(\"SERVICE_PASSWORD\")",
+        "    example: |",
+        "      db_password = os.environ[\"SERVICE_DB_PASSWORD\"]",
+        "      signing_secret = getenv(\"SERVICE_SIGNING_SECRET\")",
+        "      api_token: settings.get_value(\"api_token\")",
+        "    languages: [go]",
+    ]) + "\n"
+    assert found("lint/rules.yaml", text) == []
+    assert found("app.env", "SERVICE_PASSWORD=os.Getenv(\"OTHER\")\n") == []
+
+
+def test_a_literal_in_a_rule_example_or_a_call_shaped_password_still_fires() -> None:
+    password = F.password()
+    text = f"rules:\n  - id: x\n    example: |\n      password = \"{password}\"\n"
+    assert found("lint/rules.yaml", text) == [(4, "SPK201")]
+    assert found("app.env", "SERVICE_PASSWORD=Xk9(q2Lm)\n") == [(1, "SPK201")]
+
+
 def test_all_digit_password_under_a_password_env_name_fires() -> None:
     assert found(".env", "DB_PASSWORD=83920147\nDB_PORT=5432\nPASSWORD=123456\nPASSWORD=12341234\n") == [(1, "SPK201")]
 

@@ -95,7 +95,8 @@ def test_secret_named_keys(key: str) -> None:
 @pytest.mark.parametrize("key", ["secret_name", "secretName", "existingSecret", "secretKeyRef", "token_file",
                                  "max_tokens", "pad_token_id", "tokenizer_name", "password_file", "api_key_env",
                                  "use_auth_token", "auth_url", "imagePullSecrets", "num_tokens", "revision", "key",
-                                 "AWS_ACCESS_KEY_ID", "git_author_name"])
+                                 "AWS_ACCESS_KEY_ID", "git_author_name", "password_selectors", "passwordLocator",
+                                 "token_locators", "password_xpath"])
 def test_keys_that_name_or_locate_a_secret_are_not_secret_named(key: str) -> None:
     assert not classify_key(key).secret
 
@@ -157,6 +158,20 @@ def test_documented_aws_example_keys_are_public() -> None:
 def test_values_that_cannot_be_credentials() -> None:
     for value in ("true", "8080", "/run/secrets/hf/token", "https://auth.example.org/token", "0.5"):
         assert find_secrets(value, "token") == []
+
+
+@pytest.mark.parametrize("value", ["input[type='password']", "input[name=pass_word]", "[data-test=pw]",
+                                   '//input[@name="password"]', "(//form//input)[2]", "#password", ".pw-field",
+                                   'os.Getenv("DB_PASSWORD")', "os.environ['DB_PASSWORD']", "getenv(",
+                                   "settings.get_secret(\"db\")"])
+def test_ui_locators_and_code_expressions_are_not_credentials(value: str) -> None:
+    assert find_secrets(value, "password") == []
+    assert find_secrets(value, "api_token") == []
+
+
+@pytest.mark.parametrize("value", ["#Xk9q2Lm7", "Xk9(q2Lm)", "q8[Zr3]vKp", ".Zr3vKp9x", "(//Zr3vKp9"])
+def test_passwords_that_only_start_like_a_locator_or_a_call_are_still_passwords(value: str) -> None:
+    assert [secret.type for secret in find_secrets(value, "password")] == ["password"]
 
 
 # --------------------------------------------------------------------------- env names (SPK202)

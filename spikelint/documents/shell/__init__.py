@@ -36,7 +36,8 @@ from spikelint.documents.shell.nodes import nothing_parsed
 from spikelint.documents.shell.parse import parse_shell
 from spikelint.documents.shell.parse import parse_shell_segments
 from spikelint.documents.shell.positions import Locator
+from spikelint.documents.shell.templating import fill_in_blanks
 from spikelint.documents.shell.templating import is_template
 
 __all__ = ["SHELLS", "Locator", "Pipeline", "Redirect", "Script", "ShellCall", "SimpleCommand", "Word", "expand",
-           "find_shell_call", "is_template", "nothing_parsed", "parse_shell", "parse_shell_segments"]
+           "fill_in_blanks", "find_shell_call", "is_template", "nothing_parsed", "parse_shell", "parse_shell_segments"]
