@@ -1,9 +1,12 @@
 """SPK105–SPK107: models, tokenizers and datasets fetched from a hub by a reference that moves,
 remote code run from such a reference, and checkpoints loaded through pickle.
 
-Four carriers say the same thing: Python calls (read by :mod:`spikelint.checks.hubcalls`), run-config
-keys (``model_name_or_path: org/x`` beside a ``model_revision``), trainer flags in launch scripts
-and in workload commands.  Each yields :class:`~spikelint.facts.hubref.HubUse` values and
+Five carriers say the same thing: Python calls (read by :mod:`spikelint.checks.hubcalls`), the same
+calls in notebook code cells, run-config keys (``model_name_or_path: org/x`` beside a
+``model_revision``), trainer flags in launch scripts and in workload commands.  A value is a hub id
+only for a program that reads one: a config or command that names another model service
+(``model_type: amazon.nova-lite-v1:0``, ``provider: bedrock``) holds that service's model names.
+Each carrier yields :class:`~spikelint.facts.hubref.HubUse` values and
 :func:`~spikelint.facts.hubref.first_per_id` keeps one finding per id per file (per workload for
 workload commands), SPK106 replacing SPK105 for the reference it covers.
 """
@@ -124,6 +127,7 @@ def python_hub_references(document: Document, ctx: CheckContext) -> Iterator[Pro
 
 
 # --------------------------------------------------------------------------- notebooks
+
 
 def _cell_python(cell: Cell) -> list[str] | None:
     """A code cell's lines with ``!``/``%`` lines blanked (and a ``%%time``-like first line); ``None`` for a
