@@ -19,7 +19,14 @@ SHA = lazy_regex(r"^[0-9a-f]{40}$")
 HUB_ID = lazy_regex(r"^[A-Za-z0-9][A-Za-z0-9_.\-]{0,95}/[A-Za-z0-9][A-Za-z0-9_.\-]{0,95}$")
 # a last part that names a file, not a repository (``data/train.jsonl``, ``ckpt/model.pt``)
 FILE_SUFFIX = lazy_regex(r"\.(json|jsonl|ya?ml|toml|txt|csv|tsv|parquet|arrow|bin|pt|pth|ckpt|safetensors|"
-                         r"pkl|pickle|npz|npy|h5|py|sh|gz|zip|tar|md)$", re.IGNORECASE)
+                         r"pkl|pickle|npz|npy|h5|py|sh|gz|zip|tar|md|model|spm|tiktoken|vocab)$", re.IGNORECASE)
+# another service's model names that happen to contain one slash: Bedrock's ``vendor.model-vN`` (with an
+# optional cross-region prefix) and SageMaker JumpStart's ``huggingface-llm-…``/``meta-textgeneration-…``
+BEDROCK_NAME = lazy_regex(r"^(?:(?:us|eu|apac|global)\.)?(?:amazon|anthropic|meta|mistral|cohere|ai21|stability|"
+                          r"deepseek|writer|qwen|openai|twelvelabs|luma)\.[a-z0-9]", re.IGNORECASE)
+JUMPSTART_NAME = lazy_regex(r"^(?:huggingface|meta|mistral|js)-(?:llm|textgeneration\d*|text2text|textembedding|tc|"
+                            r"spc|eqa|ner|vlm|asr|txt2img|fillmask|summarization|translation|sentencesimilarity|"
+                            r"zstc|imagegeneration)-", re.IGNORECASE)
 # first parts that are folders of a checkout or a run, never hub organisations
 LOCAL_ROOTS = frozenset((
     "data", "dataset", "datasets", "model", "models", "checkpoint", "checkpoints", "ckpt", "ckpts", "output",
@@ -49,7 +56,37 @@ def is_hub_id(text: object) -> bool:
     org, name = value.split("/")
     if org.lower() in LOCAL_ROOTS or org.startswith(".") or name.startswith("."):
         return False
+    if BEDROCK_NAME.match(name) or JUMPSTART_NAME.match(name):
+        return False  # ``bedrock/meta.llama3-8b-instruct-v1``: another service's model name
     return not FILE_SUFFIX.search(name)
+
+
+# keys that say which service a model comes from (``model_type: amazon.nova-lite-v1:0``, ``provider: bedrock``)
+PROVIDER_KEYS = frozenset((
+    "model_type", "provider", "platform", "model_provider", "llm_provider", "provider_name", "api_type",
+    "api_provider", "vendor", "model_platform", "model_source", "model_hub", "hub",
+))
+# services other than the Hugging Face Hub: an ``org/name`` beside one of them is that service's model name
+FOREIGN_VENDORS = frozenset((
+    "amazon", "bedrock", "nova", "sagemaker", "jumpstart", "openai", "azure", "anthropic", "claude", "vertex",
+    "vertexai", "gemini", "nim", "ngc", "cohere", "watsonx",
+))
+# Hugging Face model types that contain such a word (run_clm's ``--model_type openai-gpt``)
+HF_MODEL_TYPES_NAMING_VENDORS = frozenset(("openai-gpt", "openai_gpt"))
+WORD_BREAK = lazy_regex(r"[^a-z0-9]+")
+# a cheap test on a whole file before its keys are read
+VENDOR_TEXT = lazy_regex(r"amazon|bedrock|nova|sagemaker|jumpstart|openai|azure|anthropic|claude|vertex|gemini|"
+                         r"nim|ngc|cohere|watsonx", re.IGNORECASE)
+
+
+def names_foreign_vendor(value: object) -> bool:
+    """``amazon.nova-lite-v1:0``, ``bedrock``, ``nvidia-nim``: a model service that is not the Hugging Face Hub."""
+    if not isinstance(value, str):
+        return False
+    lowered = value.strip().lower()
+    if not lowered or lowered in HF_MODEL_TYPES_NAMING_VENDORS:
+        return False
+    return any(word in FOREIGN_VENDORS for word in WORD_BREAK.split(lowered))
 
 
 def in_tree(hub_id: str, paths: Iterable[str]) -> bool:

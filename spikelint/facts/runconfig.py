@@ -237,9 +237,32 @@ def disables_checkpointing(setting: Setting) -> bool:
     return CKPT_TOGGLE in setting.roles and is_off(setting.value)
 
 
+# the keys of training programs that resume a run, matched whole: ``resume_from_checkpoint`` (HF),
+# ``ckpt_path`` (Lightning), ``--resume``/``--auto-resume`` (timm, Megatron), ``resume_if_exists`` (NeMo),
+# ``resume_mode`` (verl); not every key that contains the word (``resume_past_end`` is about the data,
+# a conversion step's ``checkpoint_name`` names what it converts)
+IMPLICIT_RESUME_KEY = lazy_regex(
+    r"^(?:auto_?)?resume(?:_(?:from(?:_(?:checkpoint|ckpt|latest|last))?|checkpoint|ckpt|mode|type|training|"
+    r"if_exists|path|dir|step|latest|last))?$|^(?:load|restore)(?:_(?:from_)?(?:checkpoint|ckpt))?$|"
+    r"^(?:load_step|load_path|restore_from|ckpt_path|checkpoint_path|ckpt|checkpoint|ckpt_file|checkpoint_file)$")
+
+
+def resumes_by_key(setting: Setting) -> bool:
+    """The setting's key is a training program's resume key (an environment variable may prefix it:
+    ``HF_RESUME_FROM_CHECKPOINT``)."""
+    leaf = setting.key[-1] if setting.key else ""
+    if IMPLICIT_RESUME_KEY.match(leaf):
+        return True
+    if not setting.origin.startswith("env "):
+        return False
+    parts = leaf.split("_")
+    return any(IMPLICIT_RESUME_KEY.match("_".join(parts[start:])) for start in range(1, len(parts)))
+
+
 def is_implicit_resume(setting: Setting) -> bool:
-    """A resume that loads whatever exists: ``true``, ``auto``, ``last``, ``latest``, a bare ``--resume``."""
-    if RESUME not in setting.roles or setting.names_checkpoint:
+    """A resume that loads whatever exists: ``true``, ``auto``, ``last``, ``latest``, a bare ``--resume``,
+    under a training program's resume key."""
+    if RESUME not in setting.roles or setting.names_checkpoint or not resumes_by_key(setting):
         return False
     if setting.bare or setting.value is True:
         return True

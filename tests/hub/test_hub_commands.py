@@ -136,3 +136,29 @@ def test_runai_rest_body_args() -> None:
 """
     assert found("runai/sft.json", text) == {(8, "SPK106")}
     assert found("runai/sft.json", text.replace("--trust_remote_code", f"--revision {SHA}")) == set()
+
+
+@pytest.mark.parametrize("script, expected", [
+    # the command names another model service: its names are not hub ids
+    ("#!/bin/bash\npython finetune.py --model_type amazon.nova-lite-v1:0 --model_name_or_path nova-lite/prod\n",
+     set()),
+    ("#!/bin/bash\npython eval.py --provider bedrock --base_model acme-team/claims-v2\n", set()),
+    ("#!/bin/bash\npython eval.py --model_name_or_path bedrock/meta.llama3-8b-instruct-v1\n", set()),
+    # a service named on another command does not cover this one; an HF model type names none
+    ("#!/bin/bash\npython a.py --provider openai\npython b.py --model_name_or_path acme-team/m\n", {(3, "SPK105")}),
+    ("#!/bin/bash\npython run_clm.py --model_type openai-gpt --model_name_or_path acme-team/m\n", {(2, "SPK105")}),
+])
+def test_another_service_on_the_same_command(script: str, expected: set[tuple[int, str]]) -> None:
+    assert found("scripts/launch.sh", script) == expected
+
+
+@pytest.mark.parametrize("script, expected", [
+    ("#!/bin/bash\nvllm serve acme-team/m --tokenizer acme-team/tok\n", {(2, "SPK105")}),
+    ("#!/bin/bash\npython train.py model.name_or_path=acme-team/m\n", {(2, "SPK105")}),
+    ("#!/bin/bash\npython -m levanter.main.train_lm --initialize_from_hf acme-team/m@main\n", {(2, "SPK105")}),
+    (f"#!/bin/bash\npython -m levanter.main.train_lm --initialize_from_hf acme-team/m@{SHA}\n", set()),
+    ("#!/bin/bash\npython train.py --hf_dataset_name acme-team/d\n", {(2, "SPK105")}),
+    ("#!/bin/bash\npython train.py --tokenizer ./tok\n", set()),
+])
+def test_added_flags(script: str, expected: set[tuple[int, str]]) -> None:
+    assert found("scripts/launch.sh", script) == expected

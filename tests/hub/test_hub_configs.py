@@ -81,3 +81,85 @@ def test_push_branch_is_not_the_model_revision() -> None:
 
 def test_axolotl_revision_of_model_pins() -> None:
     assert found("examples/qlora.yaml", f"base_model: org/m\nrevision_of_model: {SHA}\n") == set()
+
+
+# --------------------------------------------------------------------------- another vendor's model names
+
+
+@pytest.mark.parametrize("text", [
+    # a sibling key names the service the name belongs to
+    "model_name_or_path: nova-lite/prod\nmodel_type: amazon.nova-lite-v1:0\n",
+    "provider: bedrock\nbase_model: acme-team/claims-v2\n",
+    "platform: sagemaker-jumpstart\nmodel_name_or_path: acme-team/claims-v2\n",
+    "llm_provider: openai\ntokenizer_name: acme-team/router\n",
+    # an ancestor key does, for everything under it
+    "model_type: amazon.nova-micro-v1:0\ntraining:\n  model:\n    name: nova-micro/ft\n  dataset_name: acme-team/tickets\n",
+    "judge:\n  provider: azure-openai\n  model:\n    name_or_path: acme-team/judge\n",
+    # a section named after the service
+    "bedrock:\n  base_model: acme-team/claims-v2\n",
+    # another service's id shapes and object-store URIs
+    "model_name_or_path: bedrock/meta.llama3-8b-instruct-v1\n",
+    "model_name_or_path: us.anthropic.claude-3-haiku-20240307-v1:0\n",
+    "base_model: jumpstart/huggingface-llm-falcon-7b-bf16\n",
+    "model_name_or_path: s3://acme-models/llama/\n",
+    "model_name_or_path: gs://acme-models/llama\n",
+    "dataset_name: az://acme-data/tickets\n",
+])
+def test_another_services_model_names_are_not_hub_ids(text: str) -> None:
+    assert found("configs/finetune.yaml", text) == set()
+
+
+@pytest.mark.parametrize("text, line", [
+    # a Hugging Face model type (run_clm's --model_type) says nothing about another service
+    ("model_type: openai-gpt\nmodel_name_or_path: acme-team/gpt-small\n", 2),
+    ("model_type: llama\nmodel_name_or_path: acme-team/llama-small\n", 2),
+    # a service named in a sibling map does not cover this one
+    ("judge:\n  provider: openai\n  model: gpt-4o\npolicy:\n  model_name_or_path: acme-team/policy\n", 5),
+    # the HF org that shares a vendor's name is still a hub id
+    ("model_name_or_path: openai/whisper-small\n", 1),
+])
+def test_hub_ids_beside_words_that_are_not_another_service(text: str, line: int) -> None:
+    assert found("configs/finetune.yaml", text) == {(line, "SPK105")}
+
+
+# --------------------------------------------------------------------------- nested layouts and added keys
+
+
+@pytest.mark.parametrize("text, line", [
+    ("model:\n  name_or_path: acme-team/base-7b\n  revision: main\n", 2),
+    ("model:\n  pretrained_model_name_or_path: acme-team/base-7b\n  dtype: bf16\n", 2),
+    ("model:\n  name: acme-team/base-7b\n  revision: v1.0\n", 2),
+    ("dataset:\n  name: acme-team/tickets\n  split: train\n", 2),
+    ("datasets:\n  - name: acme-team/tickets\n    split: train\n    streaming: true\n", 2),
+    ("tokenizer: acme-team/base-7b-tok\nseq_len: 4096\n", 1),
+    ("initialize_from_hf: acme-team/base-7b\n", 1),
+    ("initialize_from_hf: acme-team/base-7b@main\n", 1),
+    ("hf_dataset_name: acme-team/tickets\n", 1),
+])
+def test_nested_and_added_keys_fire(text: str, line: int) -> None:
+    assert found("configs/train.yaml", text) == {(line, "SPK105")}
+
+
+@pytest.mark.parametrize("text", [
+    f"model:\n  name_or_path: acme-team/base-7b\n  revision: {SHA}\n",
+    f"model:\n  name: acme-team/base-7b\n  revision: {SHA}\n",
+    f"dataset:\n  name: acme-team/tickets\n  split: train\n  revision: {SHA}\n",
+    f"initialize_from_hf: acme-team/base-7b@{SHA}\n",
+    "initialize_from_hf: true\n",
+    # a dataset section that is not load_dataset's arguments
+    "dataset:\n  name: acme-team/tickets\n  format: jsonl\n",
+    # a tokenizer file of the checkout, not a hub id
+    "tokenizer: tokenizers/spm.model\n",
+    "tokenizer: gpt2\n",
+    "tokenizer:\n  name: acme-team/base-7b-tok\n",  # `name` counts under `model` and a load_dataset-shaped dataset
+])
+def test_nested_and_added_keys_near_misses(text: str) -> None:
+    assert found("configs/train.yaml", text) == set()
+
+
+def test_nested_message_names_the_section() -> None:
+    (finding,) = lint("configs/train.yaml", "model:\n  name_or_path: acme-team/base-7b\n  revision: main\n")
+    assert finding.message.startswith("model.name_or_path fetches the model 'acme-team/base-7b'")
+    assert "'main' is a branch or tag" in finding.message
+    (finding,) = lint("configs/train.yaml", "dataset:\n  name: acme-team/tickets\n  split: train\n")
+    assert finding.message.startswith("dataset.name fetches the dataset 'acme-team/tickets'")

@@ -153,3 +153,17 @@ def test_dataset_message_names_dataset_info() -> None:
 def test_unparsable_python_gives_no_crash() -> None:
     findings = lint("train/broken.py", 'AutoModel.from_pretrained("org/m"\n')
     assert all(f.rule not in ("SPK105", "SPK106") for f in findings)
+
+
+@pytest.mark.parametrize("code", [
+    # another service's ids and object-store URIs are not hub ids
+    'from transformers import AutoModel\nm = AutoModel.from_pretrained("s3://acme-models/llama")\n',
+    'from transformers import AutoModel\nm = AutoModel.from_pretrained("gs://acme-models/llama")\n',
+    'from huggingface_hub import snapshot_download\nsnapshot_download("bedrock/amazon.titan-embed-text-v2")\n',
+    'from transformers import AutoModel\nm = AutoModel.from_pretrained("jumpstart/huggingface-llm-falcon-7b-bf16")\n',
+    'from transformers import AutoModel\nm = AutoModel.from_pretrained("meta.llama3-8b-instruct-v1:0")\n',
+    # a sentencepiece file of the checkout
+    'from transformers import AutoTokenizer\nt = AutoTokenizer.from_pretrained("tokenizers/spm.model")\n',
+])
+def test_other_services_and_files_are_not_hub_ids(code: str) -> None:
+    assert found("train/load.py", code) == set()
