@@ -80,6 +80,7 @@ def test_full_version_after_a_word_is_immutable(tag: str) -> None:
     assert Config().immutable_tag_regex().match(tag)
 
 
-@pytest.mark.parametrize("tag", ["py3", "24.05-py3", "cuda12", "gpu-2.1", "pytorch2.5", "gpu-deadbeef1", "jammy"])
+@pytest.mark.parametrize("tag", ["py3", "24.05-py3", "cuda12", "gpu-2.1", "pytorch2.5", "gpu-deadbee", "cuda-1234567",
+                                 "jammy"])
 def test_flavours_and_partial_versions_still_float(tag: str) -> None:
     assert not Config().immutable_tag_regex().match(tag)

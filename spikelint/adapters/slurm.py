@@ -6,9 +6,10 @@ directives say its resources (``--gres=gpu:8``, ``--gpus*``, ``--nodes``), its d
 preemption notice (``--signal=B:USR1@90``) and its log files (``--output``/``--error``); the
 script body is what the batch step runs, read by the same command reader as a container's
 ``bash -c`` string.  Images come from ``srun --container-image`` (pyxis/enroot),
-``enroot import docker://…`` and ``apptainer``/``singularity … docker://…``.  A heredoc that
-writes a job script (``cat > job.sbatch <<EOF``, ``sbatch <<EOF``) and ``sbatch --wrap`` are
-jobs too.  ``sbatch`` reads directives only up to the first command, and so does this adapter.
+``enroot import docker://…`` and ``apptainer``/``singularity … docker://…`` (a ``dockerd://`` or
+``podman://`` import of an image the script built before is a local build, not a reference).  A
+heredoc that writes a job script (``cat > job.sbatch <<EOF``, ``sbatch <<EOF``) and ``sbatch --wrap``
+are jobs too.  ``sbatch`` reads directives only up to the first command, and so does this adapter.
 """
 
 from __future__ import annotations
@@ -46,6 +47,8 @@ NO_VALUE = frozenset(("--requeue", "--no-requeue", "--exclusive", "--overcommit"
                       "--container-readonly", "--no-kill", "-H", "-O", "-W", "-k", "-Q", "-v", "--verbose",
                       "--quiet", "--unbuffered", "-u", "-l", "--label"))
 IMAGE_TOOLS = frozenset(("enroot", "apptainer", "singularity"))
+DAEMON_PREFIXES = ("dockerd://", "podman://")  # an image in the local daemon, not pulled from a registry
+BUILDERS = frozenset(("docker", "podman"))
 # Slurm and site variables that name the node-local folder (expanded as such)
 NODE_LOCAL_VARIABLES = {"SLURM_TMPDIR": "/tmp", "SLURM_JOB_TMPDIR": "/tmp", "LOCAL_SCRATCH": "/local/scratch"}
 _NUMBER = lazy_regex(r"(\d+)")
@@ -343,10 +346,42 @@ def _command_images(command: SimpleCommand, script: Script) -> list[Located]:
     for where in candidates:
         resolved = resolve_word(where, script)
         text = str(resolved.value)
+        if text.strip("'\"").startswith(DAEMON_PREFIXES) and _built_before(text, command, script):
+            continue  # `docker build -t trainer:latest .` then `enroot import dockerd://trainer:latest`: no registry
         reference = image_reference(text) if "$" not in text else (None if _local_file(text) else text)
         if reference:
             found.append(resolved._replace(value=reference))
     return found
+
+
+def _built_before(text: str, importing: SimpleCommand, script: Script) -> bool:
+    """Whether an image the import reads from the local Docker/Podman daemon was built by an earlier
+    ``docker|podman [buildx] build -t NAME`` of the same script: a local build has no registry tag to pin
+    (its Dockerfile's ``FROM`` is judged instead)."""
+    wanted = _local_name(image_reference(text) or "", script)
+    if not wanted:
+        return False
+    for command in script.commands():
+        if (command.line, command.column) >= (importing.line, importing.column):
+            continue
+        argv = command.argv()
+        if not argv or posixpath.basename(argv[0]) not in BUILDERS or "build" not in argv[1:3]:
+            continue
+        for index, word in enumerate(argv):
+            name = argv[index + 1] if word in ("-t", "--tag") and index + 1 < len(argv) else (
+                word.split("=", 1)[1] if word.startswith(("-t=", "--tag=")) else None)
+            if name is not None and _local_name(name, script) == wanted:
+                return True
+    return False
+
+
+def _local_name(text: str, script: Script) -> str:
+    """A built or imported name with variables expanded and the implied ``:latest`` written out."""
+    value = expand(text.strip("'\""), script.variables()) or ""
+    if not value or "$" in value:
+        return ""
+    tail = value.rsplit("/", 1)[-1]
+    return value if ":" in tail or "@" in tail else f"{value}:latest"
 
 
 # --------------------------------------------------------------------------- jobs

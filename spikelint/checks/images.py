@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import posixpath
+import weakref
 from typing import Callable
 from typing import Iterator
 
@@ -16,6 +17,7 @@ from spikelint.facts.images import is_placeholder
 from spikelint.facts.images import is_unresolved
 from spikelint.facts.images import mutable_tag_word
 from spikelint.facts.images import parse_image
+from spikelint.facts.images import placeholder_parts
 from spikelint.facts.images import registry_allowed
 from spikelint.facts.images import unresolved_names
 from spikelint.model import Document
@@ -28,11 +30,16 @@ from spikelint.model import Workload
 from spikelint.model import walk
 from spikelint.util.pathnames import base_name
 from spikelint.discovery.project import Project
+from spikelint.documents.shell import Script
+from spikelint.documents.shell import expand
+from spikelint.util.lazyre import lazy_regex
 
 IMAGE_RULES = ("SPK101", "SPK102", "SPK103", "SPK104")
 # ko builds and pushes these at deploy time and writes the digest-pinned reference in their place
 BUILD_TIME_REFERENCES = ("ko://",)
 KUSTOMIZATION_FILES = ("kustomization.yaml", "kustomization.yml", "Kustomization")
+SKAFFOLD_FILES = ("skaffold.yaml", "skaffold.yml")
+SET_IMAGE = lazy_regex(r"(?i)kustomize\S*\s+edit\s+set\s+image\s")
 KUSTOMIZE_INCLUDES = ("resources", "bases", "components", "patches", "patchesStrategicMerge", "patchesJson6902")
 FIX = "pin it by digest (image:tag@sha256:…) or an immutable version tag"
 
@@ -52,7 +59,7 @@ def image_problems(where: Located, text: str, config: Config, origin: str = "", 
     if is_unresolved(shown) or is_placeholder(shown):
         if has_literal_digest(shown):
             return  # the digest is written out: whatever the variable names, the content is fixed
-        names = unresolved_names(shown) if is_unresolved(shown) else (shown,)
+        names = unresolved_names(shown) if is_unresolved(shown) else (placeholder_parts(shown) or (shown,))
         if reported is not None:
             if names in reported:
                 return
@@ -103,7 +110,7 @@ def workload_images(workload: Workload, document: Document, ctx: CheckContext) -
     once per file and variable, so here it is left to that check.
     """
     tree_document = document.kind in (FileKind.YAML, FileKind.JSON)
-    overridden = KustomizeOverrides(ctx.project, document.path) if tree_document else None
+    overridden = ReplacedAtDeploy(ctx.project, document.path) if tree_document else None
     for container in workload.containers:
         if container.image is not None and isinstance(container.image.value, str):
             for problem in image_problems(container.image, container.image.value, ctx.config, overridden=overridden):
@@ -140,6 +147,96 @@ class KustomizeOverrides:
             if overrides and self.path in _included(path, kustomizations, self.project, set()):
                 names |= overrides
         return names
+
+
+class ReplacedAtDeploy(KustomizeOverrides):
+    """Whether the deploy tooling of this tree writes a different reference in place of an image.
+
+    Besides a kustomization's ``images:`` entry: a ``kustomize edit set image NAME=…`` command in a
+    script of the tree (it writes that entry at release time), and a skaffold artifact of the same
+    name (skaffold builds ``build.artifacts[].image`` itself and replaces the name in the manifests it
+    deploys with the tag it pushed).  Read on first use, and once per project.
+    """
+
+    def __call__(self, image: ImageRef) -> bool:
+        return super().__call__(image) or (image.registry, image.repository) in _deploy_names(self.project)
+
+
+# id(project) -> (how many sources it had, the names, the files they were read from)
+_DEPLOY_NAMES: dict[int, tuple[int, frozenset[tuple[str, str]], tuple[str, ...]]] = {}
+
+
+def _deploy_names(project: Project) -> frozenset[tuple[str, str]]:
+    """The image names skaffold or ``kustomize edit set image`` replace anywhere in the tree.
+
+    Every manifest of a tree asks the same question, so the answer is kept while the project lives;
+    each asker still records the files it depends on (the result cache re-checks it when they change).
+    """
+    skaffolds = [source for name in SKAFFOLD_FILES for source in project.named(name)]
+    known = _DEPLOY_NAMES.get(id(project))
+    if known is None or known[0] != len(project.sources):
+        scripts = [source for source in project.sources if source.kind == FileKind.SHELL]
+        names: set[tuple[str, str]] = set()
+        for source in skaffolds:
+            names.update(name for tree in project.document(source).trees for name in skaffold_artifacts(tree))
+        for source in scripts:
+            if not SET_IMAGE.search(project.text(source)):
+                continue  # nearly every script: not parsed for this question
+            loaded = source.path in project.parsed
+            names.update(_set_image_names(project.document(source)))
+            if not loaded:
+                project.release(source.path)  # read for this question only: memory stays flat
+        if known is None:
+            weakref.finalize(project, _DEPLOY_NAMES.pop, id(project), None)
+        known = (len(project.sources), frozenset(names), tuple(source.path for source in [*skaffolds, *scripts]))
+        _DEPLOY_NAMES[id(project)] = known
+    project.touched.update(known[2])
+    return known[1]
+
+
+def skaffold_artifacts(tree: Node) -> Iterator[tuple[str, str]]:
+    """``build.artifacts[].image`` of a skaffold ``Config`` (its profiles' too): names skaffold builds and tags."""
+    if tree.kind != "map" or not str(tree.scalar("apiVersion") or "").startswith("skaffold/"):
+        return
+    profiles = tree.get("profiles")
+    for config in [tree, *(profiles.value if profiles is not None and profiles.kind == "seq" else [])]:
+        artifacts = config.get("build", "artifacts") if config.kind == "map" else None
+        for artifact in artifacts.value if artifacts is not None and artifacts.kind == "seq" else []:
+            name = artifact.scalar("image") if artifact.kind == "map" else None
+            if isinstance(name, str):
+                yield from _image_name(name)
+
+
+def _set_image_names(document: Document) -> Iterator[tuple[str, str]]:
+    """``kustomize edit set image NAME=new:tag`` (or ``NAME:tag``, ``NAME@digest``): the NAMEs it replaces."""
+    script = document.parsed
+    if not isinstance(script, Script):
+        return
+    for inner in script.scripts():
+        for command in inner.commands():
+            argv = command.argv()
+            for index in range(1, len(argv) - 3):
+                if argv[index:index + 3] == ["edit", "set", "image"] and "kustomize" in argv[index - 1].lower():
+                    for argument in argv[index + 3:]:
+                        name = argument.split("=", 1)[0] if "=" in argument else _untagged(argument)
+                        resolved = expand(name, inner.variables()) if not argument.startswith("-") else None
+                        if resolved and "$" not in resolved:
+                            yield from _image_name(resolved)
+
+
+def _untagged(reference: str) -> str:
+    """``controller:v1`` -> ``controller``; ``host:5000/x@sha256:…`` -> ``host:5000/x``."""
+    folder, _, last = reference.rpartition("/")
+    last = last.split("@", 1)[0].split(":", 1)[0]
+    return f"{folder}/{last}" if folder else last
+
+
+def _image_name(text: str) -> Iterator[tuple[str, str]]:
+    try:
+        parsed = parse_image(text)
+    except ImageSyntaxError:
+        return
+    yield parsed.registry, parsed.repository
 
 
 def _tag_overrides(tree: Node) -> Iterator[tuple[str, str]]:
@@ -291,8 +388,17 @@ def _kustomize_images(tree: Node, config: Config, reported: set[tuple[str, ...]]
         yield from image_problems(new_tag.located(), f"{name}:{new_tag.value}", config, reported=reported)
 
 
+def _own_artifacts(tree: Node, overridden: ReplacedAtDeploy) -> Callable[[ImageRef], bool]:
+    """A skaffold ``Config`` names the images it builds (``build.artifacts[].image``, and ``test[].image``
+    refers to them): names, not references to pin.  Any other document: the tree's deploy tooling decides."""
+    artifacts = set(skaffold_artifacts(tree))
+    if not artifacts:
+        return overridden
+    return lambda image: (image.registry, image.repository) in artifacts or overridden(image)
+
+
 def _declared_images(tree: Node, config: Config, reported: set[tuple[str, ...]],
-                     overridden: KustomizeOverrides) -> Iterator[Problem]:
+                     overridden: Callable[[ImageRef], bool]) -> Iterator[Problem]:
     """Every ``image:`` string of a Kubernetes-style object or a Run:ai REST body.
 
     The workload adapters cover the kinds they know; this walk also covers custom resources
@@ -322,7 +428,7 @@ def values_and_overlay_images(document: Document, ctx: CheckContext) -> Iterator
     name = base_name(document.path).lower()
     is_values = name.startswith("values") and document.kind == FileKind.YAML
     reported: set[tuple[str, ...]] = set()
-    overridden = KustomizeOverrides(ctx.project, document.path)
+    overridden = ReplacedAtDeploy(ctx.project, document.path)
     for tree in document.trees:
         if tree.kind != "map":
             continue
@@ -330,7 +436,7 @@ def values_and_overlay_images(document: Document, ctx: CheckContext) -> Iterator
             yield from _kustomize_images(tree, ctx.config, reported)
             continue
         if _is_workload_document(tree) or _is_rest_body(tree):
-            yield from _declared_images(tree, ctx.config, reported, overridden)
+            yield from _declared_images(tree, ctx.config, reported, _own_artifacts(tree, overridden))
             continue
         if document.kind != FileKind.YAML:
             continue

@@ -45,6 +45,17 @@ class Project:
             self.parsed[source.path] = read_document(source, self.image_limits)
         return self.parsed[source.path]
 
+    def text(self, source: SourceFile) -> str:
+        """A file's text without parsing it ('' when unreadable): a quick look before asking for its document."""
+        self.touched.add(source.path)
+        if source.path in self.parsed:
+            return self.parsed[source.path].text
+        try:
+            with open(source.abspath, "rb") as handle:
+                return handle.read().decode("utf-8", errors="replace")
+        except OSError:
+            return ""
+
     def find_config(self, reference: str, near: Document | None = None) -> Document | None:
         """The scanned file a workload's ``--config`` path points at.
 

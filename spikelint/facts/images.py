@@ -24,6 +24,16 @@ LITERAL_DIGEST = lazy_regex(r"@[a-z0-9]+(?:[.+_-][a-z0-9]+)*:[0-9a-fA-F]{32,}$")
 PLACEHOLDER_WORDS = lazy_regex(r"placeholder|change[_-]?me|replace[_-]?me|your[_-](?:image|registry|repo)",
                                re.IGNORECASE)
 PLACEHOLDER_HOSTS = ("example.com",)  # RFC 2606 documentation domain: example.com/… is never pulled
+# the parts of a reference an ALL-CAPS stand-in can take: host labels, path components, the tag
+REFERENCE_PARTS = lazy_regex(r"[/:.@-]")
+CAPITALS = lazy_regex(r"^[A-Z][A-Z0-9]*(?:_[A-Z0-9]+)*$")
+LETTERS = lazy_regex(r"^[A-Z]+$")
+# the words a stand-in names what belongs in its place with (IMAGE_TAG, AWS_ACCOUNT, REGISTRY)
+PLACEHOLDER_TOKENS = frozenset(("TAG", "IMAGE", "VERSION", "NAME", "REGISTRY", "REPO", "REPOSITORY", "ACCOUNT",
+                                "REGION", "PROJECT"))
+# CUDA image flavours that share a name with a mutable word (``12.1.0-cudnn8-devel``, ``9.0-devel``)
+FLAVOUR_WORDS = frozenset(("devel", "runtime", "base"))
+VERSION_START = lazy_regex(r"^\d+(?:\.\d+)*[-_.]")
 VARIABLE_NAMES = lazy_regex(r"\$\{\s*([A-Za-z_][A-Za-z0-9_]*)|\$\(\s*([A-Za-z_][A-Za-z0-9_]*)|"
                             r"\{\{-?\s*([^}]*?)\s*-?\}\}|\$([A-Za-z_][A-Za-z0-9_]*)|%\{([^}]*)\}|<([A-Za-z_-]+)>")
 TAG_SEPARATORS = "-_."
@@ -50,10 +60,32 @@ def is_unresolved(text: str) -> bool:
 def is_placeholder(text: str) -> bool:
     """A documented stand-in (``PLACEHOLDER_IMAGE``, ``CHANGE_ME``, ``example.com/…``), not a real image."""
     reference = text.strip()
-    if PLACEHOLDER_WORDS.search(reference):
+    if PLACEHOLDER_WORDS.search(reference) or placeholder_parts(reference):
         return True
     host = reference.split("/", 1)[0].split(":", 1)[0].lower() if "/" in reference else ""
     return any(host == name or host.endswith("." + name) for name in PLACEHOLDER_HOSTS)
+
+
+def placeholder_parts(text: str) -> tuple[str, ...]:
+    """The ALL-CAPS stand-ins written where a name or tag goes: ``trainer:IMAGE_TAG``, ``x:TAG``,
+    ``IMAGE_NAME``, ``CONTAINER_IMAGE``, ``ACCOUNT_ID.dkr.ecr.…``.
+
+    A part (host label, path component or tag) is a stand-in when it is an upper-case identifier
+    that either has one of the words of :data:`PLACEHOLDER_TOKENS` (``TAG``, ``IMAGE``, ``VERSION``,
+    ``NAME``…) as an underscore-separated piece, or joins at least two letter-only pieces with
+    underscores (``YOUR_IMAGE``, ``PROJECT_ID``).  A single upper-case word that is not one of those
+    (``LATEST``, ``V1``, ``GPU``), or one word with numbers (``RELEASE_1_2``), is a real tag: tags may
+    be upper case, and the mutable list is compared case-insensitively, so ``x:LATEST`` stays SPK101.
+    Lower-case words are never stand-ins (``x:image_tag`` is judged as a tag).
+    """
+    found: list[str] = []
+    for part in REFERENCE_PARTS.split(text):
+        if not CAPITALS.match(part) or part in found:
+            continue
+        pieces = part.split("_")
+        if any(piece in PLACEHOLDER_TOKENS for piece in pieces) or sum(bool(LETTERS.match(p)) for p in pieces) >= 2:
+            found.append(part)
+    return tuple(found)
 
 
 def unresolved_names(text: str) -> tuple[str, ...]:
@@ -71,13 +103,16 @@ def mutable_tag_word(tag: str, mutable: frozenset[str], immutable: re.Pattern[st
 
     ``latest-gpu``, ``nightly-cu121`` and ``vllm011.latest`` float like ``latest``; a tag whose
     remainder is itself immutable (``nightly-20240105``, ``12.4.1-devel``) names one build and
-    is left to the version checks.
+    is left to the version checks.  After a leading version number, ``devel`` (also ``runtime``,
+    ``base`` when configured as mutable) is the CUDA image flavour, not a branch: ``9.0-devel``
+    and ``12.1.0-cudnn8-devel-ubuntu22.04`` are judged as version tags.
     """
     lowered = tag.lower()
     if lowered in mutable:
         return lowered
+    after_version = bool(VERSION_START.match(lowered))
     for word in _in_order(mutable):
-        if len(lowered) <= len(word) + 1:
+        if len(lowered) <= len(word) + 1 or (after_version and word in FLAVOUR_WORDS):
             continue
         if lowered.startswith(word) and lowered[len(word)] in TAG_SEPARATORS:
             rest = tag[len(word) + 1:]
