@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import posixpath
-import weakref
 from typing import Callable
 from typing import Iterator
 
@@ -162,8 +161,8 @@ class ReplacedAtDeploy(KustomizeOverrides):
         return super().__call__(image) or (image.registry, image.repository) in _deploy_names(self.project)
 
 
-# id(project) -> (how many sources it had, the names, the files they were read from)
-_DEPLOY_NAMES: dict[int, tuple[int, frozenset[tuple[str, str]], tuple[str, ...]]] = {}
+# (how many sources the project had, the names, the files they were read from), kept on the project
+DEPLOY_NAMES_KEY = "spikelint.checks.images.deploy_names"
 
 
 def _deploy_names(project: Project) -> frozenset[tuple[str, str]]:
@@ -173,8 +172,8 @@ def _deploy_names(project: Project) -> frozenset[tuple[str, str]]:
     each asker still records the files it depends on (the result cache re-checks it when they change).
     """
     skaffolds = [source for name in SKAFFOLD_FILES for source in project.named(name)]
-    known = _DEPLOY_NAMES.get(id(project))
-    if known is None or known[0] != len(project.sources):
+    known = project.derived.get(DEPLOY_NAMES_KEY)
+    if not isinstance(known, tuple) or known[0] != len(project.sources):
         scripts = [source for source in project.sources if source.kind == FileKind.SHELL]
         names: set[tuple[str, str]] = set()
         for source in skaffolds:
@@ -186,10 +185,8 @@ def _deploy_names(project: Project) -> frozenset[tuple[str, str]]:
             names.update(_set_image_names(project.document(source)))
             if not loaded:
                 project.release(source.path)  # read for this question only: memory stays flat
-        if known is None:
-            weakref.finalize(project, _DEPLOY_NAMES.pop, id(project), None)
         known = (len(project.sources), frozenset(names), tuple(source.path for source in [*skaffolds, *scripts]))
-        _DEPLOY_NAMES[id(project)] = known
+        project.derived[DEPLOY_NAMES_KEY] = known
     project.touched.update(known[2])
     return known[1]
 

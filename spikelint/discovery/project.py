@@ -36,6 +36,9 @@ class Project:
     # what the checks asked for (the result cache records a file's dependencies from these)
     touched: set[str] = field(default_factory=set, init=False, repr=False, compare=False)
     looked_up: set[str] = field(default_factory=set, init=False, repr=False, compare=False)
+    # answers about the whole tree that every file asks the same (which images skaffold replaces …),
+    # computed once per project by the check that asks, under a key naming that check
+    derived: dict[str, object] = field(default_factory=dict, init=False, repr=False, compare=False)
 
     def document(self, source: SourceFile) -> Document:
         self.touched.add(source.path)
