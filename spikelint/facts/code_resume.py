@@ -22,6 +22,7 @@ from spikelint.util.lazyre import lazy_regex
 if TYPE_CHECKING:
     from spikelint.discovery.project import Project
     from spikelint.model import Document
+    from spikelint.model import SourceFile
 
 # calls that load the newest checkpoint a run left behind (not ``resume_from_checkpoint=None``)
 RESUMES_IN_CODE = lazy_regex(
@@ -38,15 +39,43 @@ def python_entry(words: Sequence[Located]) -> Located | None:
 
 def code_resumes(entry: Located, project: Project, near: Document | None) -> list[Setting]:
     """A resume setting for each script in the tree that resumes by itself (at most one, where it does)."""
-    found = project.find_config(str(entry.value), near=near)
-    if found is None or found.kind != FileKind.PYTHON or len(found.text) > MAX_SCRIPT_CHARS:
+    source = _script_source(str(entry.value), project, near)
+    if source is None:
         return []
-    match = RESUMES_IN_CODE.search(found.text)
+    text = project.text(source)
+    if len(text) > MAX_SCRIPT_CHARS:
+        return []
+    match = RESUMES_IN_CODE.search(text)
     if match is None:
         return []
-    line = found.text.count("\n", 0, match.start()) + 1
-    column = match.start() - (found.text.rfind("\n", 0, match.start()) + 1) + 1
+    line = text.count("\n", 0, match.start()) + 1
+    column = match.start() - (text.rfind("\n", 0, match.start()) + 1) + 1
     where = Located(match.group(0), line, column, line, column + len(match.group(0)))
-    name = posixpath.basename(found.path)
+    name = posixpath.basename(source.path)
     return [Setting(("resume_in_code",), True, where, frozenset((RESUME,)), True,
-                    f"{name} resumes by itself ({match.group(0).strip()}…)", config=found.path)]
+                    f"{name} resumes by itself ({match.group(0).strip()}…)", config=source.path)]
+
+
+def _script_source(reference: str, project: Project, near: Document | None) -> SourceFile | None:
+    """The scanned Python file a launch line names: the longest matching path tail, nearest the launcher
+    on a tie; ``None`` when two files match equally (no guess)."""
+    wanted = [part for part in reference.strip("'\"").split("/") if part not in ("", ".")]
+    if not wanted:
+        return None
+    home = posixpath.dirname(near.path).split("/") if near is not None else []
+    ranked = []
+    for source in project.named(wanted[-1]):
+        if source.kind != FileKind.PYTHON:
+            continue
+        parts = source.path.split("/")
+        matched = 0
+        while matched < min(len(parts), len(wanted)) and parts[-1 - matched] == wanted[-1 - matched]:
+            matched += 1
+        shared = 0
+        while shared < min(len(home), len(parts) - 1) and home[shared] == parts[shared]:
+            shared += 1
+        ranked.append(((matched, shared), source))
+    ranked.sort(key=lambda pair: pair[0], reverse=True)
+    if not ranked or (len(ranked) > 1 and ranked[0][0] == ranked[1][0]):
+        return None
+    return ranked[0][1]
