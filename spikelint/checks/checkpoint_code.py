@@ -3,7 +3,10 @@
 Reads the module's ``ast``: a ``torch.save`` / ``accelerator.save`` / DCP ``save`` whose saved
 object is a dict literal (or a name bound to one in the same function, keys added later by
 ``ckpt[k] = …`` or ``ckpt.update(…)`` included) that holds a module's ``state_dict()`` but no
-optimizer state, no step/epoch, or — when the function has a scheduler — no scheduler state.
+optimizer state, no step/epoch, or — when the function has a scheduler object — no scheduler state.
+A final export is no checkpoint (saved after the training loop, under ``--save-model``, named
+``best``/``final``/``export``), and state saved beside it (``optimizer.pt``, a JSON of the step, the
+step in the file name) or recomputed from the step (a stateless learning-rate function) is not missing.
 """
 
 from __future__ import annotations
@@ -146,20 +149,50 @@ def _contents(pairs: list[tuple[str, ast.AST]]) -> Contents:
     return Contents(model, optimizer, step, scheduler)
 
 
-def _has_scheduler(scope: ast.AST) -> bool:
-    """A learning-rate scheduler exists in the function: a parameter, a name or a factory call."""
+def _local_functions(module: ast.Module) -> set[str]:
+    """Names of the module's functions and of names bound to lambdas: a learning rate computed from the step."""
+    found: set[str] = set()
+    for node in ast_nodes(module):
+        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
+            found.add(node.name)
+        elif isinstance(node, ast.Assign) and isinstance(node.value, ast.Lambda):
+            found.update(target.id for target in node.targets if isinstance(target, ast.Name))
+    return found
+
+
+def _has_scheduler(scope: ast.AST, local_functions: set[str]) -> bool:
+    """A learning-rate scheduler object exists in the function: a parameter, a name or a factory call.
+
+    A schedule that is a stateless function of the step (``lr = get_lr(it)``, ``lr_schedule[it]``,
+    a lambda) is recomputed from the saved step on resume: it holds no state to save."""
+    nodes = list(_scope_nodes(scope))
+    applied: set[int] = set()  # nodes used as a function or a table: ``lr_schedule(step)``, ``lr_schedule[it]``
+    for node in nodes:
+        if isinstance(node, ast.Call):
+            applied.add(id(node.func))
+        elif isinstance(node, ast.Subscript):
+            applied.add(id(node.value))
+    tables: set[str] = set()
+    for node in nodes:
+        if isinstance(node, ast.Name) and isinstance(node.ctx, ast.Load) and SCHEDULER.search(node.id) \
+                and node.id not in local_functions:
+            if id(node) not in applied:
+                return True
+            tables.add(node.id)
+        elif isinstance(node, ast.Attribute) and SCHEDULER.search(node.attr) and id(node) not in applied:
+            return True
     if isinstance(scope, (ast.FunctionDef, ast.AsyncFunctionDef)):
         arguments = scope.args
         names = [a.arg for a in [*arguments.posonlyargs, *arguments.args, *arguments.kwonlyargs]]
-        if any(SCHEDULER.search(name) for name in names):
+        if any(SCHEDULER.search(name) and name not in local_functions and name not in tables for name in names):
             return True
-    for node in _scope_nodes(scope):
-        if isinstance(node, ast.Name) and SCHEDULER.search(node.id):
-            return True
-        if isinstance(node, ast.Attribute) and SCHEDULER.search(node.attr):
-            return True
+    table_values = {id(node.value) for node in nodes if isinstance(node, ast.Assign)
+                    and any(isinstance(target, ast.Name) and target.id in tables for target in node.targets)}
+    for node in nodes:
         if isinstance(node, ast.Call) and SCHEDULER_FACTORIES.search(dotted(node.func).split(".")[-1] or ""):
             name = dotted(node.func)
+            if id(node) in table_values or (isinstance(node.func, ast.Name) and name in local_functions):
+                continue
             if "lr_scheduler" in name or "schedul" in name.lower():
                 return True
     return False
@@ -194,6 +227,11 @@ class _Bindings:
                     self.added.setdefault(owner, []).append((node.lineno, str(node.args[0].value), default))
                 for keyword in node.keywords:
                     self.added.setdefault(owner, []).append((node.lineno, keyword.arg or "", keyword.value))
+
+    def latest(self, name: str, line: int) -> ast.AST | None:
+        """The value last assigned to ``name`` at or before ``line``."""
+        earlier = [(at, value) for at, value in self.assigned.get(name, []) if at <= line]
+        return max(earlier, key=lambda item: item[0])[1] if earlier else None
 
     def pairs(self, name: str, line: int) -> list[tuple[str, ast.AST]] | None:
         """The keys of the dict ``name`` holds at ``line`` (``None`` when it is not a dict literal)."""
@@ -280,6 +318,167 @@ def _trains(scope: ast.AST) -> bool:
     return False
 
 
+# --------------------------------------------------------------------------- a checkpoint that a resume reads
+
+EXPORT_WORDS = frozenset(("best", "final", "export", "exported", "pretrained"))
+CHECKPOINT_WORDS = ("checkpoint", "ckpt", "step", "epoch", "iter")
+MODEL_FILE = lazy_regex(r"(?:^|[/\\_.-])model\.(?:pt|pth|bin|safetensors)$", re.IGNORECASE)
+WORD = lazy_regex(r"[A-Z]?[a-z]+|[A-Z]+(?![a-z])")
+TRAIN_CALL = lazy_regex(r"^(?:train(?:ing)?(?:_one)?(?:_epoch|_step|_loop)?|fit)$")
+SAVE_MODEL_FLAGS = frozenset(("save_model", "savemodel", "save_final_model"))
+PATH_KEYWORDS = frozenset(("f", "checkpoint_id", "storage_writer", "file_or_path", "path", "output_file"))
+BESIDE_CALLS = frozenset(("save", "save_state", "dump", "safe_dump", "save_file", "save_json", "write_json",
+                          "dump_json", "save_yaml", "write", "write_text"))
+DUMPS = frozenset(("dumps", "dump", "safe_dump"))
+
+
+def _last_name(func: ast.AST) -> str:
+    return func.attr if isinstance(func, ast.Attribute) else func.id if isinstance(func, ast.Name) else ""
+
+
+def _training_call(call: ast.Call) -> bool:
+    """``loss.backward()``, ``optimizer.step()``, ``scaler.step(optimizer)``, ``train_one_epoch(…)``."""
+    name = _last_name(call.func)
+    if name == "backward" or TRAIN_CALL.match(name):
+        return True
+    if name == "step" and isinstance(call.func, ast.Attribute):
+        return any(OPTIMIZER.search(dotted(part)) for part in [call.func.value, *call.args])
+    return False
+
+
+class _Training:
+    """Where a function (or module) trains: each node's parent and its training loops."""
+
+    def __init__(self, scope: ast.AST) -> None:
+        self.parents: dict[int, ast.AST] = {}
+        calls = []
+        for node in _scope_nodes(scope):
+            for child in child_nodes(node):
+                self.parents[id(child)] = node
+            if isinstance(node, ast.Call) and _training_call(node):
+                calls.append(node)
+        self.loops: set[int] = set()
+        self.loops_end = 0  # the last line of the last training loop
+        for call in calls:
+            for ancestor in self.ancestors(call):
+                if isinstance(ancestor, (ast.For, ast.AsyncFor, ast.While)):
+                    self.loops.add(id(ancestor))
+                    self.loops_end = max(self.loops_end, ancestor.end_lineno or ancestor.lineno)
+
+    def ancestors(self, node: ast.AST) -> list[ast.AST]:
+        found = []
+        while id(node) in self.parents:
+            node = self.parents[id(node)]
+            found.append(node)
+        return found
+
+
+def _path_nodes(call: ast.Call, bindings: _Bindings) -> list[ast.AST]:
+    """Where the save writes, and the values the names in it were last assigned (two hops)."""
+    nodes: list[ast.AST] = [*call.args[1:2], *(item.value for item in call.keywords if item.arg in PATH_KEYWORDS)]
+    for _ in range(2):
+        for node in list(nodes):
+            for name in ast.walk(node):
+                if isinstance(name, ast.Name):
+                    value = bindings.latest(name.id, call.lineno)
+                    if value is not None and all(value is not seen for seen in nodes):
+                        nodes.append(value)
+    return nodes
+
+
+def _is_export(call: ast.Call, saved: ast.AST, training: _Training, bindings: _Bindings) -> bool:
+    """A final export rather than a checkpoint a resume reads: after the training loop, under a
+    ``--save-model`` flag, or named ``best``/``final``/``export``/``pretrained``/``model.pt`` (a
+    ``checkpoint``/``ckpt``/``step``/``epoch`` name inside the training loop stays a checkpoint)."""
+    chain = [call, *training.ancestors(call)]
+    for node in chain:
+        if isinstance(node, ast.If) and any(isinstance(part, (ast.Name, ast.Attribute))
+                                            and _last_name(part).lower() in SAVE_MODEL_FLAGS
+                                            for part in ast.walk(node.test)):
+            return True
+    names = [saved.id] if isinstance(saved, ast.Name) else []
+    files = []
+    for node in _path_nodes(call, bindings):
+        for part in ast.walk(node):
+            if isinstance(part, (ast.Name, ast.Attribute)):
+                names.append(_last_name(part))
+            elif isinstance(part, ast.Constant) and isinstance(part.value, str):
+                files.append(part.value)
+    words = {word.lower() for text in [*names, *files] for word in WORD.findall(text)}
+    in_loop = any(id(node) in training.loops for node in chain)
+    if (words & EXPORT_WORDS or any(MODEL_FILE.search(text) for text in files)) and not (
+            in_loop and any(word.startswith(CHECKPOINT_WORDS) for word in words)):
+        return True
+    if not training.loops_end or call.lineno <= training.loops_end:
+        return False
+    # after the last training loop, unless an interruption handler saves it for the next run
+    for child, parent in zip(chain, chain[1:]):
+        if isinstance(parent, ast.ExceptHandler) or (
+                isinstance(parent, ast.Try) and any(child is statement for statement in parent.finalbody)):
+            return False
+    return True
+
+
+def _step_in_name(call: ast.Call, bindings: _Bindings) -> bool:
+    """The step is in the file name: ``f"ckpt_{step}.pt"``, ``"iter_{}".format(it)``, ``"e%d" % epoch``."""
+    for node in _path_nodes(call, bindings):
+        for inner in ast.walk(node):
+            parts: list[ast.AST] = []
+            if isinstance(inner, ast.FormattedValue):
+                parts.append(inner.value)
+            elif isinstance(inner, ast.Call) and _last_name(inner.func) in ("format", "str"):
+                parts.extend([*inner.args, *(item.value for item in inner.keywords)])
+            elif isinstance(inner, ast.BinOp) and isinstance(inner.op, ast.Mod):
+                parts.append(inner.right)
+            for part in parts:
+                for leaf in ast.walk(part):
+                    name = _last_name(leaf) if isinstance(leaf, (ast.Name, ast.Attribute)) else ""
+                    if name and (name == "it" or STEP.search(name)):
+                        return True
+    return False
+
+
+def _saved_beside(call: ast.Call, scope: ast.AST, bindings: _Bindings) -> Contents:
+    """What the function's other saves hold: ``torch.save(optimizer.state_dict(), ".../optimizer.pt")``,
+    ``json.dump({"step": step}, f)``, ``accelerator.save_state(…)``."""
+    optimizer = scheduler = False
+    pairs: list[tuple[str, ast.AST]] = []
+    for node in _scope_nodes(scope):
+        if not isinstance(node, ast.Call) or node is call:
+            continue
+        name = _last_name(node.func)
+        if name not in BESIDE_CALLS:
+            continue
+        if name == "save_state":  # accelerate's full state: optimizer and scheduler included
+            optimizer = scheduler = True
+        values = [*node.args, *(item.value for item in node.keywords)]
+        if name in ("write", "write_text"):  # f.write(json.dumps({...}))
+            values = [inner for value in values if isinstance(value, ast.Call) and _last_name(value.func) in DUMPS
+                      for inner in value.args]
+        for value in values:
+            pairs.append(("", value))
+            pairs.extend(_keys_and_values(value))
+            if isinstance(value, ast.Name):
+                pairs.extend(bindings.pairs(value.id, node.lineno) or [])
+            for part in ast.walk(value):
+                if isinstance(part, ast.Constant) and isinstance(part.value, str):
+                    optimizer = optimizer or bool(OPTIMIZER.search(part.value))
+                    scheduler = scheduler or bool(SCHEDULER.search(part.value))
+    found = _contents(pairs)
+    return Contents(False, optimizer or found.optimizer, found.step, scheduler or found.scheduler)
+
+
+def _still_missing(missing: list[str], call: ast.Call, scope: ast.AST, bindings: _Bindings) -> list[str]:
+    """What is missing once the step in the file name and the state saved beside it are counted."""
+    if "step/epoch" in missing and _step_in_name(call, bindings):
+        missing = [item for item in missing if item != "step/epoch"]
+    if not missing:
+        return missing
+    beside = _saved_beside(call, scope, bindings)
+    covered = {"optimizer state": beside.optimizer, "step/epoch": beside.step, "LR scheduler state": beside.scheduler}
+    return [item for item in missing if not covered[item]]
+
+
 FIXES = {
     "optimizer state": "'optimizer': optimizer.state_dict()",
     "step/epoch": "'step': step (or 'epoch': epoch)",
@@ -296,8 +495,10 @@ def incomplete_checkpoint_state(document: Document, ctx: CheckContext) -> Iterat
     aliases = _aliases(module)
     if not any(isinstance(node, ast.Call) and _is_save(node, aliases) for node in ast_nodes(module)):
         return  # most modules save nothing: no per-scope walk
+    local_functions: set[str] | None = None
     for scope, saves in _saves_by_scope(module, aliases):
         bindings: _Bindings | None = None
+        training: _Training | None = None
         scheduler: bool | None = None
         for node in saves:
             saved = _saved_object(node)
@@ -320,8 +521,16 @@ def incomplete_checkpoint_state(document: Document, ctx: CheckContext) -> Iterat
             if not contents.model:
                 continue  # not a training checkpoint (no module state_dict())
             if scheduler is None:
-                scheduler = _has_scheduler(scope)
+                local_functions = _local_functions(module) if local_functions is None else local_functions
+                scheduler = _has_scheduler(scope, local_functions)
             missing = _missing(contents, scheduler)
+            if not missing:
+                continue
+            bindings = bindings or _Bindings(scope)
+            training = training or _Training(scope)
+            if _is_export(node, saved, training, bindings):
+                continue
+            missing = _still_missing(missing, node, scope, bindings)
             if not missing:
                 continue
             fixes = ", ".join(FIXES[item] for item in missing)

@@ -36,25 +36,37 @@ class Scope:
         self.node = node
         self.module = module  # the module's scope, for constants a function reads (``BASE = "org/x"``)
         self.calls: list[ast.Call] = []
-        self.bindings: dict[str, list[tuple[int, ast.AST | None]]] = {}  # name -> (line, value or None)
+        # name -> ((line, column) where the binding takes effect, value or None)
+        self.bindings: dict[str, list[tuple[tuple[int, int], ast.AST | None]]] = {}
         if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda)):
             arguments = node.args
             for argument in [*arguments.posonlyargs, *arguments.args, *arguments.kwonlyargs,
                              *([arguments.vararg] if arguments.vararg else []),
                              *([arguments.kwarg] if arguments.kwarg else [])]:
-                self.bind(argument.arg, 0, None)
+                self.bind(argument.arg, (0, 0), None)
 
-    def bind(self, name: str, line: int, value: ast.AST | None) -> None:
-        self.bindings.setdefault(name, []).append((line, value))
+    def bind(self, name: str, at: tuple[int, int], value: ast.AST | None) -> None:
+        self.bindings.setdefault(name, []).append((at, value))
 
-    def value_of(self, name: str, line: int) -> ast.AST | None:
-        """The value of the latest binding of ``name`` at or before ``line`` (``None``: unknown)."""
+    def value_of(self, name: str, line: int, column: int | None = None) -> ast.AST | None:
+        """The value of the binding of ``name`` that reaches ``line`` (at ``column``; anywhere on the line
+        when not given): the last one before it, an assignment counting from the end of its value, so
+        that ``p = os.path.join(p, "x")`` reads the ``p`` before it (``None``: unknown)."""
         bound = self.bindings.get(name)
         if bound is None and self.module is not None:
             written = self.module.bindings.get(name, [])
             return written[0][1] if len(written) == 1 else None  # a module constant, assigned once
-        earlier = [(at, value) for at, value in bound or [] if at <= line]
+        here = (line, column if column is not None else 1 << 30)
+        earlier = [(at, value) for at, value in bound or [] if at <= here]
         return max(earlier, key=lambda item: item[0])[1] if earlier else None
+
+
+def _start(node: ast.AST) -> tuple[int, int]:
+    return getattr(node, "lineno", 0), getattr(node, "col_offset", 0)
+
+
+def _end(node: ast.AST) -> tuple[int, int]:
+    return getattr(node, "end_lineno", None) or getattr(node, "lineno", 0), getattr(node, "end_col_offset", None) or 0
 
 
 def scopes(module: ast.Module) -> list[Scope]:
@@ -66,7 +78,7 @@ def scopes(module: ast.Module) -> list[Scope]:
         node, scope = stack.pop()
         inner = scope
         if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
-            scope.bind(node.name, node.lineno, None)
+            scope.bind(node.name, _start(node), None)
             inner = Scope(node, top)
             found.append(inner)
         elif isinstance(node, ast.Call):
@@ -76,24 +88,30 @@ def scopes(module: ast.Module) -> list[Scope]:
             for target in targets:
                 if isinstance(target, ast.Name):
                     plain = not isinstance(node, ast.AugAssign) and node.value is not None
-                    scope.bind(target.id, node.lineno, node.value if plain else None)
+                    scope.bind(target.id, _end(node), node.value if plain else None)
                 else:
                     for name in ast.walk(target):
                         if isinstance(name, ast.Name):
-                            scope.bind(name.id, node.lineno, None)
+                            scope.bind(name.id, _end(node), None)
         elif isinstance(node, (ast.With, ast.AsyncWith)):
             for item in node.items:
                 if isinstance(item.optional_vars, ast.Name):
-                    scope.bind(item.optional_vars.id, node.lineno, item.context_expr)
-        elif isinstance(node, (ast.For, ast.AsyncFor, ast.comprehension)):
+                    scope.bind(item.optional_vars.id, _end(item.context_expr), item.context_expr)
+        elif isinstance(node, (ast.For, ast.AsyncFor)):
             for name in ast.walk(node.target):
                 if isinstance(name, ast.Name):
-                    scope.bind(name.id, getattr(node, "lineno", 0), None)
+                    scope.bind(name.id, _start(node.target), None)
+        elif isinstance(node, (ast.ListComp, ast.SetComp, ast.GeneratorExp, ast.DictComp)):
+            # the comprehension's own variables, from where it starts (its element is written before them)
+            for generator in node.generators:
+                for name in ast.walk(generator.target):
+                    if isinstance(name, ast.Name):
+                        scope.bind(name.id, _start(node), None)
         elif isinstance(node, ast.NamedExpr) and isinstance(node.target, ast.Name):
-            scope.bind(node.target.id, node.lineno, node.value)
+            scope.bind(node.target.id, _end(node.value), node.value)
         elif isinstance(node, (ast.Import, ast.ImportFrom)):
             for alias in node.names:
-                scope.bind((alias.asname or alias.name).split(".")[0], node.lineno, None)
+                scope.bind((alias.asname or alias.name).split(".")[0], _start(node), None)
         stack.extend((child, inner) for child in child_nodes(node))
     return found
 
@@ -281,6 +299,8 @@ CHECKPOINT_LIKE = lazy_regex(r"ckpt|checkpoint|model|weights|download|cache|resu
                              r"https?://|urlopen|urlretrieve|"
                              r"requests\.get|hf_hub|snapshot_download", re.IGNORECASE)
 IN_MEMORY = lazy_regex(r"\bdumps\(")  # ``pickle.loads(pickle.dumps(model))``: a round trip, no file
+OWN_FILE = lazy_regex(r"cache|offset", re.IGNORECASE)  # a file the module keeps for itself
+WRITE_MODE = lazy_regex(r"[rbt+]*[wax][rbt+]*")  # "wb", "ab", "w+", "xb"
 
 
 class UnsafeLoad(NamedTuple):
@@ -318,8 +338,9 @@ def _path_texts(node: ast.AST | None, scope: Scope, line: int, depth: int = 0) -
         return []
     texts = [ast.unparse(node)]
     inner: ast.AST | None = None
-    if isinstance(node, ast.Name):
-        inner = scope.value_of(node.id, line)
+    if isinstance(node, ast.Name):  # the binding that reaches this name, not the load's whole line
+        inner = scope.value_of(node.id, node.lineno, node.col_offset) if hasattr(node, "lineno") \
+            else scope.value_of(node.id, line)
     elif isinstance(node, ast.Call):
         name = dotted(node.func)
         if name in ("open", "io.open", "gzip.open", "bz2.open", "lzma.open", "fsspec.open", "Path.open") and node.args:
@@ -349,11 +370,52 @@ def _written_before(scope: Scope, texts: list[str], line: int) -> bool:
     return False
 
 
+def _own_names(node: ast.AST | None, scope: Scope, depth: int = 0) -> set[str]:
+    """The cache or offsets names a path is built from (``self.cache_dir``, ``offsets_file``,
+    ``"cached_train.pkl"``), through the bindings of the names in it."""
+    found: set[str] = set()
+    if node is None or depth > 3:
+        return found
+    for part in ast.walk(node):
+        if isinstance(part, (ast.Name, ast.Attribute)):
+            text = dotted(part)
+            if text and OWN_FILE.search(text):
+                found.add(text)
+            if isinstance(part, ast.Name):
+                found |= _own_names(scope.value_of(part.id, part.lineno, part.col_offset), scope, depth + 1)
+        elif isinstance(part, ast.Constant) and isinstance(part.value, str) and OWN_FILE.search(part.value):
+            found.add(part.value)
+    return found
+
+
+def _own_writes(found: list[Scope]) -> set[str]:
+    """The cache and offsets names the module writes to: ``pickle.dump(x, open(cache_file, "wb"))``,
+    ``torch.save(x, os.path.join(self.cache_dir, …))``."""
+    written: set[str] = set()
+    for scope in found:
+        for call in scope.calls:
+            func = call.func
+            last = func.attr if isinstance(func, ast.Attribute) else func.id if isinstance(func, ast.Name) else ""
+            if last in ("open", "write_bytes") or WRITER.search(last):
+                if last == "open":  # open(p, "wb"), Path(p).open("wb"), gzip.open(p, mode="wb")
+                    modes = [*call.args[:2], *(item.value for item in call.keywords if item.arg == "mode")]
+                    if not any(isinstance(mode, ast.Constant) and isinstance(mode.value, str)
+                               and WRITE_MODE.fullmatch(mode.value) for mode in modes):
+                        continue
+                for value in [*call.args, *(item.value for item in call.keywords)]:
+                    written |= _own_names(value, scope)
+                if isinstance(call.func, ast.Attribute) and last in ("open", "write_bytes"):
+                    written |= _own_names(call.func.value, scope)  # Path(cache_file).open("wb")
+    return written
+
+
 def unsafe_loads(module: ast.Module) -> list[UnsafeLoad]:
     """Pickle-based loads of checkpoint-like paths, in source order."""
     aliases = _aliases(module)
     found: list[UnsafeLoad] = []
-    for scope in scopes(module):
+    every = scopes(module)
+    own_writes: set[str] | None = None
+    for scope in every:
         for call in scope.calls:
             name = _resolved(dotted(call.func), aliases)
             if name not in LOADERS:
@@ -376,6 +438,11 @@ def unsafe_loads(module: ast.Module) -> list[UnsafeLoad]:
                 continue
             if _written_before(scope, texts, call.lineno):
                 continue
+            own = _own_names(path, scope)
+            if own:  # the module's own cache or offsets file, written by its code (before or after)
+                own_writes = _own_writes(every) if own_writes is None else own_writes
+                if own & own_writes:
+                    continue
             text = next(text for text in texts if CHECKPOINT_LIKE.search(text))
             shown = text if len(text) <= 60 else text[:57] + "..."
             found.append(UnsafeLoad(name, located(call), shown, reason))

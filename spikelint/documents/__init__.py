@@ -104,12 +104,49 @@ def _parse_json(document: Document) -> None:
     try:
         document.trees = [parse_json(document.text, comments=comments)] if document.text.strip() else []
     except JsonError as error:
+        if _json_template(document, comments):
+            return
         if "extra data after the top-level value" not in str(error):
             raise
         try:  # JSON Lines or concatenated values saved as .json: each value is a document
             document.trees = parse_json_values(document.text)
         except JsonError:
             raise error from None
+
+
+# ``"train_micro_batch_size_per_gpu": BATCH_SIZE_PER_GPU``: a bare ALL_CAPS placeholder where a value goes
+_JSON_PLACEHOLDER = lazy_regex(r"(?<=[:\[,])(\s*)([A-Z][A-Z0-9]*(?:_[A-Z0-9]+)*)(?=\s*[,}\]])")
+_TEMPLATE_WORD = lazy_regex(r"[._-]?template(?=[._-]|$)|template[._-]?", re.IGNORECASE)
+
+
+def _json_template(document: Document, comments: bool) -> bool:
+    """A JSON template that a tool fills in (``ds_config_TEMPLATE.json``) and whose only syntax errors
+    are its placeholders: SPK003 naming the first, not SPK001 — the rendered file is what runs."""
+    from spikelint.documents.jsondoc import JsonError
+    from spikelint.documents.jsondoc import parse_json
+
+    path = PurePosixPath(document.path)
+    if "template" not in path.name.lower():
+        return False
+    found = list(_JSON_PLACEHOLDER.finditer(document.text))
+    if not found:
+        return False
+    filled = _JSON_PLACEHOLDER.sub(lambda match: match.group(1) + "0".ljust(len(match.group(2))), document.text)
+    try:
+        parse_json(filled, comments=comments)
+    except JsonError:
+        return False  # a real mistake besides the placeholders: SPK001 stays
+    first = found[0]
+    line = document.text.count("\n", 0, first.start(2)) + 1
+    others = f" ({len(found)} placeholders in all)" if len(found) > 1 else ""
+    rendered = _TEMPLATE_WORD.sub("", path.name, count=1)
+    rendered = path.with_name(rendered if rendered and not rendered.startswith(".") else "rendered.json").as_posix()
+    document.problems.append(Problem(
+        "SPK003", 1, 1, f"JSON template not checked (only scanned for secrets): `{first.group(2)}` on line {line} "
+        f"is a placeholder that a tool fills in{others}; lint the rendered file: "
+        f"`<render command> | spikelint check --stdin-filename {rendered}`", key="json-template"))
+    document.trees = []
+    return True
 
 
 def _parse_toml(document: Document) -> None:

@@ -60,3 +60,59 @@ def test_each_unsafe_load_is_reported() -> None:
             'a = torch.load("ckpt/a.pt", weights_only=False)\n'
             'b = torch.load("ckpt/b.pt", weights_only=False)\n')
     assert found("train/resume.py", code) == {(2, "SPK107"), (3, "SPK107")}
+
+
+# --------------------------------------------------------------------------- the module's own cache and offsets files
+
+@pytest.mark.parametrize("code, line", [
+    # a cache folder the module never writes to: another tool's download cache
+    ('import os, pickle\ndef save(feats, cache_dir):\n'
+     '    pickle.dump(feats, open(os.path.join(cache_dir, "feats.pkl"), "wb"))\n'
+     'def load(model_cache):\n    return pickle.load(open(os.path.join(model_cache, "model.pkl"), "rb"))\n', 5),
+    # opened for reading twice: nothing writes it
+    ('import pickle\ndef f(cache_file):\n    with open(cache_file, "rb") as f:\n        header = f.read(8)\n'
+     '    with open(cache_file, "rb") as f:\n        return pickle.load(f)\n', 6),
+])
+def test_cache_files_the_module_does_not_write(code: str, line: int) -> None:
+    assert found("data/features.py", code) == {(line, "SPK107")}
+
+
+@pytest.mark.parametrize("code", [
+    # load-or-build: the same function writes the offsets file after reading it
+    'import os, pickle\nclass Index:\n    def offsets(self):\n'
+    '        offsets_file = os.path.join(self.model_dir, "offsets.pkl")\n'
+    '        if os.path.exists(offsets_file):\n            with open(offsets_file, "rb") as f:\n'
+    '                return pickle.load(f)\n        offsets = self.scan()\n'
+    '        with open(offsets_file, "wb") as f:\n            pickle.dump(offsets, f)\n        return offsets\n',
+    # another method of the module writes the same cache path
+    'import os, torch\nclass Features:\n    def __init__(self, cache_dir):\n'
+    '        self.cache_path = os.path.join(cache_dir, "features.pt")\n'
+    '    def build(self, data):\n        torch.save(data, self.cache_path)\n'
+    '    def load(self):\n        return torch.load(self.cache_path, weights_only=False)\n',
+    # a cache folder the module manages: it writes its own pickles there
+    'import os, pickle\nCACHE_DIR = os.path.expanduser("~/.cache/tokenized")\n'
+    'def store(name, obj):\n    with open(os.path.join(CACHE_DIR, name + ".pkl"), "wb") as f:\n'
+    '        pickle.dump(obj, f)\n'
+    'def fetch(name):\n    with open(os.path.join(CACHE_DIR, name + ".pkl"), "rb") as f:\n'
+    '        return pickle.load(f)\n',
+])
+def test_own_cache_files_are_not_downloads(code: str) -> None:
+    assert found("data/features.py", code) == set()
+
+
+# --------------------------------------------------------------------------- the binding that reaches the load
+
+def test_the_binding_that_reaches_the_load_is_traced() -> None:
+    # the name rebound to the load's own result: the path is the binding before it
+    code = ('import os, pickle\ndef f(args):\n    blob = os.path.join(args.resume_dir, "state.pkl")\n'
+            '    blob = pickle.load(open(blob, "rb"))\n    return blob\n')
+    assert found("train/resume.py", code) == {(4, "SPK107")}
+    code = ('import torch\ndef f():\n    scores = "results/scores.pt"\n'
+            '    scores = torch.load(scores, weights_only=False)\n')
+    assert found("train/resume.py", code) == set()
+
+
+def test_a_comprehension_variable_is_not_the_earlier_binding() -> None:
+    code = ('import pickle\ndef f(args, feature_files):\n    path = args.checkpoint\n    print(path)\n'
+            '    return [pickle.load(open(path, "rb")) for path in feature_files]\n')
+    assert found("train/resume.py", code) == set()

@@ -145,3 +145,45 @@ def test_a_makefile_with_a_shell_shebang_is_not_a_shell_script() -> None:
     assert detect_kind("vendor/tool/Makefile", "#!/usr/bin/env bash") == "text"
     assert detect_kind("build/rules.mk", "#!/bin/bash") == "text"
     assert detect_kind("scripts/make-release", "#!/usr/bin/env bash") == "shell"
+
+
+DS_TEMPLATE = ('{\n  "train_batch_size": GLOBAL_BATCH_SIZE,\n  "train_micro_batch_size_per_gpu": BATCH_SIZE_PER_GPU,\n'
+               '  "gradient_accumulation_steps": 4,\n  "zero_optimization": {"stage": 2, "offload": [CPU_OPTION]},\n'
+               '  "fp16": {"enabled": true}\n}\n')
+
+
+def test_a_json_template_with_placeholders_is_spk003_not_spk001() -> None:
+    findings = [f for f in lint_snippet("deepspeed/ds_config_TEMPLATE.json", DS_TEMPLATE)
+                if f.rule in ("SPK001", "SPK003")]
+    assert [(f.line, f.column, f.rule) for f in findings] == [(1, 1, "SPK003")]
+    message = findings[0].message
+    assert "`GLOBAL_BATCH_SIZE` on line 2" in message and "3 placeholders" in message
+    assert "--stdin-filename deepspeed/ds_config.json" in message
+    assert pairs("configs/zero.template.json", DS_TEMPLATE) == [(1, "SPK003")]
+
+
+def test_the_same_json_without_a_template_name_is_spk001() -> None:
+    assert pairs("deepspeed/ds_config.json", DS_TEMPLATE, rule="SPK001") == [(2, "SPK001")]
+    assert pairs("deepspeed/ds_config.json", DS_TEMPLATE) == []
+
+
+def test_a_json_template_with_a_real_mistake_besides_its_placeholders_is_spk001() -> None:
+    broken = DS_TEMPLATE.replace('"fp16": {"enabled": true}', '"fp16": {"enabled": true},')
+    assert pairs("deepspeed/ds_config_TEMPLATE.json", broken, rule="SPK001") == [(2, "SPK001")]
+    assert pairs("deepspeed/ds_config_TEMPLATE.json", broken) == []
+    lowercase = DS_TEMPLATE.replace("GLOBAL_BATCH_SIZE", "global_batch_size")  # not an ALL_CAPS placeholder
+    assert pairs("deepspeed/ds_config_TEMPLATE.json", lowercase, rule="SPK001") == [(2, "SPK001")]
+
+
+def test_a_json_template_that_parses_is_checked_normally() -> None:
+    text = DS_TEMPLATE.replace("GLOBAL_BATCH_SIZE", "64").replace("BATCH_SIZE_PER_GPU", "8").replace(
+        "[CPU_OPTION]", '["cpu"]')
+    parsed = parse_text(SourceFile("ds_config_TEMPLATE.json", "ds_config_TEMPLATE.json", "json"), text)
+    assert parsed.problems == [] and parsed.trees
+
+
+def test_a_json_template_is_still_scanned_for_secrets() -> None:
+    token = "ghp_" + "A1b2C3d4E5f6G7h8I9j0K1l2M3n4O5p6Q7r8"
+    text = DS_TEMPLATE.replace('"gradient_accumulation_steps": 4', f'"wandb_token": "{token}"')
+    rules = {f.rule for f in lint_snippet("ds_config_TEMPLATE.json", text)}
+    assert "SPK003" in rules and rules & {"SPK201", "SPK202"}

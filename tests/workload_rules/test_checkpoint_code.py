@@ -51,3 +51,105 @@ def test_finding_points_at_the_saved_object() -> None:
     code = "import torch\ndef f(m, p):\n    state = {'model': m.state_dict()}\n    torch.save(state, p)\n"
     finding = lint("trainer/loop.py", code)[0]
     assert (finding.line, finding.column) == (4, len("    torch.save(") + 1)
+
+
+# --------------------------------------------------------------------------- a checkpoint that a resume reads
+
+LOOP = ("import torch\n"
+        "def train(model, loader, optimizer, epochs, out):\n"
+        "    for epoch in range(epochs):\n"
+        "        for batch in loader:\n"
+        "            model(batch).sum().backward()\n"
+        "            optimizer.step()\n")
+
+
+@pytest.mark.parametrize("code, line", [
+    # a checkpoint name inside the training loop stays a checkpoint, even when it also says best
+    (LOOP + "        torch.save({'model': model.state_dict(), 'epoch': epoch}, out + '/ckpt_best.pt')\n", 7),
+    # a periodic save flag is not the --save-model export flag
+    (LOOP + "        if epoch % args.save_model_every == 0:\n"
+            "            torch.save({'model': model.state_dict(), 'epoch': epoch}, out)\n", 8),
+    # saved after the loop by an interruption handler, for the next run to resume from
+    ("import torch\ndef train(model, loader, optimizer, out):\n    try:\n        for batch in loader:\n"
+     "            model(batch).sum().backward()\n            optimizer.step()\n    except KeyboardInterrupt:\n"
+     "        torch.save({'model': model.state_dict()}, out + '/interrupted.pt')\n", 8),
+    # a bare state_dict saved inside the training loop
+    (LOOP + "        torch.save(model.state_dict(), f'{out}/epoch_{epoch}.pt')\n", 7),
+    # a scheduler built around a lambda is an object with state (LambdaLR's last_epoch)
+    ("import torch\ndef train(model, optimizer, loader, out):\n"
+     "    sched = torch.optim.lr_scheduler.LambdaLR(optimizer, lambda s: min(1.0, s / 100))\n"
+     "    for step, batch in enumerate(loader):\n        model(batch).sum().backward()\n        optimizer.step()\n"
+     "        torch.save({'model': model.state_dict(), 'optimizer': optimizer.state_dict(), 'step': step}, out)\n", 7),
+    # module-level training loop, the save inside it
+    ("import torch\nfor step in range(10):\n    loss.backward()\n    opt.step()\n"
+     "    torch.save({'model': net.state_dict(), 'step': step}, 'ckpt.pt')\n", 5),
+])
+def test_checkpoints_a_resume_reads(code: str, line: int) -> None:
+    assert spk403(code) == {(line, "SPK403")}
+
+
+@pytest.mark.parametrize("code", [
+    # after the training loop: the finished model (a dict literal or a bare state_dict)
+    LOOP + "    torch.save({'model': model.state_dict(), 'epoch': epoch}, out + '/ckpt.pt')\n",
+    LOOP + "    torch.save(model.state_dict(), out)\n",
+    # module level, after the training loop
+    "import torch\nfor step in range(10):\n    loss.backward()\n    opt.step()\ntorch.save(net.state_dict(), 'net.pt')\n",
+    # the loop calls a training function rather than backward() itself
+    "import torch\ndef main(model, optimizer, epochs):\n    for epoch in range(epochs):\n"
+    "        train_one_epoch(model, optimizer)\n    torch.save({'model': model.state_dict()}, 'out.pt')\n",
+    # under the --save-model flag
+    LOOP + "        if args.save_model:\n            torch.save(model.state_dict(), 'mnist_cnn.pt')\n",
+    # an export name inside the loop, without a checkpoint word
+    LOOP + "        torch.save({'model': model.state_dict()}, out + '/best_model.pt')\n",
+    LOOP + "        torch.save(model.state_dict(), os.path.join(out, 'model.pt'))\n",
+    # the saved variable or the path's variable says final / export
+    "import torch\ndef f(model, optimizer, out):\n    final_state = {'model': model.state_dict()}\n"
+    "    torch.save(final_state, out)\n",
+    "import torch\ndef f(model, optimizer, out):\n    export_path = os.path.join(out, 'weights.pt')\n"
+    "    torch.save(model.state_dict(), export_path)\n",
+    # optimizer and scheduler saved beside the weights, the step in a JSON file
+    LOOP + "        torch.save(model.state_dict(), f'{out}/model_weights.pt')\n"
+           "        torch.save(optimizer.state_dict(), f'{out}/optimizer.pt')\n"
+           "        json.dump({'epoch': epoch}, open(f'{out}/trainer_state.json', 'w'))\n",
+    LOOP + "        torch.save({'model': model.state_dict()}, out + '/w.pt')\n"
+           "        torch.save(opt_state, os.path.join(out, 'optimizer.pt'))\n"
+           "        (Path(out) / 'meta.json').write_text(json.dumps({'step': epoch}))\n",
+    # the step is in the file name
+    "import torch\ndef f(model, optimizer, loader, out):\n    for step, batch in enumerate(loader):\n"
+    "        model(batch).sum().backward()\n        optimizer.step()\n"
+    "        torch.save({'model': model.state_dict(), 'optimizer': optimizer.state_dict()},\n"
+    "                   f'{out}/checkpoint.iter_{step}.pt')\n",
+    "import torch\ndef f(model, optimizer, it, out):\n    path = os.path.join(out, 'ckpt_{:06d}.pt'.format(it))\n"
+    "    torch.save({'model': model.state_dict(), 'optimizer': optimizer.state_dict()}, path)\n",
+    # the learning rate is a stateless function of the step
+    "import torch\ndef cosine_schedule(it):\n    return 1e-3 * min(1.0, it / 100)\n"
+    "def f(model, optimizer, loader, out):\n    for it, batch in enumerate(loader):\n"
+    "        lr = cosine_schedule(it)\n        for group in optimizer.param_groups:\n            group['lr'] = lr\n"
+    "        model(batch).sum().backward()\n        optimizer.step()\n"
+    "        torch.save({'model': model.state_dict(), 'optimizer': optimizer.state_dict(), 'iter': it}, out)\n",
+    "import torch\ndef f(model, optimizer, loader, lr_schedule, out):\n    for it, batch in enumerate(loader):\n"
+    "        optimizer.param_groups[0]['lr'] = lr_schedule[it]\n"
+    "        model(batch).sum().backward()\n        optimizer.step()\n"
+    "        torch.save({'model': model.state_dict(), 'optimizer': optimizer.state_dict(), 'iter': it}, out)\n",
+    "import torch\nlr_schedule = lambda s: 0.1 * 0.5 ** (s // 1000)\n"
+    "def f(model, optimizer, loader, out):\n    for step, batch in enumerate(loader):\n"
+    "        optimizer.param_groups[0]['lr'] = lr_schedule(step)\n"
+    "        model(batch).sum().backward()\n        optimizer.step()\n"
+    "        torch.save({'model': model.state_dict(), 'optimizer': optimizer.state_dict(), 'step': step}, out)\n",
+])
+def test_exports_and_state_saved_elsewhere(code: str) -> None:
+    assert spk403(code) == set()
+
+
+def test_only_what_is_still_missing_is_named() -> None:
+    # the epoch in the file name counts as the step; the optimizer is still missing
+    code = LOOP + "        torch.save({'model': model.state_dict()}, f'{out}/ckpt_e{epoch}.pt')\n"
+    findings = lint("trainer/loop.py", code)
+    assert [(f.line, f.rule) for f in findings] == [(7, "SPK403")]
+    assert "optimizer state" in findings[0].message and "step/epoch" not in findings[0].message
+    # the optimizer saved beside it; the step is still missing
+    code = LOOP + ("        torch.save({'model': model.state_dict()}, out + '/ckpt.pt')\n"
+                   "        torch.save(optimizer.state_dict(), out + '/optimizer.pt')\n")
+    findings = lint("trainer/loop.py", code)
+    assert [(f.line, f.rule) for f in findings] == [(7, "SPK403")]
+    assert "step/epoch" in findings[0].message and "optimizer state" not in findings[0].message
