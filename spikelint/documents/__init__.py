@@ -114,8 +114,9 @@ def _parse_json(document: Document) -> None:
             raise error from None
 
 
-# ``"train_micro_batch_size_per_gpu": BATCH_SIZE_PER_GPU``: a bare ALL_CAPS placeholder where a value goes
-_JSON_PLACEHOLDER = lazy_regex(r"(?<=[:\[,])(\s*)([A-Z][A-Z0-9]*(?:_[A-Z0-9]+)*)(?=\s*[,}\]])")
+# ``"train_micro_batch_size_per_gpu": BATCH_SIZE_PER_GPU``: a bare name where a value goes (JSON has none
+# but true, false and null; a name with a capital, ``QuantW_FORWARD`` as well as ``FP16_ENABLE``)
+_JSON_PLACEHOLDER = lazy_regex(r"(?<=[:\[,])(\s*)((?=[A-Za-z0-9_]*[A-Z])[A-Za-z_][A-Za-z0-9_]*)(?=\s*[,}\]])")
 _TEMPLATE_WORD = lazy_regex(r"[._-]?template(?=[._-]|$)|template[._-]?", re.IGNORECASE)
 
 

@@ -10,6 +10,7 @@ script, so SPK402/SPK405 do not ask for a flag the program does not need.
 from __future__ import annotations
 
 import posixpath
+import re
 from typing import TYPE_CHECKING
 from typing import Sequence
 
@@ -29,6 +30,8 @@ RESUMES_IN_CODE = lazy_regex(
     r"\bget_last_checkpoint\s*\(|\bresume_from_checkpoint\s*=\s*(?!None\b|False\b)[\w\"'.\[]|"
     r"\.load_state\s*\(|\bauto_?resume\w*\s*\(|\bfind_latest_checkpoint\s*\(|\bckpt_path\s*=\s*[\"']last[\"']")
 MAX_SCRIPT_CHARS = 512 * 1024
+MAX_IMPORTS = 8
+LOCAL_IMPORT = lazy_regex(r"^\s*(?:from\s+([A-Za-z_][\w.]*)\s+import\b|import\s+([A-Za-z_][\w.]*))", re.MULTILINE)
 
 
 def python_entry(words: Sequence[Located]) -> Located | None:
@@ -39,21 +42,39 @@ def python_entry(words: Sequence[Located]) -> Located | None:
 
 def code_resumes(entry: Located, project: Project, near: Document | None) -> list[Setting]:
     """A resume setting for each script in the tree that resumes by itself (at most one, where it does)."""
-    source = _script_source(str(entry.value), project, near)
-    if source is None:
+    entry_source = _script_source(str(entry.value), project, near)
+    if entry_source is None:
         return []
-    text = project.text(source)
-    if len(text) > MAX_SCRIPT_CHARS:
-        return []
-    match = RESUMES_IN_CODE.search(text)
-    if match is None:
-        return []
+    for source in _with_local_imports(entry_source, project):
+        text = project.text(source)
+        match = RESUMES_IN_CODE.search(text) if len(text) <= MAX_SCRIPT_CHARS else None
+        if match is not None:
+            return [_resume_setting(source, text, match)]
+    return []
+
+
+def _with_local_imports(entry: SourceFile, project: Project) -> list[SourceFile]:
+    """The entry script and the modules of the tree it imports directly (``train_mem.py`` is often two
+    lines that call ``train()`` from the package's ``train.py``)."""
+    text = project.text(entry)
+    found = [entry]
+    for match in LOCAL_IMPORT.finditer(text[:MAX_SCRIPT_CHARS]):
+        module = match.group(1) or match.group(2)
+        source = _script_source(module.replace(".", "/") + ".py", project, None)
+        if source is not None and source not in found:
+            found.append(source)
+        if len(found) > MAX_IMPORTS:
+            break
+    return found
+
+
+def _resume_setting(source: SourceFile, text: str, match: re.Match[str]) -> Setting:
     line = text.count("\n", 0, match.start()) + 1
     column = match.start() - (text.rfind("\n", 0, match.start()) + 1) + 1
     where = Located(match.group(0), line, column, line, column + len(match.group(0)))
     name = posixpath.basename(source.path)
-    return [Setting(("resume_in_code",), True, where, frozenset((RESUME,)), True,
-                    f"{name} resumes by itself ({match.group(0).strip()}…)", config=source.path)]
+    return Setting(("resume_in_code",), True, where, frozenset((RESUME,)), True,
+                   f"{name} resumes by itself ({match.group(0).strip()}…)", config=source.path)
 
 
 def _script_source(reference: str, project: Project, near: Document | None) -> SourceFile | None:

@@ -187,3 +187,8 @@ def test_a_json_template_is_still_scanned_for_secrets() -> None:
     text = DS_TEMPLATE.replace('"gradient_accumulation_steps": 4', f'"wandb_token": "{token}"')
     rules = {f.rule for f in lint_snippet("ds_config_TEMPLATE.json", text)}
     assert "SPK003" in rules and rules & {"SPK201", "SPK202"}
+
+
+def test_a_mixed_case_placeholder_is_a_placeholder_too() -> None:
+    text = DS_TEMPLATE.replace("GLOBAL_BATCH_SIZE", "QuantW_BATCH")
+    assert pairs("deepspeed/ds_config_TEMPLATE.json", text, rule="SPK001") == []

@@ -208,3 +208,9 @@ def test_without_a_resume_in_code_or_on_the_line_spk402_fires(code: str | None) 
     extra = {"scripts/train.py": code} if code is not None else None
     assert [(line, rule) for line, rule, _ in _training("slurm/sft.sbatch", _slurm(RESUMING_JOB), extra)] == \
         [(2, "SPK402")]
+
+
+def test_a_resume_in_the_module_the_entry_script_imports_counts() -> None:
+    extra = {"scripts/train.py": "from vlm.train.loop import run\n\nrun()\n",
+             "vlm/train/loop.py": "def run():\n    last = get_last_checkpoint(out)\n    trainer.train(resume_from_checkpoint=last)\n"}
+    assert _training("slurm/sft.sbatch", _slurm(RESUMING_JOB), extra) == []
