@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import posixpath
 import re
+from functools import lru_cache
 from typing import NamedTuple
 from typing import Sequence
 
@@ -63,10 +64,12 @@ TEST_FOLDERS = frozenset(("test", "tests", "testing", "unittests", "unit_tests",
                           "integration_tests", "e2e", "benchmarks", "eval", "evaluation", "inference"))
 
 
-def _tokens(name: str) -> list[str]:
-    return _TOKEN.findall(_CAMEL.sub(" ", name).lower())
+@lru_cache(maxsize=4096)
+def _tokens(name: str) -> tuple[str, ...]:
+    return tuple(_TOKEN.findall(_CAMEL.sub(" ", name).lower()))
 
 
+@lru_cache(maxsize=4096)
 def names_training(name: str) -> bool:
     """``train.py``, ``run_sft``, ``finetune_llama``, ``lit_pretrain`` …"""
     for token in _tokens(name):
@@ -75,6 +78,7 @@ def names_training(name: str) -> bool:
     return False
 
 
+@lru_cache(maxsize=4096)
 def name_says(name: str) -> str | None:
     """The non-training purpose a script or module name states, if any (training words win)."""
     if names_training(name):

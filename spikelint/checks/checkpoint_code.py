@@ -83,15 +83,24 @@ def _saves_by_scope(module: ast.Module, aliases: dict[str, str]) -> list[tuple[a
     return list(found.values())
 
 
-def _scope_nodes(scope: ast.AST) -> Iterator[ast.AST]:
-    """Nodes of a function (or module) body, not descending into nested functions and classes."""
+def _scope_nodes(scope: ast.AST) -> list[ast.AST]:
+    """Nodes of a function (or module) body, not descending into nested functions and classes.
+
+    Four readings of a scope ask for them (bindings, training loop, scheduler, saves): the list is
+    computed once and kept on the scope node (syntax trees are not changed after parsing)."""
+    found: list[ast.AST] | None = getattr(scope, "_spikelint_scope_nodes", None)
+    if found is not None:
+        return found
+    found = []
     stack = child_nodes(scope)
     while stack:
         node = stack.pop()
-        yield node
+        found.append(node)
         if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef, ast.Lambda)):
             continue
         stack.extend(child_nodes(node))
+    scope._spikelint_scope_nodes = found  # type: ignore[attr-defined]
+    return found
 
 
 def _state_dict_receiver(value: ast.AST) -> str | None:
@@ -165,7 +174,7 @@ def _has_scheduler(scope: ast.AST, local_functions: set[str]) -> bool:
 
     A schedule that is a stateless function of the step (``lr = get_lr(it)``, ``lr_schedule[it]``,
     a lambda) is recomputed from the saved step on resume: it holds no state to save."""
-    nodes = list(_scope_nodes(scope))
+    nodes = _scope_nodes(scope)
     applied: set[int] = set()  # nodes used as a function or a table: ``lr_schedule(step)``, ``lr_schedule[it]``
     for node in nodes:
         if isinstance(node, ast.Call):

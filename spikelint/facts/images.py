@@ -31,9 +31,6 @@ LETTERS = lazy_regex(r"^[A-Z]+$")
 # the words a stand-in names what belongs in its place with (IMAGE_TAG, AWS_ACCOUNT, REGISTRY)
 PLACEHOLDER_TOKENS = frozenset(("TAG", "IMAGE", "VERSION", "NAME", "REGISTRY", "REPO", "REPOSITORY", "ACCOUNT",
                                 "REGION", "PROJECT"))
-# CUDA image flavours that share a name with a mutable word (``12.1.0-cudnn8-devel``, ``9.0-devel``)
-FLAVOUR_WORDS = frozenset(("devel", "runtime", "base"))
-VERSION_START = lazy_regex(r"^\d+(?:\.\d+)*[-_.]")
 VARIABLE_NAMES = lazy_regex(r"\$\{\s*([A-Za-z_][A-Za-z0-9_]*)|\$\(\s*([A-Za-z_][A-Za-z0-9_]*)|"
                             r"\{\{-?\s*([^}]*?)\s*-?\}\}|\$([A-Za-z_][A-Za-z0-9_]*)|%\{([^}]*)\}|<([A-Za-z_-]+)>")
 TAG_SEPARATORS = "-_."
@@ -103,16 +100,14 @@ def mutable_tag_word(tag: str, mutable: frozenset[str], immutable: re.Pattern[st
 
     ``latest-gpu``, ``nightly-cu121`` and ``vllm011.latest`` float like ``latest``; a tag whose
     remainder is itself immutable (``nightly-20240105``, ``12.4.1-devel``) names one build and
-    is left to the version checks.  After a leading version number, ``devel`` (also ``runtime``,
-    ``base`` when configured as mutable) is the CUDA image flavour, not a branch: ``9.0-devel``
-    and ``12.1.0-cudnn8-devel-ubuntu22.04`` are judged as version tags.
+    is left to the version checks; ``9.0-devel`` floats (rules.md: a tag that ends with a mutable
+    word counts, and ``9.0`` alone names no one build).
     """
     lowered = tag.lower()
     if lowered in mutable:
         return lowered
-    after_version = bool(VERSION_START.match(lowered))
     for word in _in_order(mutable):
-        if len(lowered) <= len(word) + 1 or (after_version and word in FLAVOUR_WORDS):
+        if len(lowered) <= len(word) + 1:
             continue
         if lowered.startswith(word) and lowered[len(word)] in TAG_SEPARATORS:
             rest = tag[len(word) + 1:]
