@@ -37,6 +37,8 @@ MODEL_STATE_FUNCTIONS = lazy_regex(r"(^|\.)(get_model_state_dict|get_state_dict)
 OPTIMIZER_STATE_FUNCTIONS = lazy_regex(r"(^|\.)get_optimizer_state_dict$")
 SCHEDULER_FACTORIES = lazy_regex(r"sched|LR$|LambdaLR|OneCycle|CosineAnnealing|StepLR|ReduceLROnPlateau|"
                                  r"get_.*schedule", re.IGNORECASE)
+# what the file's text holds wherever a scheduler can exist (a cheap look before walking a scope)
+SCHEDULER_TEXT = lazy_regex(r"sched|lr\s*\(|onecycle|cosineannealing|reducelronplateau", re.IGNORECASE)
 
 
 def dotted(node: ast.AST) -> str:
@@ -531,7 +533,8 @@ def incomplete_checkpoint_state(document: Document, ctx: CheckContext) -> Iterat
                 continue  # not a training checkpoint (no module state_dict())
             if scheduler is None:
                 local_functions = _local_functions(module) if local_functions is None else local_functions
-                scheduler = _has_scheduler(scope, local_functions)
+                # nothing scheduler-like anywhere in the file (most scripts that save): no walk needed
+                scheduler = bool(SCHEDULER_TEXT.search(document.text)) and _has_scheduler(scope, local_functions)
             missing = _missing(contents, scheduler)
             if not missing:
                 continue

@@ -13,6 +13,8 @@ workload commands), SPK106 replacing SPK105 for the reference it covers.
 
 from __future__ import annotations
 
+from functools import lru_cache
+
 import ast
 from typing import Iterable
 from typing import Iterator
@@ -229,7 +231,7 @@ def _config_uses(root: Node, vendors: bool) -> Iterator[HubUse]:
     for path, node in walk(root):
         if node.kind != "map":
             continue
-        keys = {normalise_key(key)[-1] if normalise_key(key) else key: key for key in node.value}
+        keys = {_leaf(key): key for key in node.value}
         if vendors and _is_foreign(node, keys, path):
             foreign.add(path)
         candidates = _candidates(keys, path)
@@ -249,6 +251,13 @@ def _config_uses(root: Node, vendors: bool) -> Iterator[HubUse]:
             dataset = name in DATASET_KEYS or name == "name" and _section(path) in DATASET_SECTIONS
             how = ".".join([_section(path), raw]) if name in MODEL_NAME_KEYS else raw
             yield HubUse(hub_id, child.located(), id_pinned, id_revision, None if dataset else trust, how, dataset)
+
+
+@lru_cache(maxsize=4096)
+def _leaf(key: str) -> str:
+    """A map key as the rule compares it: ``model.name_or_path`` -> ``name_or_path``, lower-cased."""
+    normalised = normalise_key(key)
+    return normalised[-1] if normalised else key
 
 
 def _with_revision(key: str, value: str, pinned: bool, revision: str | None) -> tuple[str, bool, str | None]:

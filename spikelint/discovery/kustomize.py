@@ -18,11 +18,20 @@ KUSTOMIZATION_FILES = ("kustomization.yaml", "kustomization.yml", "Kustomization
 PATCH_KEYS = ("patches", "patchesStrategicMerge", "patchesJson6902")
 
 
+# (how many sources the project had, the patch paths, the kustomizations they were read from)
+PATCHES_KEY = "spikelint.discovery.kustomize.patches"
+
+
 def is_patch_fragment(project: Project, path: str) -> bool:
-    """Whether a kustomization in the tree lists ``path`` as a patch (kustomizations are read on demand)."""
-    target = posixpath.normpath(path)
-    return any(target in _patch_paths(project, source.path, source) for name in KUSTOMIZATION_FILES
-               for source in project.named(name))
+    """Whether a kustomization in the tree lists ``path`` as a patch (read once per project, on demand)."""
+    known = project.derived.get(PATCHES_KEY)
+    if not isinstance(known, tuple) or known[0] != len(project.sources):
+        sources = [source for name in KUSTOMIZATION_FILES for source in project.named(name)]
+        patches = frozenset(patch for source in sources for patch in _patch_paths(project, source.path, source))
+        known = (len(project.sources), patches, tuple(source.path for source in sources))
+        project.derived[PATCHES_KEY] = known
+    project.touched.update(known[2])  # the result cache re-checks this file when a kustomization changes
+    return posixpath.normpath(path) in known[1]
 
 
 def _patch_paths(project: Project, path: str, source: SourceFile) -> set[str]:
