@@ -19,6 +19,7 @@ from typing import Sequence
 from spikelint import __version__
 from spikelint.adapters import workloads_in
 from spikelint.adapters.purpose import TRAINING_RULES
+from spikelint.adapters.purpose import reconsider
 from spikelint.catalog import load_catalog
 from spikelint.checks import all_checks
 from spikelint.checks.registry import CheckContext
@@ -33,6 +34,7 @@ from spikelint.files import matches_any
 from spikelint.discovery.hierarchy import SUB_CONFIG_NAMES
 from spikelint.discovery.hierarchy import Layers
 from spikelint.discovery.kustomize import is_patch_fragment
+from spikelint.facts.entry_script import workload_entry_texts
 from spikelint.pipeline.fingerprint import fingerprint
 from spikelint.pipeline.fingerprint import identity_path
 from spikelint.pipeline.fingerprint import identity_root
@@ -113,6 +115,9 @@ class Engine:
                 workloads = self._workloads(document, internal)
                 if workloads and is_patch_fragment(project, document.path):
                     workloads = []  # a kustomize patch: a fragment of the workload it patches
+                for workload in workloads:
+                    if workload.is_training and not workload.training_stated:
+                        reconsider(workload, workload_entry_texts(workload, document, project))
             context = CheckContext(self.config, project, self.today, tuple(workloads))
             for spec in self.checks:
                 if spec.scope == "document" and (not spec.kinds or checked.kind in spec.kinds):

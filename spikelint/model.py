@@ -269,7 +269,8 @@ class Workload:
     pods: int = 1  # total pods (replicas summed)
     is_training: bool = False  # set once by adapters.purpose.classify; every training rule asks it
     purpose: str = ""  # what the object does: "training", "server", "evaluation", "data", "utility" …
-    evidence: str = ""  # what ``purpose`` rests on, for messages: "8 accelerators requested; runs torchrun train.py"
+    evidence: str = ""  # what ``purpose`` rests on, for messages: "8 GPUs requested; runs torchrun train.py"
+    training_stated: bool = False  # the entry point's own name or flags say it trains (not a GPU request alone)
     preemptible: bool = False
     retries: Located | None = None  # explicit retry count/restart setting, as written
     default_retries: int = 0  # retries the platform applies when ``retries`` is not written

@@ -275,6 +275,30 @@ def _context_says_not_training(workload: Workload) -> Purpose | None:
     return None
 
 
+# code that trains: a backward pass, an optimizer step, a trainer or a fit loop, a gradient transform
+TRAINING_CODE = lazy_regex(r"\.backward\s*\(|optimi[sz]er|\.step\s*\(|Trainer\b|\.fit\s*\(|\btrain(?:_step|ing_step|_loop)?"
+                           r"\s*\(|\.train\s*\(|deepspeed\.initialize|accelerator\.prepare|value_and_grad|\bgrad\s*\(")
+# code that says it runs without gradients: scoring, generating, converting and publishing weights
+NO_GRADIENT_CODE = lazy_regex(r"\bno_grad\s*\(|\binference_mode\s*\(|\.eval\s*\(\s*\)")
+
+
+def reconsider(workload: Workload, scripts: list[tuple[str, str]]) -> None:
+    """The code of the script a workload launches, where it is in the tree: one with no training step
+    that runs without gradients (a scorer, a converter) trains nothing, whatever GPUs it requests.
+    A script whose name or flags say it trains is left as it is."""
+    if not workload.is_training or workload.training_stated or not scripts:
+        return
+    code = "\n".join(text for _, text in scripts)
+    if TRAINING_CODE.search(code) or not NO_GRADIENT_CODE.search(code):
+        return
+    purpose = Purpose(EVALUATION, f"{posixpath.basename(scripts[0][0])} has no training step and runs without "
+                                  f"gradients")
+    workload.is_training = False
+    workload.purpose = purpose.what
+    workload.evidence = evidence(workload, purpose)
+    workload.extra["purpose_reason"] = purpose.reason
+
+
 def evidence(workload: Workload, purpose: Purpose) -> str:
     """What a training rule's finding rests on: ``8 GPUs requested; runs torchrun train.py``."""
     parts = []
@@ -302,6 +326,7 @@ def apply(workload: Workload) -> Workload:
     workload.is_training = purpose.training
     workload.purpose = purpose.what
     workload.evidence = evidence(workload, purpose)
+    workload.training_stated = purpose.stated
     workload.extra["purpose_reason"] = purpose.reason
     return workload
 

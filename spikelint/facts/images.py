@@ -63,6 +63,10 @@ def is_placeholder(text: str) -> bool:
     return any(host == name or host.endswith("." + name) for name in PLACEHOLDER_HOSTS)
 
 
+# a run of one character typed where an account id or name goes
+FILLER = lazy_regex(r"([xX0])\1{5,}")
+
+
 def placeholder_parts(text: str) -> tuple[str, ...]:
     """The ALL-CAPS stand-ins written where a name or tag goes: ``trainer:IMAGE_TAG``, ``x:TAG``,
     ``IMAGE_NAME``, ``CONTAINER_IMAGE``, ``ACCOUNT_ID.dkr.ecr.…``.
@@ -73,11 +77,18 @@ def placeholder_parts(text: str) -> tuple[str, ...]:
     underscores (``YOUR_IMAGE``, ``PROJECT_ID``).  A single upper-case word that is not one of those
     (``LATEST``, ``V1``, ``GPU``), or one word with numbers (``RELEASE_1_2``), is a real tag: tags may
     be upper case, and the mutable list is compared case-insensitively, so ``x:LATEST`` stays SPK101.
-    Lower-case words are never stand-ins (``x:image_tag`` is judged as a tag).
+    Lower-case words are stand-ins only when they are the bare word ``tag`` or ``version``
+    (``example/ray:tag``) or a filler of one repeated letter or digit (``xxxxxxxxxxxx.dkr.ecr…``,
+    ``000000000000``); ``x:image_tag`` is judged as a tag.
     """
     found: list[str] = []
     for part in REFERENCE_PARTS.split(text):
-        if not CAPITALS.match(part) or part in found:
+        if part in found:
+            continue
+        if FILLER.fullmatch(part) or part in ("tag", "version"):  # ``xxxxxxxxxxxx.dkr.ecr…``, ``example/ray:tag``
+            found.append(part)
+            continue
+        if not CAPITALS.match(part):
             continue
         pieces = part.split("_")
         if any(piece in PLACEHOLDER_TOKENS for piece in pieces) or sum(bool(LETTERS.match(p)) for p in pieces) >= 2:

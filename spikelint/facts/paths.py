@@ -46,8 +46,8 @@ from spikelint.facts.invocations import Write
 from spikelint.facts.invocations import container_invocations
 from spikelint.facts.invocations import program_name
 from spikelint.facts.invocations import script_invocations
-from spikelint.facts.code_resume import code_resumes
-from spikelint.facts.code_resume import python_entry
+from spikelint.facts.entry_script import code_resumes
+from spikelint.facts.entry_script import python_entry
 
 if TYPE_CHECKING:
     from spikelint.discovery.project import Project

@@ -38,7 +38,7 @@ def test_an_all_caps_stand_in_is_unresolved_not_mutable(image: str) -> None:
 
 @pytest.mark.parametrize(("image", "rule"), [("acme/fitter:LATEST", "SPK101"), ("acme/fitter:GPU", "SPK102"),
                                              ("acme/fitter:RELEASE_1_2", "SPK102"), ("acme/fitter:image_tag", "SPK102"),
-                                             ("acme/fitter:tag", "SPK102"), ("fitter", "SPK101")])
+                                             ("acme/fitter:tags", "SPK102"), ("fitter", "SPK101")])
 def test_real_tags_in_capitals_or_lower_case_stay_judged(image: str, rule: str) -> None:
     assert pairs("pod.yaml", pod(image)) == [(8, rule)]
 
@@ -186,3 +186,17 @@ def test_devel_without_a_leading_version_and_other_words_still_float(tag: str) -
     assert pairs("pod.yaml", pod(f"acme/cuda:{tag}")) == [(8, "SPK101")]
 
 
+
+
+@pytest.mark.parametrize("image", ["xxxxxxxxxxxx.dkr.ecr.us-west-2.amazonaws.com/trainer-efa:latest",
+                                   "000000000000.dkr.ecr.eu-west-1.amazonaws.com/trainer:latest",
+                                   "example/ray:tag", "registry.example.org/fit:version"])
+def test_filler_accounts_and_a_bare_tag_word_are_placeholders(image: str) -> None:
+    assert pairs("pod.yaml", pod(image)) == [(8, "SPK104")]
+
+
+@pytest.mark.parametrize(("image", "rule"), [("123456789012.dkr.ecr.us-west-2.amazonaws.com/trainer:latest", "SPK101"),
+                                             ("ghcr.io/acme/fitter:tagged", "SPK102"),
+                                             ("ghcr.io/acme/xx/fitter:latest", "SPK101")])
+def test_real_accounts_and_tags_that_only_contain_the_words_are_judged(image: str, rule: str) -> None:
+    assert pairs("pod.yaml", pod(image)) == [(8, rule)]

@@ -214,3 +214,23 @@ def test_a_resume_in_the_module_the_entry_script_imports_counts() -> None:
     extra = {"scripts/train.py": "from vlm.train.loop import run\n\nrun()\n",
              "vlm/train/loop.py": "def run():\n    last = get_last_checkpoint(out)\n    trainer.train(resume_from_checkpoint=last)\n"}
     assert _training("slurm/sft.sbatch", _slurm(RESUMING_JOB), extra) == []
+
+
+# --------------------------------------------------------------------------- the entry script's own code
+
+SCORER = ("import torch\n\n\ndef main():\n    model = load()\n    model.eval()\n    with torch.no_grad():\n"
+          "        scores = model(batch)\n    dataset.push_to_hub('org/scored')\n")
+FIT = ("import torch\n\n\ndef main():\n    for batch in loader:\n        loss = model(batch)\n        loss.backward()\n"
+       "        optimizer.step()\n    with torch.no_grad():\n        evaluate(model)\n")
+
+
+def test_a_script_in_the_tree_that_runs_without_gradients_is_not_training() -> None:
+    job = _slurm("srun python tools/run_shards.py --input /data/shards\n")
+    assert _training("slurm/job.sbatch", job, {"tools/run_shards.py": SCORER}) == []
+
+
+@pytest.mark.parametrize("script, code", [("tools/run_shards.py", FIT), ("tools/train_scorer.py", SCORER)],
+                         ids=["has-a-training-step", "name-says-train"])
+def test_a_training_step_or_a_training_name_keeps_it_training(script: str, code: str) -> None:
+    job = _slurm(f"srun python {script} --input /data/shards\n")
+    assert [rule for _, rule, _ in _training("slurm/job.sbatch", job, {script: code})] == ["SPK401"]

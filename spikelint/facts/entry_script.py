@@ -1,4 +1,6 @@
-"""A training script that resumes by itself: the resume a launch line does not show.
+"""What the Python script a launch line runs says, when it is in the scanned tree.
+
+It resumes by itself — the resume a launch line does not show.
 
 Many trainers find their own newest checkpoint (``get_last_checkpoint(output_dir)`` then
 ``trainer.train(resume_from_checkpoint=…)``, ``accelerator.load_state``, ``auto_resume``): the
@@ -24,6 +26,7 @@ if TYPE_CHECKING:
     from spikelint.discovery.project import Project
     from spikelint.model import Document
     from spikelint.model import SourceFile
+    from spikelint.model import Workload
 
 # calls that load the newest checkpoint a run left behind (not ``resume_from_checkpoint=None``)
 RESUMES_IN_CODE = lazy_regex(
@@ -100,3 +103,25 @@ def _script_source(reference: str, project: Project, near: Document | None) -> S
     if not ranked or (len(ranked) > 1 and ranked[0][0] == ranked[1][0]):
         return None
     return ranked[0][1]
+
+
+def entry_texts(words: Sequence[Located], project: Project, near: Document | None) -> list[tuple[str, str]]:
+    """(path, text) of the script a launch line runs and the local modules it imports; empty when the
+    script is not in the tree (nothing can be said of it)."""
+    entry = python_entry(words)
+    source = _script_source(str(entry.value), project, near) if entry is not None else None
+    if source is None:
+        return []
+    return [(found.path, project.text(found)[:MAX_SCRIPT_CHARS]) for found in _with_local_imports(source, project)]
+
+
+def workload_entry_texts(workload: Workload, document: Document, project: Project) -> list[tuple[str, str]]:
+    """(path, text) of the Python scripts a workload's containers launch that are in the tree, with the
+    local modules they import."""
+    from spikelint.facts.invocations import container_invocations
+
+    found: list[tuple[str, str]] = []
+    for container in workload.main_containers():
+        for invocation in container_invocations(container, document):
+            found.extend(entry_texts(invocation.words, project, document))
+    return found
