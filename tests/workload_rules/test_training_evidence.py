@@ -225,11 +225,11 @@ FIT = ("import torch\n\n\ndef main():\n    for batch in loader:\n        loss = 
 
 
 def test_a_script_in_the_tree_that_runs_without_gradients_is_not_training() -> None:
-    job = _slurm("srun python tools/run_shards.py --input /data/shards\n")
-    assert _training("slurm/job.sbatch", job, {"tools/run_shards.py": SCORER}) == []
+    job = _slurm("srun python tools/run_job.py --input /data/shards\n")
+    assert _training("slurm/job.sbatch", job, {"tools/run_job.py": SCORER}) == []
 
 
-@pytest.mark.parametrize("script, code", [("tools/run_shards.py", FIT), ("tools/train_scorer.py", SCORER)],
+@pytest.mark.parametrize("script, code", [("tools/run_job.py", FIT), ("tools/train_scorer.py", SCORER)],
                          ids=["has-a-training-step", "name-says-train"])
 def test_a_training_step_or_a_training_name_keeps_it_training(script: str, code: str) -> None:
     job = _slurm(f"srun python {script} --input /data/shards\n")
