@@ -166,6 +166,8 @@ def _by_commands(workload: Workload) -> Purpose:
         return Purpose(RUNAI_OTHER_CLASSES[klass], f"a Run:ai {klass} workload")
     if workload.source == "kubernetes" and SERVING_KIND.search(kind) and kind not in TRAINING_OPERATOR_KINDS:
         return Purpose(SERVER, f"a {kind}")
+    if kind == "DaemonSet":  # one pod on every node, restarted forever: a node agent or a burn-in
+        return Purpose(UTILITY, "a DaemonSet (one pod on every node)")
     operator = kind in TRAINING_OPERATOR_KINDS or (workload.source.startswith("runai")
                                                    and klass in RUNAI_TRAINING_CLASSES)
     written: list[Purpose] = []

@@ -234,3 +234,9 @@ def test_a_script_in_the_tree_that_runs_without_gradients_is_not_training() -> N
 def test_a_training_step_or_a_training_name_keeps_it_training(script: str, code: str) -> None:
     job = _slurm(f"srun python {script} --input /data/shards\n")
     assert [rule for _, rule, _ in _training("slurm/job.sbatch", job, {script: code})] == ["SPK401"]
+
+
+def test_a_daemonset_that_runs_a_training_script_is_a_burn_in_not_a_run() -> None:
+    daemonset = BASE_JOB.replace("apiVersion: batch/v1\nkind: Job", "apiVersion: apps/v1\nkind: DaemonSet")
+    assert _training("k8s/burn-in.yaml", daemonset) == []
+    assert [rule for _, rule, _ in _training("k8s/job.yaml", BASE_JOB)]  # the same pod spec as a Job trains
