@@ -115,7 +115,7 @@ def checkpoint_and_resume(workload: Workload, document: Document, ctx: CheckCont
         if off is None and unseen:
             return  # the settings may live in the config or script it names, which is not here to read
         reason = (f"checkpointing is switched off ({describe(off)} = {off.raw})" if off is not None
-                  else f"no checkpoint location or interval is set in its command, env{looked}")
+                  else f"no checkpoint location or interval is set in its command or env{looked}")
         yield Problem.at("SPK401", workload.anchor,
                          f"{reason}: when the run {_preempt_words(workload)}, all training so far is lost and it "
                          f"starts again from step 0 — save checkpoints periodically to "

@@ -397,6 +397,11 @@ def _path_nodes(call: ast.Call, bindings: _Bindings) -> list[ast.AST]:
     return nodes
 
 
+def _listed(items: list[str]) -> str:
+    """``a``, ``a or b``, ``a, b or c``: what a checkpoint lacks, for messages."""
+    return items[0] if len(items) == 1 else f"{', '.join(items[:-1])} or {items[-1]}"
+
+
 def _is_export(call: ast.Call, saved: ast.AST, training: _Training, bindings: _Bindings) -> bool:
     """A final export rather than a checkpoint a resume reads: after the training loop, under a
     ``--save-model`` flag, or named ``best``/``final``/``export``/``pretrained``/``model.pt`` (a
@@ -547,10 +552,10 @@ def incomplete_checkpoint_state(document: Document, ctx: CheckContext) -> Iterat
                 continue
             fixes = ", ".join(FIXES[item] for item in missing)
             line, column = saved.lineno, saved.col_offset + 1
-            weights_only = "model weights only" if isinstance(saved, ast.Call) and not list(_keys_and_values(saved)) \
-                else "model weights"
+            weights_only = "only the model's weights" if isinstance(saved, ast.Call) and \
+                not list(_keys_and_values(saved)) else "the model's weights"
             yield Problem("SPK403", line, column,
-                          f"{dotted(node.func)}() saves {weights_only} without {' and '.join(missing)}: a run resumed "
+                          f"{dotted(node.func)}() saves {weights_only} but no {_listed(missing)}: a run resumed "
                           f"from this checkpoint {consequence(missing)} — save a dict with {fixes}",
                           end_line=saved.end_lineno,
                           end_column=saved.end_col_offset + 1 if saved.end_col_offset is not None else None,

@@ -7,6 +7,8 @@ Dockerfile instruction, a workload command string) and hand the script here, wit
 
 from __future__ import annotations
 
+import re
+
 from typing import Callable
 from typing import Iterator
 from typing import NamedTuple
@@ -133,6 +135,10 @@ def _buffered_problem(command: SimpleCommand, index: int, state: str, context: C
                    key=f"buffered:{' '.join(command.argv())}")
 
 
+# a file named for a log or a console: what a run prints, read while it runs
+LOG_NAME = lazy_regex(r"log|\.out$|\.err$|stdout|stderr|console|nohup|output|trace|progress", re.IGNORECASE)
+
+
 def _writes_data(command: SimpleCommand, script: Script) -> bool:
     """Stdout goes to a data or report file (by its name), which is read when the program is done."""
     targets = [redirect.target for redirect in command.redirects if redirect.target is not None
@@ -142,7 +148,13 @@ def _writes_data(command: SimpleCommand, script: Script) -> bool:
     text = targets[-1].text
     expanded = expand(text, script.variables()) or text
     name = base_name(expanded).lower()
-    return name.endswith(DATA_SUFFIXES) or bool(CI_FILES.search(text))
+    if name.endswith(DATA_SUFFIXES) or CI_FILES.search(text):
+        return True
+    # stdout alone into a file that is not named like a log (``apply_bpe.py < train.de > bpe.de``):
+    # the program's product; with stderr merged in (``2>&1``, ``&>``) it is the run's console, a log
+    merged = any(split_fd(redirect.operator)[0] == "2" and split_fd(redirect.operator)[1] == ">&1"
+                 or redirect.operator.startswith("&") for redirect in command.redirects)
+    return not merged and not LOG_NAME.search(name) and not LOG_NAME.search(text)
 
 
 def _inherited_states(script: Script) -> dict[int, str]:

@@ -319,7 +319,20 @@ def test_function_called_into_a_pipe() -> None:
 
 
 def test_output_captured_into_a_variable_is_not_a_log() -> None:
-    assert findings("run.sh", "X=$(python a.py | tee a.log)\nY=`python b.py > f`\n") == [(2, 4, "SPK502")]
+    assert findings("run.sh", "X=$(python a.py | tee a.log)\nY=`python b.py > b.log`\n") == [(2, 4, "SPK502")]
+
+
+@pytest.mark.parametrize("line", ["python apply_bpe.py -c codes < train.de > bpe.de",
+                                  "python learn_bpe.py -s 32000 < $TRAIN > $BPE_CODE",
+                                  "python dedup.py corpus.txt > $tmp/corpus.dedup"])
+def test_stdout_alone_into_a_file_not_named_like_a_log_is_the_product(line: str) -> None:
+    assert findings("prepare.sh", f"#!/bin/bash\n{line}\n") == []
+
+
+@pytest.mark.parametrize("line", ["python train.py --epochs 3 > run.out", "python train.py > result 2>&1",
+                                  "python train.py &> result", "python train.py > $LOG_FILE"])
+def test_a_log_named_file_or_the_whole_console_is_a_log(line: str) -> None:
+    assert [rule for _, _, rule in findings("run.sh", f"#!/bin/bash\n{line}\n")] == ["SPK502"]
 
 
 # --------------------------------------------------------------------------- where a lost status matters
