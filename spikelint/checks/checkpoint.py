@@ -277,10 +277,21 @@ def trains_by_name(path: str) -> bool:
 
 
 def is_run_config(root: Node) -> bool:
-    """A mapping that is not a workload or another Kubernetes object."""
+    """A mapping that is not a workload, another Kubernetes object or a JSON Schema (whose
+    ``"checkpoint_path": true`` under ``properties`` admits any value; it sets nothing)."""
     if root.kind != "map":
         return False
+    if is_json_schema(root):
+        return False
     return tree_format(root) is None and not (root.get("apiVersion") is not None and root.get("kind") is not None)
+
+
+def is_json_schema(root: Node) -> bool:
+    """``{"$schema": "…json-schema…", …}`` or an object schema (``type: object`` with ``properties``)."""
+    schema = root.scalar("$schema")
+    if isinstance(schema, str) and "json-schema" in schema:
+        return True
+    return root.scalar("type") == "object" and root.get("properties") is not None
 
 
 @check("SPK404", "SPK406", "SPK407", scope="document", kinds=CONFIG_KINDS)

@@ -330,6 +330,8 @@ def is_documented_public_value(value: str) -> bool:
 def is_reference(value: str) -> bool:
     """A pointer to a secret rather than the secret: ``SECRET:name,key``, ``vault:…``, ``@file``, ``${VAR}``."""
     text = value.strip().strip("'\"").strip()
+    if text[:5].lower() == "pass:":  # openssl's ``-pass pass:"$seed"``: the value follows the prefix
+        text = text[5:].strip("'\"")
     return bool(REFERENCE_PREFIXES.match(text)) or bool(_PLACEHOLDER_SHAPES.match(text) and text[:1] in "$<%{")
 
 
@@ -452,6 +454,11 @@ _ID_OR_CLASS_SELECTOR = lazy_regex(r"^[#.]([A-Za-z][\w-]*)$")
 _CODE_EXPRESSION = lazy_regex(r"^(?P<callee>[A-Za-z_]\w*(?:\.[A-Za-z_]\w*)*)[(\[](?:.*[)\]])?$")
 
 
+# ``[parameters('adminPasswordOrKey')]``, ``[variables('x')]``: an ARM/Bicep template expression
+_TEMPLATE_EXPRESSION = lazy_regex(r"^\[\s*[a-z][A-Za-z]*\(.*\)\s*\]$")
+_DOTTED_NAME = lazy_regex(r"^[A-Za-z_]\w*(?:\.[A-Za-z_]\w*){2,}$")
+
+
 def is_ui_selector(value: str) -> bool:
     """A CSS selector or XPath that locates a field of a form (``input[type='password']``,
     ``//input[@name="password"]``, ``#password``): what a UI test clicks, not a credential."""
@@ -464,7 +471,13 @@ def is_ui_selector(value: str) -> bool:
 def is_code_expression(value: str) -> bool:
     """``os.Getenv("DB_PASSWORD")``, ``os.environ["X"]``, ``config.get(…``: code that reads a value
     (written in a rule's message or example, in a snippet), not a literal secret.  The callee must
-    be made of words: ``Xk9(pq)`` stays a password."""
+    be made of words: ``Xk9(pq)`` stays a password.  So are an Azure Resource Manager template
+    expression (``[parameters('adminPassword')]``) and a dotted name of three or more words
+    (``sc._jvm.org.vault.TokenLibrary``)."""
+    if _TEMPLATE_EXPRESSION.match(value):
+        return True
+    if _DOTTED_NAME.match(value) and all(looks_like_word_or_identifier(part.lstrip("_")) for part in value.split(".")):
+        return True
     match = _CODE_EXPRESSION.match(value)
     return match is not None and looks_like_word_or_identifier(match.group("callee").lstrip("_"))
 

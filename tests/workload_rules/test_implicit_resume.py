@@ -60,3 +60,13 @@ def _setting(key: tuple[str, ...], value: object, origin: str) -> Setting:
 ])
 def test_resume_keys_are_matched_whole(key: tuple[str, ...], origin: str, expected: bool) -> None:
     assert is_implicit_resume(_setting(key, "latest", origin)) is expected
+
+
+def test_a_json_schema_that_admits_a_resume_key_sets_nothing() -> None:
+    from spikelint.engine import lint_snippet
+
+    schema = ('{\n  "$schema": "http://json-schema.org/draft-07/schema#",\n  "type": "object",\n'
+              '  "properties": {\n    "resume_from_checkpoint": true,\n    "ckpt_path": {"type": "string"}\n  }\n}\n')
+    assert [f.rule for f in lint_snippet("schemas/train_config.json", schema) if f.rule == "SPK404"] == []
+    config = '{\n  "resume_from_checkpoint": true\n}\n'
+    assert [f.line for f in lint_snippet("configs/train_config.json", config) if f.rule == "SPK404"] == [2]

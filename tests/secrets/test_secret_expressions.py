@@ -1,0 +1,48 @@
+"""Values that are code, not credentials, under secret-named keys: an Azure Resource Manager template
+expression and a dotted name.  A real random value in the same place still fires."""
+
+from __future__ import annotations
+
+import secrets
+import string
+
+import pytest
+
+from spikelint.engine import lint_snippet
+
+
+def _random_password() -> str:
+    return "".join(secrets.choice(string.ascii_letters + string.digits) for _ in range(14)) + "#7"
+
+
+def _secret_rules(filename: str, text: str) -> list[tuple[int, str]]:
+    return [(finding.line, finding.rule) for finding in lint_snippet(filename, text) if finding.rule.startswith("SPK2")]
+
+
+ARM = '{{\n  "parameters": {{\n    "adminPassword": {{\n      "value": "{value}"\n    }}\n  }}\n}}\n'
+
+
+def test_an_arm_template_expression_is_not_a_password() -> None:
+    assert _secret_rules("azuredeploy.json", ARM.format(value="[parameters('adminPasswordOrKey')]")) == []
+
+
+def test_a_literal_password_in_the_same_place_fires() -> None:
+    assert _secret_rules("azuredeploy.json", ARM.format(value=_random_password())) == [(4, "SPK201")]
+
+
+@pytest.mark.parametrize("value, fires", [("sc._jvm.org.vault.tokenlibrary.TokenLibrary", False),
+                                          (None, True)], ids=["dotted-name", "random-literal"])
+def test_a_dotted_name_under_a_token_key_is_code(value: str | None, fires: bool) -> None:
+    literal = value or "".join(secrets.choice(string.ascii_letters + string.digits) for _ in range(32))
+    text = f'settings:\n  access_token: "{literal}"\n'
+    assert bool(_secret_rules("job.yaml", text)) == fires
+
+
+def test_openssl_pass_from_a_variable_is_a_reference() -> None:
+    text = '#!/bin/bash\nseed="$1"\nopenssl enc -aes-256-ctr -pass pass:"$seed" -nosalt </dev/zero\n'
+    assert _secret_rules("seeded.sh", text) == []
+
+
+def test_openssl_pass_with_a_literal_fires() -> None:
+    text = f"#!/bin/bash\nopenssl enc -aes-256-cbc -pass pass:{_random_password()} -in a -out b\n"
+    assert _secret_rules("encrypt.sh", text) == [(2, "SPK203")]
