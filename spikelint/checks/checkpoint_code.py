@@ -454,16 +454,25 @@ def _step_in_name(call: ast.Call, bindings: _Bindings) -> bool:
     return False
 
 
+# a training-state file written beside the weights (``trial_state.pkl``, ``trainer_state.json``): the step
+STATE_FILE = lazy_regex(r"(?:^|[/_.-])(?:trial|trainer|training|train|run)_?state\.\w+$", re.IGNORECASE)
+# a checkpoint API given the run's metadata (``store_path(dict(steps_completed=…))``, ``save_checkpoint(…, step=…)``)
+CHECKPOINT_CALL = lazy_regex(r"checkpoint|store_path|^upload$", re.IGNORECASE)
+
+
 def _saved_beside(call: ast.Call, scope: ast.AST, bindings: _Bindings) -> Contents:
     """What the function's other saves hold: ``torch.save(optimizer.state_dict(), ".../optimizer.pt")``,
     ``json.dump({"step": step}, f)``, ``accelerator.save_state(…)``."""
     optimizer = scheduler = False
+    # a training-state file named anywhere in the function (``path.joinpath("trial_state.pkl").open("wb")``)
+    step = any(isinstance(node, ast.Constant) and isinstance(node.value, str) and STATE_FILE.search(node.value)
+               for node in _scope_nodes(scope))
     pairs: list[tuple[str, ast.AST]] = []
     for node in _scope_nodes(scope):
         if not isinstance(node, ast.Call) or node is call:
             continue
         name = _last_name(node.func)
-        if name not in BESIDE_CALLS:
+        if name not in BESIDE_CALLS and not CHECKPOINT_CALL.search(name):
             continue
         if name == "save_state":  # accelerate's full state: optimizer and scheduler included
             optimizer = scheduler = True
@@ -480,8 +489,9 @@ def _saved_beside(call: ast.Call, scope: ast.AST, bindings: _Bindings) -> Conten
                 if isinstance(part, ast.Constant) and isinstance(part.value, str):
                     optimizer = optimizer or bool(OPTIMIZER.search(part.value))
                     scheduler = scheduler or bool(SCHEDULER.search(part.value))
+                    step = step or bool(STATE_FILE.search(part.value))
     found = _contents(pairs)
-    return Contents(False, optimizer or found.optimizer, found.step, scheduler or found.scheduler)
+    return Contents(False, optimizer or found.optimizer, step or found.step, scheduler or found.scheduler)
 
 
 def _still_missing(missing: list[str], call: ast.Call, scope: ast.AST, bindings: _Bindings) -> list[str]:

@@ -153,3 +153,25 @@ def test_only_what_is_still_missing_is_named() -> None:
     findings = lint("trainer/loop.py", code)
     assert [(f.line, f.rule) for f in findings] == [(7, "SPK403")]
     assert "step/epoch" in findings[0].message and "optimizer state" not in findings[0].message
+
+
+def test_a_training_state_file_written_beside_the_weights_holds_the_step() -> None:
+    from spikelint.engine import lint_snippet
+
+    code = ("import pickle\nimport torch\n\n\ndef save(self, path):\n"
+            "    state = {'model': self.model.state_dict(), 'optimizer': self.optimizer.state_dict()}\n"
+            "    torch.save(state, path / 'weights.pth')\n"
+            "    with path.joinpath('trial_state.pkl').open('wb') as handle:\n        pickle.dump(vars(self.run), handle)\n")
+    assert [f.rule for f in lint_snippet("trial.py", code) if f.rule == "SPK403"] == []
+    alone = code.replace("trial_state.pkl", "notes.pkl")
+    assert [f.line for f in lint_snippet("trial.py", alone) if f.rule == "SPK403"] == [7]
+
+
+def test_step_given_to_the_checkpoint_api_as_metadata_counts() -> None:
+    from spikelint.engine import lint_snippet
+
+    code = ("import torch\n\n\ndef fit(model, optimizer, loader, ctx):\n    for epoch in range(3):\n"
+            "        for batch in loader:\n            model(batch).backward()\n            optimizer.step()\n"
+            "        with ctx.checkpoint.store_path({'epoch': epoch}) as (path, _):\n"
+            "            torch.save({'model': model.state_dict(), 'optimizer': optimizer.state_dict()}, path / 'c.pt')\n")
+    assert [f.rule for f in lint_snippet("fit.py", code) if f.rule == "SPK403"] == []
