@@ -300,6 +300,7 @@ CHECKPOINT_LIKE = lazy_regex(r"ckpt|checkpoint|model|weights|download|cache|resu
                              r"requests\.get|hf_hub|snapshot_download", re.IGNORECASE)
 IN_MEMORY = lazy_regex(r"\bdumps\(")  # ``pickle.loads(pickle.dumps(model))``: a round trip, no file
 OWN_FILE = lazy_regex(r"cache|offset", re.IGNORECASE)  # a file the module keeps for itself
+ANY_OWN = "*"  # the module has a cache writer of its own: any cache-named load reads what it wrote
 WRITE_MODE = lazy_regex(r"[rbt+]*[wax][rbt+]*")  # "wb", "ab", "w+", "xb"
 
 
@@ -404,8 +405,12 @@ def _own_writes(found: list[Scope]) -> set[str]:
                         continue
                 for value in [*call.args, *(item.value for item in call.keywords)]:
                     written |= _own_names(value, scope)
+                    if isinstance(value, ast.Attribute):  # open(self.checkpoint_file, "wb"): this very attribute
+                        written.add(ast.unparse(value))
                 if isinstance(call.func, ast.Attribute) and last in ("open", "write_bytes"):
                     written |= _own_names(call.func.value, scope)  # Path(cache_file).open("wb")
+                if isinstance(scope.node, (ast.FunctionDef, ast.AsyncFunctionDef)) and OWN_FILE.search(scope.node.name):
+                    written.add(ANY_OWN)  # ``def _write_to_cache(self, path, data)``: the module's cache writer
     return written
 
 
@@ -439,10 +444,11 @@ def unsafe_loads(module: ast.Module) -> list[UnsafeLoad]:
             if _written_before(scope, texts, call.lineno):
                 continue
             own = _own_names(path, scope)
-            if own:  # the module's own cache or offsets file, written by its code (before or after)
-                own_writes = _own_writes(every) if own_writes is None else own_writes
-                if own & own_writes:
-                    continue
+            own_writes = _own_writes(every) if own_writes is None else own_writes
+            if own and (own & own_writes or ANY_OWN in own_writes):
+                continue  # the module's own cache or offsets file, written by its code (before or after)
+            if own_writes.intersection(texts):
+                continue  # read back from the attribute the module writes to (``self.checkpoint_file``)
             text = next(text for text in texts if CHECKPOINT_LIKE.search(text))
             shown = text if len(text) <= 60 else text[:57] + "..."
             found.append(UnsafeLoad(name, located(call), shown, reason))

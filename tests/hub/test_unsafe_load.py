@@ -116,3 +116,22 @@ def test_a_comprehension_variable_is_not_the_earlier_binding() -> None:
     code = ('import pickle\ndef f(args, feature_files):\n    path = args.checkpoint\n    print(path)\n'
             '    return [pickle.load(open(path, "rb")) for path in feature_files]\n')
     assert found("train/resume.py", code) == set()
+
+
+ATTRIBUTE_ROUND_TRIP = ('import pickle\n\n\nclass Buckets:\n    def __init__(self, folder):\n'
+                        '        self.progress_file = folder + "/offsets.ckpt"\n'
+                        '        self.positions = pickle.load(open(self.progress_file, "rb"))\n\n'
+                        '    def save(self):\n        pickle.dump(self.positions, open(self.progress_file, "wb"))\n')
+CACHE_WRITER = ('import pickle\n\n\nclass Pool:\n    def get(self):\n        with open(self.cache_path, "rb") as f:\n'
+                '            return pickle.load(f)\n\n    def _write_to_cache(self, path, data):\n'
+                '        with open(path, "wb") as f:\n            f.write(data)\n')
+
+
+@pytest.mark.parametrize("code", [ATTRIBUTE_ROUND_TRIP, CACHE_WRITER], ids=["same-attribute", "cache-writer"])
+def test_a_file_the_module_writes_itself_is_not_a_download(code: str) -> None:
+    assert found("data/pool.py", code) == set()
+
+
+def test_a_cache_named_load_in_a_module_that_writes_no_cache_fires() -> None:
+    code = CACHE_WRITER.replace("_write_to_cache", "_send").replace('open(path, "wb")', 'open(path, "rb")')
+    assert found("data/pool.py", code) == {(7, "SPK107")}
