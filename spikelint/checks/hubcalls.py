@@ -66,7 +66,10 @@ def _start(node: ast.AST) -> tuple[int, int]:
 
 
 def _end(node: ast.AST) -> tuple[int, int]:
-    return getattr(node, "end_lineno", None) or getattr(node, "lineno", 0), getattr(node, "end_col_offset", None) or 0
+    line, column = getattr(node, "end_lineno", None), getattr(node, "end_col_offset", None)
+    if not isinstance(line, int):
+        line = _start(node)[0]
+    return line, column if isinstance(column, int) else 0
 
 
 def scopes(module: ast.Module) -> list[Scope]:
