@@ -13,6 +13,7 @@ from typing import TextIO
 
 from spikelint import __version__
 from spikelint.util.escape import printable
+from spikelint.options import EXIT_FINDINGS
 from spikelint.options import EXIT_OK
 from spikelint.options import EXIT_USAGE
 from spikelint.options import FORMATS
@@ -90,11 +91,14 @@ def command_check(args: argparse.Namespace) -> int:
     config = configured(args)
     if args.show_files:
         return _show_files(args.paths or ["."], config)
+    refused = 0  # fixes refused by their proof: their findings stay, so at least exit 1
     if args.fix and not args.stdin_filename:
         from spikelint.fix.cli import apply_fixes
 
-        if not apply_fixes(args.paths or ["."], config, overrides(args))[1]:
+        fixed, written = apply_fixes(args.paths or ["."], config, overrides(args))
+        if not written:
             return EXIT_USAGE
+        refused = fixed.proof_refusals
     stdin_text: bytes | None = None
     if args.stdin_filename:
         stdin_text = sys.stdin.buffer.read()  # decoded like a file: invalid UTF-8 is SPK001, not mojibake
@@ -135,7 +139,8 @@ def command_check(args: argparse.Namespace) -> int:
         print(f"spikelint: {printable(message)}", file=sys.stderr)
     if result.internal_errors:
         return EXIT_USAGE
-    return exit_code(report.findings, config.fail_on)
+    code = exit_code(report.findings, config.fail_on)
+    return max(code, EXIT_FINDINGS) if refused else code
 
 
 def _show_files(paths: list[str], config: Config) -> int:

@@ -28,7 +28,7 @@ def build_parser() -> argparse.ArgumentParser:
                      "edited file again, then report what is left.")
     parser.add_argument("paths", nargs="*", help="files and folders (default: .)")
     parser.add_argument("--dry-run", action="store_true", help="print a unified diff and change nothing "
-                        "(exit 1 when a fix would change a file)")
+                        "(exit 1 when a fix would change a file or was refused by its proof)")
     parser.add_argument("--unsafe", action="store_true", help="also the fixes that need a follow-up "
                         "(SPK202 secretKeyRef skeleton, SPK101/SPK102 digests from --pins)")
     parser.add_argument("--pins", metavar="FILE", help="lock file of 'reference: digest-or-sha' lines written "
@@ -75,7 +75,9 @@ def _pins(path: str | None) -> Pins:
 
 def apply_fixes(paths: list[str], config: Any, overrides: dict[str, Any], *, unsafe: bool = False,
                 dry_run: bool = False, pins: Pins = NO_PINS) -> tuple[FixRun, bool]:
-    """Run the fixes and print the diff (dry run) and the summary; (the run, whether all went safely)."""
+    """Run the fixes and print the diff (dry run) and the summary; (the run, whether every fixed file
+    was written: False is exit 2).  A fix refused by its proof is not a failure of the run: its
+    finding stays, with the reason printed (``run.proof_refusals``, exit 1)."""
     from spikelint.options import UsageError
     from spikelint.config import ConfigError
 
@@ -89,8 +91,7 @@ def apply_fixes(paths: list[str], config: Any, overrides: dict[str, Any], *, uns
         for item in run.changed:
             sys.stdout.write(unified_diff(item, run.secrets.get(item.path, frozenset())))
     _summary(run, dry_run)
-    failed = bool(run.write_errors) or any(item.unsafe_failures for item in run.files)
-    return run, not failed
+    return run, not run.write_errors
 
 
 def _summary(run: FixRun, dry_run: bool) -> None:
@@ -101,6 +102,8 @@ def _summary(run: FixRun, dry_run: bool) -> None:
             print(f"spikelint: {verb} {item.path}: {fix.rule} {printable(fix.description)}", file=out)
             if fix.follow_up:
                 print(f"  next: {printable(fix.follow_up)}", file=out)
+        for note in item.notes:
+            print(f"  rotate: {printable(note)}", file=out)
     for finding, reason in run.unfixable:
         print(f"spikelint: not fixable {finding.path}:{finding.line}: {finding.rule}: {printable(reason)}", file=out)
     for message in run.write_errors:
@@ -126,7 +129,8 @@ def command_fix(args: argparse.Namespace) -> int:
     if not safe:
         return EXIT_USAGE
     if args.dry_run:
-        return EXIT_FINDINGS if run.changed else EXIT_OK
+        return EXIT_FINDINGS if run.changed or run.proof_refusals else EXIT_OK
     result = check_paths(paths, config, overrides=overrides)
     emit(result.report, "text", None, result.root_prefix, config.fail_on)
-    return exit_code(result.report.findings, config.fail_on)
+    code = exit_code(result.report.findings, config.fail_on)
+    return max(code, EXIT_FINDINGS) if run.proof_refusals else code

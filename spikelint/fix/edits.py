@@ -28,6 +28,7 @@ class Fix(NamedTuple):
     edits: tuple[Edit, ...]
     description: str  # what was done, for the summary
     follow_up: str = ""  # what a human must do next (unsafe fixes)
+    clears: tuple[str, ...] = ()  # rules whose every finding in the file the edit removes by design
 
 
 class Refusal(NamedTuple):

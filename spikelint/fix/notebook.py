@@ -1,5 +1,9 @@
 """SPK207: a notebook's outputs and execution counts cleared, read and written with nbformat
-(in the notebook's own indentation, so the cell sources' lines stay as they were)."""
+(in the notebook's own indentation, so the cell sources' lines stay as they were).
+
+Clearing the outputs also clears the secrets they showed (SPK204): that is the point of the fix,
+not a side effect the proof should refuse — but the secret is still in the Git history, so the
+fix says, per secret, that it must be rotated."""
 
 from __future__ import annotations
 
@@ -13,8 +17,11 @@ from spikelint.fix.context import refuse
 from spikelint.fix.edits import Edit
 from spikelint.fix.edits import Fix
 from spikelint.model import Finding
+from spikelint.util.lazyre import lazy_regex
 
 INDENT = re.compile(r"^\{\r?\n( +)\"", re.MULTILINE)
+# SPK204's message: "notebook output of cell 3 (stream) shows ghp_… (GitHub token): rotate it, …"
+SHOWN_SECRET = lazy_regex(r"^notebook output(?P<where> of cell \d+ \([\w-]+\))? shows (?P<shown>.+?): rotate it")
 
 
 def cleared_notebook(text: str) -> str:
@@ -55,4 +62,14 @@ def notebook_outputs(context: FixContext, findings: Sequence[Finding]) -> Iterat
             yield refuse(finding, str(error))
         return
     yield Fix("SPK207", tuple(finding.fingerprint for finding in findings),
-              (Edit(0, len(context.text), written),), "cleared the outputs and execution counts of every code cell")
+              (Edit(0, len(context.text), written),), "cleared the outputs and execution counts of every code cell",
+              clears=("SPK204",))
+
+
+def exposed_secret_note(path: str, finding: Finding) -> str:
+    """What to do about a secret an output showed, with its type and at most its first four
+    characters (the finding's own redaction): clearing the output does not unpublish it."""
+    found = SHOWN_SECRET.match(finding.message)
+    shown = f"output{found.group('where') or ''} showed {found.group('shown')}" if found else "output held a secret"
+    return (f"{path}:{finding.line}: {finding.rule}: the cleared {shown}: rotate it — it stays in the Git history "
+            f"and in every clone")

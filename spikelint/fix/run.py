@@ -32,6 +32,11 @@ class FixRun:
     def changed(self) -> list[FileFix]:
         return [item for item in self.files if item.changed]
 
+    @property
+    def proof_refusals(self) -> int:
+        """Fixes refused by their proof: each leaves its finding, so the run exits 1."""
+        return sum(item.proof_refusals for item in self.files)
+
 
 def fixable_rules(catalog: dict[str, Rule], unsafe: bool) -> set[str]:
     return {rule_id for rule_id, rule in catalog.items() if rule.fix == "safe" or unsafe and rule.fix == "unsafe"}
@@ -123,7 +128,7 @@ def run_fixes(paths: list[str], config: Config, *, unsafe: bool, dry_run: bool, 
         if text is None:
             run.unfixable.extend((finding, reason) for finding in findings)
             continue
-        item = fix_file(path, source.kind, text, findings, lint, pins)
+        item = fix_file(path, source.kind, text, findings, lint, pins, config)
         run.secrets[path] = secret_values(text, secrets_by_path.get(path, []))
         by_print = {finding.fingerprint: finding for finding in findings}
         run.unfixable.extend((by_print[refusal.fingerprint], refusal.reason) for refusal in item.refused

@@ -72,6 +72,8 @@ def walk(document: Any) -> Iterator[Placed]:
         seen.add(id(node))
         if is_map(node):
             for key in node:
+                if key not in node.lc.data:  # merged in by `<<: *anchor`: walked where the anchor is written
+                    continue
                 child = node[key]
                 line, column = node.lc.value(key)
                 yield Placed((*path, str(key)), node, key, child, line + 1, column + 1)

@@ -104,10 +104,69 @@ def test_dockerfile_on_a_base_without_bash_is_left(tmp_path: Path, capsys: pytes
     assert fixed == text and "may have no bash" in err
 
 
-def test_dockerfile_stage_with_its_own_shell_is_left(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
-    text = f'FROM ubuntu@{DIGEST}\nSHELL ["/bin/bash", "-c"]\nRUN wget -qO- https://x/s.sh | bash\n'
+@pytest.mark.parametrize(("shell", "fixed_shell"), [
+    ('["/bin/bash", "-c"]', '["/bin/bash", "-o", "pipefail", "-c"]'),
+    ('["/bin/bash","-c"]', '["/bin/bash","-o","pipefail","-c"]'),
+    ('[ "/usr/bin/bash", "-e", "-c" ]', '[ "/usr/bin/bash", "-o", "pipefail", "-e", "-c" ]'),
+])
+def test_dockerfile_stage_with_its_own_shell_gains_pipefail_in_it(tmp_path: Path, capsys: pytest.CaptureFixture[str],
+                                                                  shell: str, fixed_shell: str) -> None:
+    """A SHELL line above the stage's own SHELL would be overridden by it: the stage's SHELL gains
+    "-o", "pipefail", in its JSON form and its own spacing; a stage built on it inherits it."""
+    text = (f"FROM ubuntu@{DIGEST} AS base\nSHELL {shell}\nRUN wget -qO- https://x/s.sh | bash\n"
+            f"FROM base\nRUN curl -fsSL https://x/t.sh | bash\n")
     fixed, err = _fix(tmp_path, capsys, "Dockerfile", text)
-    assert fixed == text and "sets its own SHELL" in err
+    assert fixed == text.replace(f"SHELL {shell}", f"SHELL {fixed_shell}")
+    assert 'line 2: added "-o", "pipefail" to the stage\'s SHELL' in err and "fixed 2 findings" in err
+    assert not [item for item in findings(tmp_path, capsys) if item["rule"] == "SPK501"]
+
+
+def test_dockerfile_pipes_before_and_after_the_stages_shell(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """A piped RUN before the stage's SHELL runs /bin/sh: it gets a SHELL line of its own, and the
+    stage's SHELL, which the later RUNs run under, gains -o pipefail."""
+    text = (f"FROM ubuntu@{DIGEST}\nRUN wget -qO- https://x/a.sh | bash\nSHELL [\"/bin/bash\", \"-c\"]\n"
+            f"RUN wget -qO- https://x/b.sh | bash\n")
+    fixed, _ = _fix(tmp_path, capsys, "Dockerfile", text)
+    assert fixed == (f"FROM ubuntu@{DIGEST}\nSHELL [\"/bin/bash\", \"-o\", \"pipefail\", \"-c\"]\n"
+                     f"RUN wget -qO- https://x/a.sh | bash\nSHELL [\"/bin/bash\", \"-o\", \"pipefail\", \"-c\"]\n"
+                     f"RUN wget -qO- https://x/b.sh | bash\n")
+
+
+@pytest.mark.parametrize("shell", ['["/bin/sh", "-c"]', '["/bin/ash", "-c"]'])
+def test_dockerfile_stage_whose_shell_is_not_bash_is_left(tmp_path: Path, capsys: pytest.CaptureFixture[str],
+                                                          shell: str) -> None:
+    text = f"FROM ubuntu@{DIGEST}\nSHELL {shell}\nRUN wget -qO- https://x/s.sh | bash\n"
+    write(tmp_path, {"Dockerfile": text})
+    if not any(item["rule"] == "SPK501" for item in findings(tmp_path, capsys)):
+        pytest.skip(f"no SPK501 under {shell}")
+    fixed, err = _fix(tmp_path, capsys, "Dockerfile", text)
+    assert fixed == text
+    assert "not fixable Dockerfile:3: SPK501: the stage's SHELL at line 2 runs /bin/" in err
+    assert "which may have no pipefail" in err
+
+
+def test_dockerfile_exec_form_shell_is_left_with_its_reason(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """`CMD ["sh", "-c", "…"]` runs the shell it names: no SHELL instruction changes that."""
+    text = (f'FROM ubuntu@{DIGEST}\nSHELL ["/bin/bash", "-o", "pipefail", "-c"]\n'
+            f'CMD ["sh", "-c", "python serve.py | tee /logs/serve.log"]\n')
+    write(tmp_path, {"Dockerfile": text})
+    if not any(item["rule"] == "SPK501" for item in findings(tmp_path, capsys)):
+        pytest.skip("no SPK501 for an exec-form sh -c")
+    fixed, err = _fix(tmp_path, capsys, "Dockerfile", text, "--select", "SPK501")
+    assert fixed == text and "not fixable Dockerfile:3: SPK501: the CMD at line 3 names its own shell" in err
+
+
+def test_dockerfile_pipe_in_a_shell_of_its_own_under_a_pipefail_shell_is_left(
+        tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """The stage's SHELL has pipefail already: `sh -c '… | …'` runs a shell of its own, which a second
+    -o pipefail in SHELL would not reach."""
+    text = (f'FROM ubuntu@{DIGEST}\nSHELL ["/bin/bash", "-o", "pipefail", "-c"]\n'
+            f"RUN sh -c 'wget -qO- https://x/s.sh | bash'\n")
+    write(tmp_path, {"Dockerfile": text})
+    if not any(item["rule"] == "SPK501" for item in findings(tmp_path, capsys)):
+        pytest.skip("no SPK501 for a nested sh -c")
+    fixed, err = _fix(tmp_path, capsys, "Dockerfile", text)
+    assert fixed == text and "not fixable Dockerfile:3: SPK501: the stage's SHELL at line 2 already sets pipefail" in err
 
 
 # --------------------------------------------------------------------------- SPK501/SPK502 in YAML
@@ -275,16 +334,66 @@ def test_catalog_says_which_rules_have_a_fix_and_explain_shows_it() -> None:
     assert "Automatic fix" not in render_explain(catalog["SPK401"])
 
 
-def test_clearing_outputs_that_hold_a_secret_is_refused(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
-    """The proof: a fix that would make another finding disappear (a leaked token) is not kept."""
-    token = "ghp_" + "A1b2C3d4E5f6G7h8I9j0K1l2M3n4O5p6Q7r8"
-    cell = {"cell_type": "code", "execution_count": 1, "metadata": {}, "source": ["print(token)"],
-            "outputs": [{"output_type": "stream", "name": "stdout", "text": [token + "\n"]}]}
-    text = json.dumps({"cells": [cell], "metadata": {}, "nbformat": 4, "nbformat_minor": 4}, indent=1) + "\n"
+TOKEN = "ghp_" + "Zq7Wm2Xc9Vb4Nl1Kj8Hg5Fd3Sa6Pe0Ro2Ti7"
+
+
+def _notebook(source: str, output: str) -> str:
+    cell = {"cell_type": "code", "execution_count": 1, "metadata": {}, "source": [source],
+            "outputs": [{"output_type": "stream", "name": "stdout", "text": [output + "\n"]}]}
+    return json.dumps({"cells": [cell], "metadata": {}, "nbformat": 4, "nbformat_minor": 4}, indent=1) + "\n"
+
+
+def test_clearing_outputs_that_hold_a_secret_is_applied_with_a_rotate_note(
+        tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """Clearing the outputs is the point when they leak a token: the fix is applied (the proof lets
+    SPK207 take the SPK204 findings with it) and says, with the token's type and never more than
+    its first four characters, that it must be rotated: it stays in the Git history."""
+    text = _notebook("print(token)", TOKEN)
     write(tmp_path, {"n.ipynb": text})
     before = rules(findings(tmp_path, capsys))
-    if not before["SPK207"] or sum(count for rule, count in before.items() if rule.startswith("SPK2")) < 2:
-        pytest.skip("the token in the output is not reported here")
+    assert before["SPK207"] == 1 and before["SPK204"] == 1
     ran = run(tmp_path, capsys, "fix")
-    assert ran.code == 2 and "the edit would also remove" in ran.err and token not in ran.err
+    assert ran.code == 0, ran.err
+    assert "fixed n.ipynb: SPK207" in ran.err
+    assert "rotate: n.ipynb:15: SPK204: the cleared output of cell 0 (stream) showed ghp_… (GitHub token): " \
+           "rotate it — it stays in the Git history" in ran.err
+    assert TOKEN[:5] not in ran.out + ran.err
+    assert TOKEN not in (tmp_path / "n.ipynb").read_text() and '"outputs": []' in (tmp_path / "n.ipynb").read_text()
+    assert not findings(tmp_path, capsys)
+
+
+def test_dry_run_of_a_leaking_notebook_shows_the_note_and_no_secret(tmp_path: Path,
+                                                                     capsys: pytest.CaptureFixture[str]) -> None:
+    text = _notebook("print(token)", TOKEN)
+    write(tmp_path, {"n.ipynb": text})
+    ran = run(tmp_path, capsys, "fix", "--dry-run")
+    assert ran.code == 1 and "--- a/n.ipynb" in ran.out
+    assert "rotate it" in ran.err and "(GitHub token)" in ran.err
+    assert TOKEN[:5] not in ran.out + ran.err
     assert (tmp_path / "n.ipynb").read_text() == text
+
+
+def test_clearing_outputs_without_a_secret_says_nothing_of_rotation(tmp_path: Path,
+                                                                    capsys: pytest.CaptureFixture[str]) -> None:
+    """The near-miss: outputs with no secret are cleared with no note; a secret in a cell's source is
+    not in an output, stays (SPK201) and gets no note either — clearing does not touch it."""
+    write(tmp_path, {"plain.ipynb": _notebook("print(1)", "1")})
+    ran = run(tmp_path, capsys, "fix")
+    assert ran.code == 0 and "fixed plain.ipynb: SPK207" in ran.err and "rotate" not in ran.err
+    write(tmp_path, {"src.ipynb": _notebook(f"token = '{TOKEN}'", "done")})
+    before = rules(findings(tmp_path, capsys, "src.ipynb"))
+    assert before["SPK207"] == 1 and before["SPK204"] == 0 and before["SPK201"] == 1
+    ran = run(tmp_path, capsys, "fix", "--fail-on", "never", "src.ipynb")
+    assert ran.code == 0 and "fixed src.ipynb: SPK207" in ran.err and "rotate:" not in ran.err
+    assert rules(findings(tmp_path, capsys, "src.ipynb")) == {"SPK201": 1}
+
+
+def test_merge_keys_do_not_break_the_yaml_walk(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """`<<: *labels` merges keys that have no position in the merging mapping: the walk reads them
+    where the anchor is written (it raised KeyError on them)."""
+    text = ENV_JOB.replace("metadata:\n  name: train\n", "metadata:\n  name: train\n  labels: &labels\n"
+                           "    app: trainer\n").replace("  template:\n", "  template:\n    metadata:\n      labels:\n"
+                                                       "        <<: *labels\n        shard: a\n")
+    fixed, err = _fix(tmp_path, capsys, "job.yaml", text, "--unsafe")
+    assert SECRET not in fixed and "secretKeyRef" in fixed and "        <<: *labels\n        shard: a\n" in fixed
+    assert "Traceback" not in err
