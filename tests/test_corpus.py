@@ -51,6 +51,8 @@ EXPECTED_META_IMAGE_SECRET = {
     ("14-Dockerfile.bad", 16, "SPK202"),
     ("14-Dockerfile.bad", 17, "SPK202"),
     ("14-Dockerfile.bad", 18, "SPK101"),
+    ("14-Dockerfile.bad", 20, "SPK205"),  # RUN using the build argument GITHUB_TOKEN: kept in docker history
+    ("14-Dockerfile.bad", 21, "SPK205"),  # RUN writing the build argument HF_TOKEN into /root/.netrc
     ("15-notebook-leaky.ipynb", 25, "SPK201"),
     ("15-notebook-leaky.ipynb", 27, "SPK201"),
     ("15-notebook-leaky.ipynb", 36, "SPK207"),

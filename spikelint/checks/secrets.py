@@ -1,5 +1,5 @@
 """SPK201–SPK207: secrets in any scanned file, workload env literals, command-line credentials,
-notebook outputs, image tarballs and credential files.
+notebook outputs, image tarballs (and what a Dockerfile writes into its image) and credential files.
 
 One value, one finding: each document is scanned once by the specific rules (SPK202–SPK206)
 and once by the general detector (SPK201); a general finding for a value a specific rule
@@ -7,7 +7,8 @@ already reported on the same line is dropped.  Every message holds the redacted 
 and every problem's key is a hash of the secret, so neither output nor baseline holds it.
 
 This module holds the checks; what they collect per kind of file is in the ``secrets_*``
-modules beside it (trees, text-like files, notebooks, command lines, env values, the findings).
+modules beside it (trees, text-like files, notebooks, command lines, env values, Dockerfile
+images, the findings).
 """
 
 from __future__ import annotations
@@ -27,6 +28,7 @@ from spikelint.secrets.detectors import PREFILTER
 from spikelint.secrets.detectors import DETECT_SECRETS_PREFILTER
 from spikelint.secrets.text import has_secret_hint
 from spikelint.checks.secrets_env import workload_env_findings
+from spikelint.checks.secrets_files import dockerfile_copies
 from spikelint.checks.secrets_files import dockerfile_findings
 from spikelint.checks.secrets_files import python_findings
 from spikelint.checks.secrets_files import shell_findings
@@ -41,7 +43,7 @@ if TYPE_CHECKING:
     from spikelint.documents.image import ImageContents
 
 
-DOCUMENT_RULES = ("SPK201", "SPK202", "SPK203", "SPK204", "SPK206")
+DOCUMENT_RULES = ("SPK201", "SPK202", "SPK203", "SPK204", "SPK205", "SPK206")
 
 
 # --------------------------------------------------------------------------- the checks
@@ -55,6 +57,10 @@ COLLECTORS: dict[str, Callable[[Document], Iterator[Found]]] = {
     FileKind.PYTHON: python_findings,
     FileKind.NOTEBOOK: notebook_findings,
     FileKind.TEXT: text_findings,
+}
+# what a file without a secret-ish word can still hold: a Dockerfile's ``COPY .netrc`` names none
+LEAN_COLLECTORS: dict[str, Callable[[Document], Iterator[Found]]] = {
+    FileKind.DOCKERFILE: dockerfile_copies,
 }
 
 
@@ -82,10 +88,14 @@ def workload_env_values(document: Document, ctx: CheckContext) -> list[tuple[int
 
 @check(*DOCUMENT_RULES, scope="document")
 def secrets_in_document(document: Document, ctx: CheckContext) -> Iterator[Problem]:
-    """Every secret rule that reads a document directly (SPK202 here only for Dockerfiles)."""
+    """Every secret rule that reads a document directly (SPK202 and SPK205 here only for Dockerfiles)."""
     collector = COLLECTORS.get(document.kind)
-    if collector is None or not document.text or not _worth_scanning(document):
+    if collector is None or not document.text:
         return
+    if not _worth_scanning(document):
+        collector = LEAN_COLLECTORS.get(document.kind)
+        if collector is None:
+            return
     reporting = _selected_rules(ctx)
     found = [item for item in collector(document) if item.rule in reporting]
     if not found:

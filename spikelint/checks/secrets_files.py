@@ -9,6 +9,7 @@ from __future__ import annotations
 import ast
 from typing import Iterator
 
+from spikelint.documents.dockerfile import Dockerfile
 from spikelint.model import Document
 from spikelint.secrets.credentials import credential_file_secrets
 from spikelint.secrets.detectors import Secret
@@ -19,6 +20,8 @@ from spikelint.secrets.text import DATA
 from spikelint.secrets.text import LineIndex
 from spikelint.secrets.text import find_in_text
 from spikelint.checks.secrets_commands import command_found
+from spikelint.checks.secrets_dockerfile import credential_copy_findings
+from spikelint.checks.secrets_dockerfile import image_leak_findings
 from spikelint.checks.secrets_commands import script_secrets
 from spikelint.checks.secrets_commands import shell_document_secrets
 from spikelint.checks.secrets_env import env_literal
@@ -122,5 +125,12 @@ def dockerfile_findings(document: Document) -> Iterator[Found]:
             for secret in find_in_text(instruction.value):  # the whole RUN line is kept in the image history
                 yield found_at("SPK203", lines, secret, instruction.line, instruction.end_line,
                              (instruction.line, instruction.column), "in a RUN instruction (kept in the image history)")
+    yield from image_leak_findings(dockerfile)
     yield from text_general(document)
 
+
+
+def dockerfile_copies(document: Document) -> Iterator[Found]:
+    """What is left to read in a Dockerfile without a secret-ish word: ``COPY .netrc``, ``COPY id_rsa``."""
+    if isinstance(document.parsed, Dockerfile):
+        yield from credential_copy_findings(document.parsed)

@@ -34,6 +34,7 @@ class Found(NamedTuple):
     end_line: int
     end_column: int
     context: str = ""  # " under 'HF_TOKEN'", " in cell 3", …
+    message: str = ""  # the whole message, where it names no value (a Dockerfile's build argument or COPY)
 
 
 # --------------------------------------------------------------------------- positions
@@ -85,6 +86,8 @@ MESSAGES = {  # {shown}: the redacted secret; {context}: where it is (key, cell,
 
 
 def _message(found: Found) -> str:
+    if found.message:
+        return found.message
     context = found.context or ("on a command line" if found.rule == "SPK203" else "")
     return MESSAGES[found.rule].replace("{shown}", redact(found.value, found.type)).replace("{context}", context)
 

@@ -233,6 +233,41 @@ def is_vendored(path: str) -> bool:
     return bool(VENDORED.search(path.lstrip("./")))
 
 
+# --------------------------------------------------------------------------- files by name alone
+
+CREDENTIAL_FOLDERS = frozenset((".ssh", ".aws", ".kube", ".gnupg"))
+TEMPLATE_SUFFIXES = (".example", ".sample", ".template", ".tmpl", ".tpl", ".dist")
+# ``apt.key``, ``repo-signing.key``, ``pubkey.pem``: public keys by their names
+PUBLIC_KEY_NAME = lazy_regex(r"pub|gpg|pgp|(?:^|[-_.])(?:apt|repo|sign|keyring|archive|release|trust)")
+PRIVATE_PEM_NAME = lazy_regex(r"key|priv|id_")  # ``ca.pem``, ``fullchain.pem``: certificates
+
+
+def credential_kind_by_name(path: str) -> str | None:
+    """Which credential a path names when its content cannot be read (a Dockerfile's ``COPY`` source).
+
+    Stricter than :func:`credential_file_kind`, which reads the content next: a ``*.pem`` counts
+    only when its name says key (``privkey.pem``, ``server-key.pem``; ``ca.pem`` is a certificate),
+    a ``*.key`` not when it names a repository's signing key (``apt.key``); a folder counts when it
+    is one of the credential folders (``.ssh``, ``.aws``, ``.kube``, ``.gnupg``); templates
+    (``.netrc.example``) and test data never count.
+    """
+    pure = PurePosixPath(path.replace("\\", "/").rstrip("/"))
+    name = pure.name.lower()
+    if not name or name.endswith(TEMPLATE_SUFFIXES):
+        return None
+    if name in CREDENTIAL_FOLDERS:
+        return "folder"
+    kind = credential_file_kind(str(pure))
+    if kind != "private-key":
+        return kind
+    stem, _, suffix = name.rpartition(".")
+    if is_vendored(str(pure)) or (suffix in ("pem", "key") and PUBLIC_KEY_NAME.search(stem)):
+        return None
+    if suffix == "pem" and not PRIVATE_PEM_NAME.search(stem):
+        return None
+    return kind
+
+
 # --------------------------------------------------------------------------- registry auth
 
 
