@@ -173,6 +173,9 @@ def _inherited_states(script: Script) -> dict[int, str]:
             state = stdout_state(command, position < last) or inherited.get(id(pipeline))
             if state is None:
                 continue
+            if state == "pipe" and position < last and \
+                    not any(_sink(following) == "log" for following in pipeline.commands[position + 1:]):
+                state = "read"  # ``( for …; python x.py; done ) | grep | sort``: read by programs, not a log
             for inner in body:
                 if inner.nested:
                     continue

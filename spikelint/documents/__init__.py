@@ -317,6 +317,11 @@ def read_document(source: SourceFile, image_limits: ImageLimits | None = None) -
     if source.kind == FileKind.IMAGE:  # streamed from disk, never read whole, within the limits
         from spikelint.documents.image import read_image_document
 
+        try:
+            if os.path.getsize(source.abspath) == 0:  # an empty placeholder archive holds no image to read
+                return Document(source, "")
+        except OSError:
+            pass  # read_image_document says why it cannot be read
         return read_image_document(source, image_limits)
     from spikelint.documents.bounded import MAX_BINARY_SCAN
     from spikelint.documents.bounded import binary_document

@@ -369,8 +369,17 @@ def url_credentials(text: str) -> Iterator[Secret]:
             kind = "password in URL" if user.lower() not in ("x-access-token", "oauth2", "gitlab-ci-token",
                                                               "x-token-auth", "token") else "token in URL"
             yield Secret(password, kind, offset, offset + len(password))
-        elif looks_random(userinfo, 20) and not is_placeholder(userinfo):
+        elif looks_random(userinfo, 20) and not is_placeholder(userinfo) and not _storage_container(text, start):
             yield Secret(userinfo, "token in URL", start, start + len(userinfo))
+
+
+# object-store URLs name ``container@account`` before the host: ``abfss://<workspace-id>@onelake…``
+_STORAGE_SCHEMES = ("abfss://", "abfs://", "wasbs://", "wasb://", "adl://")
+
+
+def _storage_container(text: str, start: int) -> bool:
+    """The user part of an Azure Data Lake / Blob URL is the container (a name or a GUID), not a token."""
+    return text[max(0, start - 8):start].lower().endswith(_STORAGE_SCHEMES)
 
 
 def _plugin_secrets(text: str, fast: bool = False) -> Iterator[Secret]:

@@ -418,3 +418,13 @@ def test_long_and_chains_parse_in_linear_time() -> None:
 
     small, large = min(timed(500) for _ in range(3)), min(timed(2000) for _ in range(3))
     assert large < small * 8  # 4x the input: linear is ~4x, the old quadratic path was ~16x
+
+
+def test_a_loop_piped_into_filters_is_read_by_programs_not_a_log() -> None:
+    text = "#!/bin/bash\n(\n  for f in a b; do\n    python score.py $f\n  done\n) | grep score= | sort | head -n1\n"
+    assert findings("select.sh", text) == []
+
+
+def test_a_loop_piped_into_tee_is_a_log() -> None:
+    text = "#!/bin/bash\nset -o pipefail\n(\n  for f in a b; do\n    python train.py $f\n  done\n) 2>&1 | tee run.log\n"
+    assert [line for line, _, rule in findings("run.sh", text) if rule == "SPK502"] == [5]

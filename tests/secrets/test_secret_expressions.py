@@ -46,3 +46,14 @@ def test_openssl_pass_from_a_variable_is_a_reference() -> None:
 def test_openssl_pass_with_a_literal_fires() -> None:
     text = f"#!/bin/bash\nopenssl enc -aes-256-cbc -pass pass:{_random_password()} -in a -out b\n"
     assert _secret_rules("encrypt.sh", text) == [(2, "SPK203")]
+
+
+def test_an_azure_data_lake_container_before_the_at_is_not_a_token() -> None:
+    text = 'path = "abfss://9c1f4e2a-7b3d-4c8e-a5f6-2d9e8b7a1c3f@onelake.dfs.example.net/ws/Files/docs"\n'
+    assert _secret_rules("ingest.py", text) == []
+
+
+def test_a_token_before_the_at_of_a_git_url_still_fires() -> None:
+    token = "".join(secrets.choice(string.ascii_letters + string.digits) for _ in range(36))
+    text = f'#!/bin/bash\ngit clone https://{token}@git.example.org/team/repo.git\n'
+    assert [rule for _, rule in _secret_rules("clone.sh", text)]

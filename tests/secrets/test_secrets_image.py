@@ -139,3 +139,13 @@ def test_gzipped_docker_save(tmp_path: Path) -> None:
     plain.unlink()
     findings = check_image(packed)
     assert [finding.rule for finding in findings] == ["SPK205"] and "deleted in layer 3" in findings[0].message
+
+
+def test_an_empty_tar_is_a_placeholder_not_a_broken_image(tmp_path: Path) -> None:
+    from spikelint.config import Config
+    from spikelint.engine import check_paths
+
+    (tmp_path / "archives.tar").write_bytes(b"")
+    (tmp_path / "broken.tar").write_bytes(b"not a tar archive at all" * 40)
+    found = {(finding.path, finding.rule) for finding in check_paths(["."], Config(), cwd=tmp_path).report.findings}
+    assert ("archives.tar", "SPK001") not in found and ("broken.tar", "SPK001") in found
