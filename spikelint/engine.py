@@ -41,6 +41,7 @@ from spikelint.pipeline.fingerprint import identity_root
 from spikelint.pipeline.fingerprint import root_prefix
 from spikelint.pipeline.fingerprint import normalise_key
 from spikelint.pipeline.masking import mask_file
+from spikelint.pipeline.commit import keep_commit_findings
 from spikelint.model import Document
 from spikelint.model import FileKind
 from spikelint.model import Finding
@@ -412,7 +413,7 @@ def check_paths(paths: list[str], config: Config, *, cwd: Path | None = None, jo
     configurations.  Raises ConfigError for an invalid sub-folder configuration.
     ``cache``: reuse the results of unchanged files from ``.spikelint_cache/`` and update it.
     ``hook``: ``paths`` are a commit's files (what pre-commit passes): only tracked files re-check them as
-    referrers, and only for the findings that name a file of the commit (:func:`commit_findings_only`).
+    referrers, and only for the findings that name a file of the commit (:mod:`spikelint.pipeline.commit`).
     """
     cwd = cwd or Path.cwd()
     config_root = cwd / config.root if config.path is not None else None
@@ -447,39 +448,12 @@ def check_paths(paths: list[str], config: Config, *, cwd: Path | None = None, jo
             else _check_sources(engine, plan, jobs)
         results.extend(skipped_results(discovery, engine))
     dependents = sorted(result.path for result in results if result.dependent)
-    outside = commit_findings_only(results, [source.path for source in discovery.files]) if hook and dependents else 0
+    outside = keep_commit_findings(results, [source.path for source in discovery.files]) if hook and dependents else 0
     checked = len(discovery.files) + len(dependents) + len(discovery.skipped) + len(discovery.oversized)
     return RunResult(build_report(engine, results, checked), discovery,
                      [message for result in results for message in result.internal_errors], engine.root_prefix,
                      dependents, outside)
 
-
-def commit_findings_only(results: list[FileResult], given: list[str]) -> int:
-    """A referrer outside the commit keeps only the findings that name a file of the commit (``outputs
-    written to '/tmp/out' (from output_dir in configs/train.yaml:4)``: the commit's value at fault);
-    its own findings (a tag, a missing TTL) wait for ``check .``.  Returns how many were left out."""
-    left = 0
-    for result in results:
-        if result.dependent:
-            kept = [finding for finding in result.findings if _names_any(finding.message, given)]
-            left += len(result.findings) - len(kept)
-            result.findings = kept
-    return left
-
-
-def _names_any(message: str, paths: list[str]) -> bool:
-    """Whether ``message`` names one of ``paths`` as a whole path (``a/train.yaml``, not ``a/train.yaml.bak``)."""
-    for path in paths:
-        start = message.find(path)
-        while start >= 0:
-            end = start + len(path)
-            before = message[start - 1] if start else " "
-            after = message[end] if end < len(message) else " "
-            if not (before.isalnum() or before in "/._-") and not (after.isalnum() or after in "/_-" or
-                                                                  after == "." and message[end + 1:end + 2].isalnum()):
-                return True
-            start = message.find(path, start + 1)
-    return False
 
 
 def _has_sub_folder_configs(discovery: Discovery, cwd: Path, config: Config) -> bool:

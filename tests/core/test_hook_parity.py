@@ -228,9 +228,9 @@ def test_hook_mode_leaves_out_a_referrers_own_findings(tmp_path: Path) -> None:
     ("image 'busybox:latest' uses the mutable tag 'latest'", False),
 ])
 def test_a_message_names_a_file_of_the_commit_as_a_whole_path(message: str, named: bool) -> None:
-    from spikelint.engine import _names_any
+    from spikelint.pipeline.commit import names_any
 
-    assert _names_any(message, ["configs/train.yaml"]) is named
+    assert names_any(message, ["configs/train.yaml"]) is named
 
 
 @needs_git
