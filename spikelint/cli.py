@@ -20,12 +20,14 @@ from spikelint.options import FORMATS
 from spikelint.options import Parser
 from spikelint.options import RawDescriptionFormatter
 from spikelint.options import UsageError
+from spikelint.options import add_report_options
 from spikelint.options import configured
-from spikelint.options import emit
+from spikelint.options import emit_reports
 from spikelint.options import exit_code
 from spikelint.options import overrides
 from spikelint.options import positive
 from spikelint.options import read_baseline
+from spikelint.options import report_targets
 from spikelint.options import write_baseline
 
 if TYPE_CHECKING:
@@ -40,6 +42,9 @@ output formats (--format):
   junit   JUnit XML for GitLab, Jenkins and other CI test reports
   gitlab  GitLab Code Quality JSON
   github  GitHub Actions annotations (::error file=...) and a summary
+  several reports from one lint: pair each --format with its --output, e.g.
+    --format sarif --output s.sarif --format junit --output j.xml --format text
+  (at most one --format without --output: it goes to standard output)
 
 exit codes:
   0  no finding at or above --fail-on (and always with --write-baseline)
@@ -53,8 +58,7 @@ def _check_parser(subparsers: argparse._SubParsersAction) -> None:
                                    "launch scripts, configs, notebooks, Dockerfiles and training code.",
                                    epilog=CHECK_EPILOG, formatter_class=RawDescriptionFormatter)
     parser.add_argument("paths", nargs="*", default=None, help="files and folders (default: .)")
-    parser.add_argument("--format", choices=FORMATS, default="text", help="output format (default: text; see below)")
-    parser.add_argument("--output", metavar="FILE", help="write the report to FILE")
+    add_report_options(parser, FORMATS)
     parser.add_argument("--config", metavar="FILE", help="configuration file (default: nearest .spikelint.yaml "
                         "or [tool.spikelint] in pyproject.toml)")
     parser.add_argument("--select", metavar="ID,...", help="rules or families to enable, e.g. SPK1,SPK201")
@@ -81,6 +85,10 @@ def _check_parser(subparsers: argparse._SubParsersAction) -> None:
                         "report what is left")
     parser.add_argument("--no-code-frame", "--concise", dest="code_frame", action="store_false",
                         help="text: one line per finding, without the source line under it")
+    parser.add_argument("--hook", action="store_true",
+                        help="the files given are a commit's (the pre-commit hooks pass this): untracked files are "
+                        "never read as referrers, and a finding in a file outside the commit is reported only when "
+                        "it names a file of the commit")
 
 
 def command_check(args: argparse.Namespace) -> int:
@@ -89,6 +97,7 @@ def command_check(args: argparse.Namespace) -> int:
     from spikelint.engine import check_paths
 
     config = configured(args)
+    targets = report_targets(args)  # a bad pairing is a usage error before any work
     if args.show_files:
         return _show_files(args.paths or ["."], config)
     refused = 0  # fixes refused by their proof: their findings stay, so at least exit 1
@@ -106,7 +115,7 @@ def command_check(args: argparse.Namespace) -> int:
     try:
         result = check_paths(paths, config, jobs=args.jobs, stdin_text=stdin_text,
                              stdin_filename=args.stdin_filename, overrides=overrides(args),
-                             cache=args.cache and not args.no_cache)
+                             cache=args.cache and not args.no_cache, hook=args.hook)
     except ConfigError as error:
         raise UsageError(f"configuration error: {error}") from None
     if result.discovery.missing:
@@ -116,6 +125,10 @@ def command_check(args: argparse.Namespace) -> int:
         count = len(result.dependents)
         print(f"spikelint: also checked {count} file{'' if count == 1 else 's'} referencing the given files: "
               + ", ".join(result.dependents), file=sys.stderr)
+    if result.outside:
+        count = result.outside
+        print(f"spikelint: {count} finding{'' if count == 1 else 's'} of files outside the commit not reported: "
+              "they do not come from its files (spikelint check . shows them)", file=sys.stderr)
     if args.write_baseline:
         write_baseline(Path(args.write_baseline), report)
         return EXIT_OK
@@ -126,15 +139,16 @@ def command_check(args: argparse.Namespace) -> int:
     if not result.discovery.files and not result.discovery.skipped and not result.discovery.oversized:
         print("spikelint: no files to check in " + ", ".join(paths), file=sys.stderr)
     if args.statistics:
-        _print_statistics(report, sys.stdout if args.format == "text" and not args.output else sys.stderr)
-        if args.format == "text" and not args.output:
+        plain = targets == [("text", None)]
+        _print_statistics(report, sys.stdout if plain else sys.stderr)
+        if plain:
             from spikelint.report import summary_line
 
             print(summary_line(report), file=sys.stderr)
         else:
-            emit(report, args.format, args.output, result.root_prefix, config.fail_on)
+            emit_reports(report, targets, result.root_prefix, config.fail_on)
     else:
-        emit(report, args.format, args.output, result.root_prefix, config.fail_on, args.code_frame)
+        emit_reports(report, targets, result.root_prefix, config.fail_on, args.code_frame)
     for message in result.internal_errors:
         print(f"spikelint: {printable(message)}", file=sys.stderr)
     if result.internal_errors:

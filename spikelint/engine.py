@@ -41,6 +41,7 @@ from spikelint.pipeline.fingerprint import identity_root
 from spikelint.pipeline.fingerprint import root_prefix
 from spikelint.pipeline.fingerprint import normalise_key
 from spikelint.pipeline.masking import mask_file
+from spikelint.pipeline.commit import keep_commit_findings
 from spikelint.model import Document
 from spikelint.model import FileKind
 from spikelint.model import Finding
@@ -345,6 +346,7 @@ class RunResult:
     internal_errors: list[str]
     root_prefix: str = ""  # the current folder relative to the repository root ("deploy/")
     dependents: list[str] = field(default_factory=list)  # not given, checked: they reference a given file
+    outside: int = 0  # hook: findings of referrers outside the commit left out (they name no file of it)
 
 
 @dataclass(frozen=True)
@@ -404,12 +406,14 @@ def skipped_results(discovery: Discovery, engine: Engine) -> list[FileResult]:
 
 def check_paths(paths: list[str], config: Config, *, cwd: Path | None = None, jobs: int | None = None,
                 stdin_text: str | bytes | None = None, stdin_filename: str | None = None,
-                overrides: dict[str, Any] | None = None, cache: bool = False) -> RunResult:
+                overrides: dict[str, Any] | None = None, cache: bool = False, hook: bool = False) -> RunResult:
     """Check ``paths`` (or ``stdin_text`` as if it were ``stdin_filename``); bytes are decoded like a file.
 
     ``overrides``: the command-line settings already in ``config``, re-applied over sub-folder
     configurations.  Raises ConfigError for an invalid sub-folder configuration.
     ``cache``: reuse the results of unchanged files from ``.spikelint_cache/`` and update it.
+    ``hook``: ``paths`` are a commit's files (what pre-commit passes): only tracked files re-check them as
+    referrers, and only for the findings that name a file of the commit (:mod:`spikelint.pipeline.commit`).
     """
     cwd = cwd or Path.cwd()
     config_root = cwd / config.root if config.path is not None else None
@@ -434,7 +438,7 @@ def check_paths(paths: list[str], config: Config, *, cwd: Path | None = None, jo
         base = Path(config.root) if config.path is not None else None
         discovery = discover(paths, cwd=cwd, exclude=config.exclude, max_file_size=config.max_file_size, base=base)
         _sub_folder_excludes(discovery, layers, cwd, base)
-        space = workspace(paths, discovery.files, config, cwd)
+        space = workspace(paths, discovery.files, config, cwd, hook)
         space.dependents = [source for source in space.dependents
                             if not matches_any(source.path, layers.for_path(source.path).exclude, cwd, base)]
         plan = _Plan([*discovery.files, *space.dependents], [*discovery.files, *space.context], len(discovery.files),
@@ -444,10 +448,12 @@ def check_paths(paths: list[str], config: Config, *, cwd: Path | None = None, jo
             else _check_sources(engine, plan, jobs)
         results.extend(skipped_results(discovery, engine))
     dependents = sorted(result.path for result in results if result.dependent)
+    outside = keep_commit_findings(results, [source.path for source in discovery.files]) if hook and dependents else 0
     checked = len(discovery.files) + len(dependents) + len(discovery.skipped) + len(discovery.oversized)
     return RunResult(build_report(engine, results, checked), discovery,
                      [message for result in results for message in result.internal_errors], engine.root_prefix,
-                     dependents)
+                     dependents, outside)
+
 
 
 def _has_sub_folder_configs(discovery: Discovery, cwd: Path, config: Config) -> bool:

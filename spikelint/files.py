@@ -138,12 +138,26 @@ def git_names(folder: Path) -> list[str] | None:
     return sorted({name for name in result.stdout.decode("utf-8", "surrogateescape").split("\0") if name})
 
 
+def git_tracked(folder: Path) -> set[str] | None:
+    """The files Git tracks under ``folder`` (the index: staged included, untracked never), as
+    '/'-separated names relative to it; ``None`` outside Git."""
+    try:
+        result = subprocess.run(["git", "-c", "core.quotepath=off", "ls-files", "-z", "--cached", "--", "."],
+                                cwd=folder, capture_output=True, timeout=120, check=False)
+    except (OSError, subprocess.SubprocessError):
+        return None
+    if result.returncode != 0:
+        return None
+    return {name for name in result.stdout.decode("utf-8", "surrogateescape").split("\0") if name}
+
+
 def walk_names(folder: Path, pruned: list[Path] | None = None) -> list[str]:
     """Every file under ``folder`` as a '/'-separated path relative to it, not entering
     default-excluded folders or following directory links (strings: a path object and a
     ``relpath`` per file cost more than the rest of discovery).
 
-    A folder holding ``pyvenv.cfg`` is a virtual environment whatever its name.  ``pruned``
+    A folder holding ``pyvenv.cfg`` is a virtual environment whatever its name; one whose
+    ``.gitignore`` is ``*`` ignores itself (:func:`ignores_itself`).  ``pruned``
     collects the folders left out, for ``--show-files``.
     """
     found: list[str] = []
@@ -154,7 +168,8 @@ def walk_names(folder: Path, pruned: list[Path] | None = None) -> list[str]:
         kept = []
         for name in sorted(folders):
             if name in DEFAULT_EXCLUDED_FOLDERS or name.endswith(".egg-info") or \
-                    os.path.isfile(os.path.join(current, name, "pyvenv.cfg")):
+                    os.path.isfile(os.path.join(current, name, "pyvenv.cfg")) or \
+                    ignores_itself(os.path.join(current, name)):
                 if pruned is not None:
                     pruned.append(Path(current) / name)
             else:
@@ -162,6 +177,18 @@ def walk_names(folder: Path, pruned: list[Path] | None = None) -> list[str]:
         folders[:] = kept
         found.extend(prefix + name for name in sorted(names))
     return found
+
+
+def ignores_itself(folder: str) -> bool:
+    """A folder whose ``.gitignore`` ignores everything (``*``): a tool's cache or run folder (pytest,
+    ruff, ``spikelint smoke``) that Git would not list either."""
+    try:
+        with open(os.path.join(folder, ".gitignore"), "rb") as handle:
+            head = handle.read(4096)
+    except OSError:
+        return False
+    patterns = [line.strip() for line in head.splitlines() if line.strip() and not line.lstrip().startswith(b"#")]
+    return patterns == [b"*"]
 
 
 def display_path(path: Path, cwd: Path) -> str:

@@ -114,14 +114,62 @@ def exit_code(findings: Sequence[Finding], fail_on: str) -> int:
 
 
 def emit(report: Report, fmt: str, output: str | None, prefix: str | None = None, fail_on: str = "info",
-          code_frame: bool = True) -> None:
+          code_frame: bool = True, summary: bool | None = None) -> None:
     from spikelint.report.output import OutputError
     from spikelint.report.output import emit_report
 
     try:
-        emit_report(report, fmt, output, prefix, fail_on, code_frame)
+        emit_report(report, fmt, output, prefix, fail_on, code_frame, summary)
     except OutputError as error:
         raise UsageError(str(error)) from None
+
+
+class ReportOption(argparse.Action):
+    """``--format`` and ``--output`` as pairs, in the order given: a ``--format`` takes the ``--output``
+    next to it (before or after), so ``--format sarif --output s.sarif --format text`` is two reports."""
+
+    def __call__(self, parser: argparse.ArgumentParser, namespace: argparse.Namespace, values: Any,
+                 option_string: str | None = None) -> None:
+        pairs: list[list[str | None]] = [list(pair) for pair in getattr(namespace, "reports", None) or ()]
+        slot = 0 if option_string == "--format" else 1
+        if pairs and pairs[-1][slot] is None:
+            pairs[-1][slot] = values
+        else:
+            pairs.append([values, None] if slot == 0 else [None, values])
+        namespace.reports = [tuple(pair) for pair in pairs]
+
+
+def add_report_options(parser: argparse.ArgumentParser, formats: tuple[str, ...]) -> None:
+    """``--format``/``--output``, repeatable in pairs: one lint, several reports."""
+    parser.add_argument("--format", choices=formats, action=ReportOption, dest="reports",
+                        help="output format (default: text; see below); repeat with --output for several reports")
+    parser.add_argument("--output", metavar="FILE", action=ReportOption, dest="reports",
+                        help="write the report of the --format next to it to FILE (repeatable in pairs)")
+
+
+def report_targets(args: argparse.Namespace) -> list[tuple[str, str | None]]:
+    """The (format, file) pairs asked for; ``None`` is standard output, which at most one may use."""
+    targets = [(fmt or "text", output) for fmt, output in getattr(args, "reports", None) or ()] or [("text", None)]
+    if sum(output is None for _, output in targets) > 1:
+        raise UsageError("--format: at most one report goes to standard output; give the others an --output FILE")
+    files = [os.path.normpath(output) for _, output in targets if output is not None]
+    if len(set(files)) < len(files):
+        raise UsageError("--output: the same file is named twice")
+    return targets
+
+
+def emit_reports(report: Report, targets: Sequence[tuple[str, str | None]], prefix: str | None = None,
+                 fail_on: str = "info", code_frame: bool = True) -> None:
+    """Write every report of one run; the summary line on stderr once, after the last."""
+    if len(targets) == 1:
+        emit(report, *targets[0], prefix, fail_on, code_frame)
+        return
+    for fmt, output in targets:
+        emit(report, fmt, output, prefix, fail_on, code_frame, summary=False)
+    if any(fmt == "text" or output for fmt, output in targets):
+        from spikelint.report.output import print_summary
+
+        print_summary(report, any(fmt == "text" for fmt, _ in targets))
 
 
 def write_baseline(path: Path, report: Report) -> None:

@@ -67,7 +67,7 @@ def test_the_project_runs_its_own_hooks() -> None:
     config = clientlib.load_config(str(ROOT / ".pre-commit-config.yaml"))
     hooks = [hook for repo in config["repos"] for hook in repo["hooks"]]
     assert [hook["id"] for hook in hooks] == ["spikelint", "ruff", "mypy", "import-contracts"]
-    assert hooks[0]["entry"] == "python -m spikelint check"
+    assert hooks[0]["entry"] == "python -m spikelint check --hook"
 
 
 def test_spikelint_passes_on_its_own_repository() -> None:

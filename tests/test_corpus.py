@@ -11,7 +11,7 @@ import pytest
 from spikelint.cli import main
 
 CORPUS = Path(__file__).resolve().parents[1].parent / "shared" / "corpus"
-pytestmark = pytest.mark.skipif(not CORPUS.is_dir(), reason="../shared/corpus is not present")
+pytestmark = pytest.mark.skipif(not CORPUS.is_dir(), reason="needs the workload corpus of spikelint's development workspace, which a clone does not include")
 GOOD_FILES = ("01-runai-cli-good.sh", "03-runai-trainingworkload-good.yaml", "06-runai-rest-training-good.json",
               "08-k8s-job-good.yaml", "13-Dockerfile.good", "18-lightning-cli.yaml")
 

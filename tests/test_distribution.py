@@ -2,7 +2,9 @@
 
 Each snippet is run here as far as it can run without the hosted service: commands are parsed
 by spikelint's own parser, shell steps are executed in a shallow clone like the one
-``actions/checkout`` makes, and versions must name a release of the tag policy.
+``actions/checkout`` makes, the pre-commit steps run with the real pre-commit, and every pin names
+something that exists in this repository (a commit, a tag once published) or the ``<commit>``
+placeholder that the Install section fills.
 """
 
 from __future__ import annotations
@@ -50,11 +52,72 @@ def test_changelog_has_the_version_and_the_tag_policy() -> None:
     assert "vX.Y.Z" in changelog and "## Unreleased" in changelog
 
 
-def test_readme_names_only_released_tags() -> None:
-    tags = set(re.findall(r"(?:@|rev: )(v\d+\.\d+\.\d+)", README))
-    assert tags == {TAG}
-    assert "pip install spikelint\n" not in README and "pip install spikelint " not in README  # not on an index yet
-    assert f'pip install "git+https://github.com/spikelint/spikelint@{TAG}"' in README
+PLACEHOLDER = "<commit>"
+# what a user copies to install or pin spikelint: pip's Git URL, pre-commit's rev:, the Action's uses:
+PIN = re.compile(r"(?:github\.com/spikelint/spikelint(?:\.git)?@|^\s*rev:\s*|uses:\s*spikelint/spikelint@)"
+                 r"[\"']?([^\s\"'#]+)", re.M)
+# installs from a package index: spikelint is on none yet (a clone or a Git URL, with extras, instead)
+INDEX_INSTALL = re.compile(r"pip install (?:--?[\w-]+ )*[\"']?spikelint(?:\[[\w,]+\])?(?:[\"'\s]|$)(?!\s*@)", re.M)
+
+
+def _git_lines(*arguments: str) -> set[str] | None:
+    if shutil.which("git") is None:
+        return None
+    result = subprocess.run(["git", *arguments], cwd=ROOT, capture_output=True, text=True, timeout=60, check=False)
+    return set(result.stdout.split()) if result.returncode == 0 else None
+
+
+def pins_that_cannot_exist(text: str) -> list[str]:
+    """Every pin of ``text`` that names neither the placeholder, nor a commit or tag of this repository."""
+    wrong = []
+    tags = _git_lines("tag", "--list")
+    for pin in PIN.findall(text):
+        if pin == PLACEHOLDER or pin.startswith("$"):
+            continue
+        if re.fullmatch(r"[0-9a-f]{40}", pin) and _git_lines("cat-file", "-t", pin) == {"commit"}:
+            continue
+        if tags is not None and pin in tags:
+            continue
+        wrong.append(pin)
+    return wrong + [match.group(0).strip() for match in INDEX_INSTALL.finditer(text)]
+
+
+def user_documents() -> dict[str, str]:
+    return {"README.md": README, **{f"docs/{path.name}": path.read_text(encoding="utf-8")
+                                    for path in sorted((ROOT / "docs").glob("*.md"))}}
+
+
+@pytest.mark.parametrize("name", sorted(user_documents()))
+def test_every_pin_a_user_copies_exists(name: str) -> None:
+    assert pins_that_cannot_exist(user_documents()[name]) == []
+
+
+@pytest.mark.parametrize("text", [
+    'pip install "git+https://github.com/spikelint/spikelint@v0.2.0"',  # a tag nobody published
+    "    rev: v0.2.0",
+    "      - uses: spikelint/spikelint@v9.9.9",
+    "      - uses: spikelint/spikelint@" + "0123456789" * 4,  # commit-shaped, in no history
+    'pip install "spikelint[smoke]"',  # from an index that does not hold it
+    "pip install spikelint",
+])
+def test_a_pin_that_cannot_exist_is_found(text: str) -> None:
+    assert pins_that_cannot_exist(text) != []
+
+
+@pytest.mark.skipif(_git_lines("rev-parse", "HEAD") is None, reason="not a Git checkout")
+def test_the_placeholder_a_commit_of_this_repository_and_installs_from_a_clone_pass() -> None:
+    (head,) = _git_lines("rev-parse", "HEAD") or ()
+    text = (f'pip install "spikelint[smoke] @ git+https://github.com/spikelint/spikelint@{PLACEHOLDER}"\n'
+            f"    rev: {head}\n      - uses: spikelint/spikelint@{head}\n"
+            'pip install "./spikelint[smoke]"\npip install ./spikelint\npip install ".[smoke]"\n')
+    assert pins_that_cannot_exist(text) == []
+
+
+def test_readme_says_how_to_fill_the_placeholder() -> None:
+    assert PLACEHOLDER in README
+    install = README.split("## Install", 1)[1].split("\n## ", 1)[0]
+    assert "SPIKELINT_REV=$(git -C spikelint rev-parse HEAD)" in install
+    assert "spikelint[smoke] @ git+https://github.com/spikelint/spikelint@<commit>" in install
 
 
 def test_readme_starts_with_the_two_commands() -> None:
@@ -85,8 +148,58 @@ def test_the_pre_commit_snippet_uses_shipped_hooks_without_duplicates() -> None:
     (config,) = [yaml.safe_load(block) for block in code_blocks("yaml") if "pre-commit" in block or "rev:" in block]
     (repo,) = config["repos"]
     ids = [hook["id"] for hook in repo["hooks"]]
-    assert set(ids) <= manifest and repo["rev"] == TAG
+    assert set(ids) <= manifest and repo["rev"] == PLACEHOLDER
     assert not {"spikelint", "spikelint-secrets"} <= set(ids)  # spikelint already runs SPK2
+    assert "spikelint-history" in ids and {"pre-commit", "pre-push"} <= set(config["default_install_hook_types"])
+
+
+def _readme_pre_commit_steps(tmp_path: Path, config: str) -> tuple[Path, str]:
+    """The README's Install and Pre-commit steps in a new repository beside a clone of spikelint
+    (a one-commit stand-in: no network here), with the real pre-commit; the repository and the commit."""
+    pytest.importorskip("pre_commit")
+    clone = tmp_path / "spikelint"
+    clone.mkdir()
+    _git(clone, "init", "-q")
+    _git(clone, "commit", "-q", "--allow-empty", "-m", "stand-in")
+    commit = subprocess.run(["git", "rev-parse", "HEAD"], cwd=clone, capture_output=True, text=True,
+                            check=True).stdout.strip()
+    team = tmp_path / "team"
+    team.mkdir()
+    _git(team, "init", "-q")
+    (team / ".pre-commit-config.yaml").write_text(config, encoding="utf-8")
+    install = code_blocks("bash")[[i for i, block in enumerate(code_blocks("bash")) if "git clone" in block][0]]
+    (remember,) = [line for line in install.splitlines() if line.startswith("SPIKELINT_REV=")]
+    (steps,) = [block for block in code_blocks("bash") if "pre-commit install" in block]
+    shim = tmp_path / "bin"
+    shim.mkdir()
+    (shim / "pre-commit").write_text(f'#!/bin/sh\nexec "{sys.executable}" -m pre_commit "$@"\n', encoding="utf-8")
+    (shim / "pre-commit").chmod(0o755)
+    env = {**os.environ, "PATH": f"{shim}{os.pathsep}{os.environ['PATH']}", "PRE_COMMIT_HOME": str(tmp_path / "cache")}
+    script = f"set -e\ncd {shlex.quote(str(tmp_path))}\n{remember}\ncd team\n{steps}"
+    result = subprocess.run(["bash", "-c", script], capture_output=True, text=True, env=env, timeout=300)
+    assert result.returncode == 0, result.stdout + result.stderr
+    return team, commit
+
+
+@pytest.mark.skipif(shutil.which("git") is None or shutil.which("perl") is None, reason="needs git and perl")
+def test_the_readme_pre_commit_steps_install_the_pre_push_hook(tmp_path: Path) -> None:
+    (snippet,) = [block for block in code_blocks("yaml") if "rev:" in block]
+    team, commit = _readme_pre_commit_steps(tmp_path, snippet)
+    assert (team / ".git" / "hooks" / "pre-commit").is_file()
+    assert (team / ".git" / "hooks" / "pre-push").is_file()  # spikelint-history runs at push time
+    from pre_commit.clientlib import load_config
+
+    (repo,) = load_config(str(team / ".pre-commit-config.yaml"))["repos"]
+    assert repo["rev"] == commit  # the placeholder became the commit installed, which exists
+
+
+@pytest.mark.skipif(shutil.which("git") is None or shutil.which("perl") is None, reason="needs git and perl")
+def test_without_the_install_hook_types_the_pre_push_hook_is_not_installed(tmp_path: Path) -> None:
+    (snippet,) = [block for block in code_blocks("yaml") if "rev:" in block]
+    plain = "\n".join(line for line in snippet.splitlines() if not line.startswith("default_install_hook_types"))
+    team, _ = _readme_pre_commit_steps(tmp_path, plain + "\n")
+    assert (team / ".git" / "hooks" / "pre-commit").is_file()
+    assert not (team / ".git" / "hooks" / "pre-push").exists()  # what the README's steps did before
 
 
 def test_ci_snippets_fetch_the_base_before_diffing() -> None:
@@ -314,12 +427,40 @@ def test_the_readme_gitlab_script_runs_in_a_merge_request_clone(tmp_path: Path, 
     script = [line for line in job["script"] if not line.startswith(("apt-get", "pip install"))]
     clone = shallow_pull_request(tmp_path)
     env = {**spikelint_bin, "CI_MERGE_REQUEST_TARGET_BRANCH_NAME": "main", "CI_PROJECT_DIR": str(clone)}
+    assert sum(line.startswith("spikelint check") for line in script) == 1  # one lint, both reports
     result = subprocess.run(["bash", "-e", "-c", "\n".join(script)], cwd=clone, capture_output=True, text=True,
                             env=env, timeout=300)
-    assert result.returncode == 1, result.stderr  # the gate's verdict survives the second report
+    assert result.returncode == 1, result.stderr  # the gate's verdict
     junit = (clone / "spikelint-junit.xml").read_text(encoding="utf-8")
     assert "deploy/new/values.yaml" in junit and 'file="deploy/values.yaml"' not in junit.split("<testsuite")[1]
     import json
 
     quality = json.loads((clone / "gl-code-quality.json").read_text(encoding="utf-8"))
-    assert {issue["location"]["path"] for issue in quality} == {"deploy/values.yaml", "deploy/new/values.yaml"}
+    assert {issue["location"]["path"] for issue in quality} == {"deploy/new/values.yaml"}  # what the MR adds
+
+
+# --------------------------------------------------------------------------- what a user's test run says
+
+SKIP_REASON = re.compile(r"""(?:reason=|pytest\.skip\()f?(["'])(.*?)\1""")
+DEVELOPMENT_FOLDER = re.compile(r"\.\./|/work/|\bshared\b|RULES_SPEC|\{[A-Z_]+\}")
+
+
+def development_folders_named(text: str) -> list[str]:
+    return [reason for _, reason in SKIP_REASON.findall(text) if DEVELOPMENT_FOLDER.search(reason)]
+
+
+def test_skip_messages_say_what_is_missing_without_naming_a_development_folder() -> None:
+    named = {str(path.relative_to(ROOT)): development_folders_named(path.read_text(encoding="utf-8"))
+             for path in sorted((ROOT / "tests").rglob("*.py")) if path != Path(__file__).resolve()}  # not its examples
+    assert {path: reasons for path, reasons in named.items() if reasons} == {}
+
+
+@pytest.mark.parametrize(("line", "named"), [
+    ('pytestmark = pytest.mark.skipif(not CORPUS.is_dir(), reason="../shared/corpus is not present")', True),
+    ('        pytest.skip("shared reference schemas are not available")', True),
+    ('        pytest.skip(f"specification not found at {RULES_SPEC}")', True),
+    ('@pytest.mark.skipif(not SCRIPTS, reason="needs the workload corpus, which a clone does not include")', False),
+    ('needs_git = pytest.mark.skipif(shutil.which("git") is None, reason="git is not installed")', False),
+])
+def test_a_skip_message_naming_a_development_folder_is_found(line: str, named: bool) -> None:
+    assert bool(development_folders_named(line)) is named

@@ -36,7 +36,7 @@ def local_hooks(*ids: str) -> str:
         entry = hook["entry"].replace("spikelint", SPIKELINT, 1)
         lines += [f"      - id: {hook_id}", f"        name: {hook['name']}", f"        entry: {entry}",
                   "        language: system", f"        require_serial: {json.dumps(hook.get('require_serial', False))}"]
-        for key in ("types", "types_or", "files", "exclude", "exclude_types"):
+        for key in ("types", "types_or", "files", "exclude", "exclude_types", "stages"):
             if key in hook:
                 lines.append(f"        {key}: {json.dumps(hook[key])}")
     return "\n".join(lines) + "\n"
@@ -96,6 +96,36 @@ def test_a_staged_config_is_judged_by_the_workload_that_runs_it(repository: Path
     assert "k8s/job.yaml" in refused.stdout + refused.stderr and "SPK301" in refused.stdout + refused.stderr
 
 
+WIP_SBATCH = ("#!/bin/bash\n#SBATCH --gres=gpu:8\n"
+              "python train.py --config configs/train.yaml 2>&1 | tee /tmp/wip.log\n")
+
+
+def test_a_config_commit_is_not_judged_by_files_outside_it(repository: Path) -> None:
+    """An untracked work-in-progress script that references the config, and a finding the job already
+    had, are not the commit's: it passes; a value of the commit that breaks the job still fails it."""
+    (repository / "k8s").mkdir()
+    (repository / "configs").mkdir()
+    (repository / "k8s" / "job.yaml").write_text(JOB.replace("busybox:1.36.1@sha256:" + "a" * 64, "busybox:latest"),
+                                                  encoding="utf-8")  # SPK101, an error committed before the hook
+    config = repository / "configs" / "train.yaml"
+    config.write_text("seed: 1\ncode_revision: abc1234\ndataset_version: v1\noutput_dir: /ckpt/run\n",
+                      encoding="utf-8")
+    git(repository, "add", ".")
+    assert git(repository, "commit", "-q", "--no-verify", "-m", "job and config").returncode == 0
+    (repository / "wip.sbatch").write_text(WIP_SBATCH, encoding="utf-8")  # never added
+    config.write_text(config.read_text(encoding="utf-8").replace("seed: 1", "seed: 2"), encoding="utf-8")
+    git(repository, "add", "configs/train.yaml")
+    accepted = git(repository, "commit", "-q", "-m", "another seed")
+    output = accepted.stdout + accepted.stderr
+    assert accepted.returncode == 0, output
+    assert "wip.sbatch" not in output and "SPK101" not in output
+    # near miss: checked as a work tree (no hook), the untracked script is read and the job's tag fails it
+    by_hand = subprocess.run([sys.executable, "-m", "spikelint", "check", "configs/train.yaml"], cwd=repository,
+                             capture_output=True, text=True, timeout=300, check=False,
+                             env={**os.environ, "PYTHONPATH": str(ROOT)})
+    assert by_hand.returncode == 1 and "wip.sbatch" in by_hand.stdout and "SPK101" in by_hand.stdout
+
+
 def test_scripts_without_a_known_suffix_and_image_tarballs_reach_the_hook(repository: Path) -> None:
     (repository / "jobs").mkdir()
     (repository / "jobs" / "train.sbatch").write_text(
@@ -115,9 +145,12 @@ def test_the_shipped_hooks_file_is_a_valid_manifest_without_duplicate_secret_hoo
 
     hooks = {hook["id"]: hook for hook in load_manifest(str(ROOT / ".pre-commit-hooks.yaml"))}
     assert set(hooks) == {"spikelint", "spikelint-secrets", "spikelint-policy", "spikelint-fix", "spikelint-history"}
-    assert hooks["spikelint-fix"]["entry"] == "spikelint fix"  # pre-commit fails a hook that changed files
+    assert hooks["spikelint-fix"]["entry"] == "spikelint fix --hook"  # pre-commit fails a hook that changed files
+    assert hooks["spikelint"]["entry"] == "spikelint check --hook"  # the commit's files, not the work tree's
     assert hooks["spikelint-secrets"]["entry"].endswith("--select SPK2")
     assert hooks["spikelint-policy"]["entry"].endswith("--ignore SPK2")  # pairs with spikelint-secrets
     history = hooks.pop("spikelint-history")  # pre-push, over the commits being pushed, not over files
     assert history["stages"] == ["pre-push"] and not history["pass_filenames"] and history["always_run"]
     assert all(hook["types"] == ["file"] and hook["require_serial"] for hook in hooks.values())
+    # the file hooks run at commit time: installing pre-push for the history hook does not lint files twice
+    assert all("pre-push" not in hook["stages"] and "pre-commit" in hook["stages"] for hook in hooks.values())

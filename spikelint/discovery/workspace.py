@@ -5,6 +5,10 @@ scripts it references.  References therefore resolve against every file of the r
 (``git ls-files`` from its root; outside Git, the configuration's folder), not only against the
 files given; and a given config or script brings back the workloads that reference it, so a
 change to ``configs/train.yaml`` is judged by the jobs that run it.
+
+As a pre-commit hook (``hook``) the given files are a commit's: a referrer must be tracked, so a
+work-in-progress script nobody has added never judges the commit (it is still read when a given
+file references it).
 """
 
 from __future__ import annotations
@@ -20,6 +24,7 @@ from typing import NamedTuple
 from spikelint.config import Config
 from spikelint.files import discover
 from spikelint.files import git_root
+from spikelint.files import git_tracked
 from spikelint.model import FileKind
 from spikelint.model import SourceFile
 
@@ -61,8 +66,9 @@ def _covers(paths: list[str], cwd: Path, root: Path) -> bool:
     return False
 
 
-def workspace(paths: list[str], given: list[SourceFile], config: Config, cwd: Path) -> Workspace:
-    """The files around ``given`` (discovered from ``paths``); empty when ``given`` already is the tree."""
+def workspace(paths: list[str], given: list[SourceFile], config: Config, cwd: Path, hook: bool = False) -> Workspace:
+    """The files around ``given`` (discovered from ``paths``); empty when ``given`` already is the tree.
+    ``hook``: only tracked files are referrers (``dependents``)."""
     root = reference_root(cwd, config)
     if root is None or _covers(paths, cwd, root):
         return Workspace()
@@ -72,7 +78,19 @@ def workspace(paths: list[str], given: list[SourceFile], config: Config, cwd: Pa
     context = [source for source in tree.files if source.path not in known]
     names = _reference_names(given)
     dependents = [source for source in context if source.kind in REFERRING_KINDS and _mentions(source, names)]
+    if hook and dependents:
+        dependents = _tracked(dependents, root)
     return Workspace(context, dependents)
+
+
+def _tracked(sources: list[SourceFile], root: Path) -> list[SourceFile]:
+    """The sources Git tracks (all of them outside Git: there is no commit to protect)."""
+    tracked = git_tracked(root)
+    if tracked is None:
+        return sources
+    top = os.path.realpath(root)
+    return [source for source in sources
+            if os.path.relpath(os.path.realpath(source.abspath), top).replace(os.sep, "/") in tracked]
 
 
 class ReferenceNames(NamedTuple):

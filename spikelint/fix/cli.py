@@ -39,6 +39,7 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument("--fail-on", choices=("error", "warning", "info", "never"),
                         help="lowest severity left that makes the exit code 1 (default: error)")
     parser.add_argument("--exclude", metavar="GLOB", action="append", default=[], help="leave out paths matching GLOB")
+    parser.add_argument("--hook", action="store_true", help="the files given are a commit's (as for check --hook)")
     return parser
 
 
@@ -130,7 +131,7 @@ def command_fix(args: argparse.Namespace) -> int:
         return EXIT_USAGE
     if args.dry_run:
         return EXIT_FINDINGS if run.changed or run.proof_refusals else EXIT_OK
-    result = check_paths(paths, config, overrides=overrides)
+    result = check_paths(paths, config, overrides=overrides, hook=args.hook)
     emit(result.report, "text", None, result.root_prefix, config.fail_on)
     code = exit_code(result.report.findings, config.fail_on)
     return max(code, EXIT_FINDINGS) if run.proof_refusals else code

@@ -38,8 +38,9 @@ def add_parser(subparsers: Any, formats: tuple[str, ...], positive: Any) -> None
                     "committed and deleted later is still found. REV-RANGE is git rev-list syntax (default: "
                     "every commit reachable from HEAD); in CI scan the pushed range only, e.g. BASE..HEAD.")
     parser.add_argument("revisions", nargs="*", metavar="REV-RANGE", help="commits to scan (default: HEAD)")
-    parser.add_argument("--format", choices=formats, default="text", help="output format (default: text)")
-    parser.add_argument("--output", metavar="FILE", help="write the report to FILE")
+    from spikelint.options import add_report_options
+
+    add_report_options(parser, formats)
     parser.add_argument("--config", metavar="FILE", help="configuration file (its exclude globs and rule "
                         "selection apply)")
     parser.add_argument("--select", metavar="ID,...", help="rules or families to enable")
@@ -103,14 +104,16 @@ def command_history(args: argparse.Namespace) -> int:
     from spikelint.options import EXIT_OK
     from spikelint.options import UsageError
     from spikelint.options import configured
-    from spikelint.options import emit
+    from spikelint.options import emit_reports
     from spikelint.options import exit_code
     from spikelint.options import read_baseline
+    from spikelint.options import report_targets
     from spikelint.options import write_baseline
     from spikelint.engine import apply_baseline
     from spikelint.engine import selected
 
     config = configured(args, exclude=False)
+    targets = report_targets(args)
     cwd = Path.cwd()
     try:
         report, scanned = history_report(cwd, list(args.revisions), args.since, config.exclude, args.jobs,
@@ -125,7 +128,7 @@ def command_history(args: argparse.Namespace) -> int:
         return EXIT_OK
     if args.baseline:
         report = apply_baseline(report, read_baseline(Path(args.baseline)))
-    emit(report, args.format, args.output, _prefix(cwd, repository_root(cwd)), config.fail_on, False)
+    emit_reports(report, targets, _prefix(cwd, repository_root(cwd)), config.fail_on, False)
     return exit_code(report.findings, config.fail_on)
 
 

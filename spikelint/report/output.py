@@ -51,15 +51,15 @@ LONG_RUN = 10  # from this many findings of several rules, text output ends with
 
 
 def emit_report(report: Report, fmt: str, output: str | None, prefix: str | None = None,
-                fail_on: str = "info", code_frame: bool = True) -> None:
+                fail_on: str = "info", code_frame: bool = True, summary: bool | None = None) -> None:
     """Render ``report`` as ``fmt`` to ``output`` (or stdout); colour only on a TTY without NO_COLOR.
 
     ``prefix``: the current folder relative to the repository root (the engine's, which also
-    knows the configuration's folder outside Git); ``None`` asks Git.
+    knows the configuration's folder outside Git); ``None`` asks Git.  ``summary``: whether the
+    summary line goes to stderr (default: for text, and for a report written to a file).
     """
     from spikelint.report import RENDERERS
     from spikelint.report import RenderOptions
-    from spikelint.report import summary_line
 
     color = output is None and fmt == "text" and use_color(sys.stdout.isatty())
     if fmt not in REPOSITORY_RELATIVE_FORMATS:
@@ -81,12 +81,19 @@ def emit_report(report: Report, fmt: str, output: str | None, prefix: str | None
         sys.stdout.flush()
     if fmt == "github":
         _github_summary(report, output)
-    if fmt == "text" and len(report.findings) >= LONG_RUN and len({f.rule for f in report.findings}) > 1:
+    if summary if summary is not None else fmt == "text" or output:
+        print_summary(report, fmt == "text")
+
+
+def print_summary(report: Report, table: bool) -> None:
+    """The summary line on stderr; after a long text run of several rules, the per-rule table first."""
+    from spikelint.report import summary_line
+
+    if table and len(report.findings) >= LONG_RUN and len({f.rule for f in report.findings}) > 1:
         from spikelint.report import statistics_text
 
         sys.stderr.write("\nby rule:\n" + statistics_text(report.findings))
-    if fmt == "text" or output:
-        print(summary_line(report), file=sys.stderr)
+    print(summary_line(report), file=sys.stderr)
 
 
 def _github_summary(report: Report, output: str | None) -> None:

@@ -1,7 +1,7 @@
 """Command line of ``spikelint smoke``: parse options, fail fast, then start the smoke run.
 
 This module must stay importable without torch: the lint path imports the top-level CLI,
-and torch is an optional extra (``pip install spikelint[smoke]``) loaded only after the
+and torch is an optional extra (``pip install ".[smoke]"`` in a clone) loaded only after the
 options have been parsed.
 """
 
@@ -25,7 +25,7 @@ from spikelint.smoke.plan import SmokeOptions
 from spikelint.smoke.plan import make_plan
 
 EXIT_SETUP_ERROR = 2
-TORCH_MISSING = "spikelint smoke needs PyTorch, which is not installed: pip install spikelint[smoke]"
+TORCH_MISSING = "spikelint smoke needs PyTorch, which is not installed: pip install \"torch>=2.1\" \"numpy>=1.24\" (spikelint's smoke extra)"
 
 DESCRIPTION = """\
 Train a tiny (or your own) PyTorch job, kill it mid-run in several ways (SIGKILL between

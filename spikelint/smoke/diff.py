@@ -22,7 +22,7 @@ from typing import TextIO
 SCHEMA_VERSION = 1
 EXIT_EQUAL, EXIT_DIFFERENT, EXIT_UNUSABLE = 0, 1, 2
 SHOWN_IN_TEXT = 40
-TORCH_MISSING = "spikelint smoke diff needs PyTorch, which is not installed: pip install spikelint[smoke]"
+TORCH_MISSING = "spikelint smoke diff needs PyTorch, which is not installed: pip install \"torch>=2.1\" \"numpy>=1.24\" (spikelint's smoke extra)"
 
 
 class DiffInputError(ValueError):

@@ -21,6 +21,9 @@ from typing import NamedTuple
 from typing import TextIO
 
 DEFAULT_PARENT = "spikelint-smoke"
+# as pytest and ruff mark their caches: Git ignores the folder (checkpoints are megabytes), and so
+# does ``spikelint check .`` (Git's listing inside a repository, the walk outside one)
+GITIGNORE = "# written by spikelint smoke: a run folder is not committed\n*\n"
 
 
 class RunFolder(NamedTuple):
@@ -59,10 +62,12 @@ def new_run_id() -> str:
 
 
 def create_run_folder(requested: str | None, run_id: str) -> RunFolder:
-    """Create the folder (``FileExistsError`` if it exists) with its ``logs/`` and ``state/``."""
+    """Create the folder (``FileExistsError`` if it exists) with its ``logs/`` and ``state/``, and a
+    ``.gitignore`` that keeps it out of Git and out of ``spikelint check``."""
     root = (Path(requested) if requested else Path(DEFAULT_PARENT) / run_id).absolute()
     root.parent.mkdir(parents=True, exist_ok=True)
     root.mkdir()
+    (root / ".gitignore").write_text(GITIGNORE, encoding="utf-8")
     folder = RunFolder(root)
     folder.logs.mkdir()
     folder.final_states.mkdir()

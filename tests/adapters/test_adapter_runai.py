@@ -17,7 +17,7 @@ CORPUS = Path(__file__).resolve().parents[2] / ".." / "shared" / "corpus"
 def corpus(name: str) -> str:
     path = CORPUS / name
     if not path.exists():
-        pytest.skip("shared corpus not available")
+        pytest.skip("needs the workload corpus of spikelint's development workspace, which a clone does not include")
     return path.read_text(encoding="utf-8")
 
 

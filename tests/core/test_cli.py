@@ -238,6 +238,38 @@ def test_output_file(run_cli, tmp_path: Path) -> None:
     assert json.loads((tmp_path / "report.json").read_text())["findings"][0]["rule"] == "SPK101"
 
 
+def test_repeated_format_output_pairs_write_every_report_from_one_lint(run_cli, tmp_path: Path) -> None:
+    write(tmp_path, {"values.yaml": VALUES_LATEST})
+    outcome = run_cli(["check", "--format", "sarif", "--output", "a.sarif", "--format", "gitlab", "--output", "b.json",
+                       "--output", "c.xml", "--format", "junit", "--format", "text"], cwd=tmp_path)
+    assert outcome.code == 1  # the exit code once
+    sarif = json.loads((tmp_path / "a.sarif").read_text())
+    assert [result["ruleId"] for result in sarif["runs"][0]["results"]] == ["SPK101"]
+    assert [issue["check_name"] for issue in json.loads((tmp_path / "b.json").read_text())] == ["SPK101"]
+    assert "<testsuite" in (tmp_path / "c.xml").read_text()  # --output before its --format pairs with it
+    assert outcome.out.startswith("values.yaml:") and "SPK101" in outcome.out  # the format without a file
+    assert len([line for line in outcome.err.splitlines() if SUMMARY.match(line)]) == 1  # one summary line
+
+
+def test_one_format_and_output_pair_is_unchanged(run_cli, tmp_path: Path) -> None:
+    write(tmp_path, {"values.yaml": VALUES_LATEST})
+    outcome = run_cli(["check", "--output", "r.json", "--format", "json"], cwd=tmp_path)
+    assert outcome.code == 1 and outcome.out == ""
+    assert json.loads((tmp_path / "r.json").read_text())["findings"][0]["rule"] == "SPK101"
+
+
+@pytest.mark.parametrize(("arguments", "words"), [
+    (["--format", "json", "--format", "sarif"], "at most one report goes to standard output"),
+    (["--format", "json", "--output", "r.json", "--format", "sarif", "--output", "./r.json"], "same file"),
+])
+def test_repeated_reports_that_cannot_all_be_written_exit_2(run_cli, tmp_path: Path, arguments: list[str],
+                                                            words: str) -> None:
+    write(tmp_path, {"values.yaml": VALUES_LATEST})
+    outcome = run_cli(["check", *arguments], cwd=tmp_path)
+    assert outcome.code == 2 and words in outcome.err
+    assert not (tmp_path / "r.json").exists()  # refused before any lint or write
+
+
 def test_output_file_that_cannot_be_written_exits_2(run_cli, tmp_path: Path) -> None:
     write(tmp_path, {"values.yaml": VALUES_LATEST})
     outcome = run_cli(["check", "--output", "no/such/dir/report.txt"], cwd=tmp_path)

@@ -168,3 +168,77 @@ def test_a_given_manifest_brings_back_no_dependents(tmp_path: Path) -> None:
     assert check_paths(["crds"], Config(), cwd=repo, jobs=1).dependents == []
     result = check_paths(["crds/kustomization.yaml", "crds/trainers.yaml"], Config(), cwd=repo, jobs=1)
     assert result.dependents == [] and result.report.files_checked == 2
+
+
+# --------------------------------------------------------------------------- hook mode: the files of a commit
+
+WIP_SBATCH = ("#!/bin/bash\n#SBATCH --gres=gpu:8\n"
+              "srun --container-image=nvcr.example.org/team/trainer:latest python -u train.py "
+              "--config configs/train.yaml 2>&1 | tee /tmp/wip.log\n")
+OWN_FINDING_JOB = JOB.replace(DIGEST, "registry.example.org/team/train:latest")  # a tag the commit did not touch
+QUIET_CONFIG = "seed: 7\ncode_revision: abc1234\ndataset_version: v3\nlearning_rate: 0.1\n"  # nothing to report
+
+
+@needs_git
+def test_hook_mode_never_reads_an_untracked_file_as_a_referrer(tmp_path: Path) -> None:
+    """A config-only commit is not judged by a work-in-progress script nobody has added."""
+    repo = _repo(tmp_path)
+    write(repo, {"jobs/wip.sbatch": WIP_SBATCH})  # untracked, unstaged, references the config
+    hooked = check_paths(["configs/train.yaml"], Config(), cwd=repo, jobs=1, hook=True)
+    assert "jobs/wip.sbatch" not in hooked.dependents and hooked.dependents == ["k8s/job.yaml"]
+    assert not any(f.path == "jobs/wip.sbatch" for f in hooked.report.findings)
+    # near miss: as a command on the work tree (no --hook), the untracked script is a referrer like any file
+    plain = check_paths(["configs/train.yaml"], Config(), cwd=repo, jobs=1)
+    assert "jobs/wip.sbatch" in plain.dependents
+    assert any(f.path == "jobs/wip.sbatch" for f in plain.report.findings)
+
+
+@needs_git
+def test_hook_mode_keeps_a_referrers_finding_that_comes_from_the_commit(tmp_path: Path) -> None:
+    """The job's SPK301 names the committed config's value: it fails the commit (the config writes to /tmp)."""
+    repo = _repo(tmp_path)
+    result = check_paths(["configs/train.yaml"], Config(), cwd=repo, jobs=1, hook=True)
+    assert ("k8s/job.yaml", "SPK301", 12) in {(f.path, f.rule, f.line) for f in result.report.findings}
+    (finding,) = [f for f in result.report.findings if f.rule == "SPK301"]
+    assert "configs/train.yaml:4" in finding.message
+
+
+@needs_git
+def test_hook_mode_leaves_out_a_referrers_own_findings(tmp_path: Path) -> None:
+    """A mutable tag already in the job is not the config commit's: reported by ``check .``, not by the hook."""
+    repo = init_repo(tmp_path / "repo")
+    write(repo, {"k8s/job.yaml": OWN_FINDING_JOB, "configs/train.yaml": QUIET_CONFIG})
+    commit_all(repo)
+    hooked = check_paths(["configs/train.yaml"], Config(), cwd=repo, jobs=1, hook=True)
+    assert hooked.dependents == ["k8s/job.yaml"]
+    assert not any(f.rule == "SPK101" for f in hooked.report.findings) and hooked.outside > 0
+    plain = check_paths(["configs/train.yaml"], Config(), cwd=repo, jobs=1)  # near miss: without --hook
+    assert ("k8s/job.yaml", "SPK101") in {(f.path, f.rule) for f in plain.report.findings} and plain.outside == 0
+    # the job itself in the commit: its own findings are the commit's
+    staged = check_paths(["k8s/job.yaml", "configs/train.yaml"], Config(), cwd=repo, jobs=1, hook=True)
+    assert ("k8s/job.yaml", "SPK101") in {(f.path, f.rule) for f in staged.report.findings}
+
+
+@pytest.mark.parametrize(("message", "named"), [
+    ("outputs written to '/tmp/out' (from output_dir in configs/train.yaml:4) land in /tmp", True),
+    ("no setting resumes from them (or in configs/train.yaml): a relaunch", True),
+    ("from configs/train.yaml.bak:4", False),
+    ("from old-configs/train.yaml:4", False),
+    ("from configs/train.yamlx", False),
+    ("image 'busybox:latest' uses the mutable tag 'latest'", False),
+])
+def test_a_message_names_a_file_of_the_commit_as_a_whole_path(message: str, named: bool) -> None:
+    from spikelint.pipeline.commit import names_any
+
+    assert names_any(message, ["configs/train.yaml"]) is named
+
+
+@needs_git
+def test_cli_hook_says_what_it_left_out(run_cli, tmp_path: Path) -> None:
+    repo = init_repo(tmp_path / "repo")
+    write(repo, {"k8s/job.yaml": OWN_FINDING_JOB, "configs/train.yaml": QUIET_CONFIG})
+    commit_all(repo)
+    outcome = run_cli(["check", "--hook", "configs/train.yaml"], cwd=repo)
+    assert outcome.code == 0 and "SPK101" not in outcome.out
+    assert "of files outside the commit not reported" in outcome.err
+    assert run_cli(["check", "configs/train.yaml"], cwd=repo).code == 1  # near miss: without --hook

@@ -143,6 +143,18 @@ def test_no_raw_token_in_any_format(fmt: str, story: Story, tmp_path: Path, monk
                f"{story.shas['renamed'][:12]} (2026-01-06)" in written
 
 
+def test_history_writes_repeated_reports_from_one_scan(story: Story, tmp_path: Path,
+                                                      monkeypatch: pytest.MonkeyPatch,
+                                                      capsys: pytest.CaptureFixture[str]) -> None:
+    sarif, junit = tmp_path / "h.sarif", tmp_path / "h.xml"
+    code, out, err = run(["history", "--format", "sarif", "--output", str(sarif), "--format", "junit", "--output",
+                          str(junit), "--format", "json"], story.root, monkeypatch, capsys)
+    assert code == 1 and err.count("commits scanned") == 1
+    assert len(json.loads(sarif.read_text(encoding="utf-8"))["runs"][0]["results"]) == 4
+    ElementTree.fromstring(junit.read_text(encoding="utf-8"))
+    assert len(json.loads(out)["findings"]) == 4
+
+
 def test_a_history_baseline_silences_the_old_and_reports_the_new(story: Story, tmp_path: Path,
                                                                  monkeypatch: pytest.MonkeyPatch,
                                                                  capsys: pytest.CaptureFixture[str]) -> None:

@@ -119,13 +119,13 @@ def corpus_findings(name: str) -> list[tuple[int, str]]:
     return [(finding.line, finding.rule) for finding in findings]
 
 
-@pytest.mark.skipif(not CORPUS.is_dir(), reason="shared corpus not available")
+@pytest.mark.skipif(not CORPUS.is_dir(), reason="needs the workload corpus of spikelint's development workspace, which a clone does not include")
 @pytest.mark.parametrize("name", sorted(CORPUS_EXPECTED))
 def test_corpus_secrets(name: str) -> None:
     assert corpus_findings(name) == CORPUS_EXPECTED[name]
 
 
-@pytest.mark.skipif(not CORPUS.is_dir(), reason="shared corpus not available")
+@pytest.mark.skipif(not CORPUS.is_dir(), reason="needs the workload corpus of spikelint's development workspace, which a clone does not include")
 def test_corpus_dockerfile_secrets_as_dockerfile() -> None:
     text = (CORPUS / "14-Dockerfile.bad").read_text(encoding="utf-8")
     findings = lint_snippet("Dockerfile", text, {"select": ["SPK2"]})
@@ -134,7 +134,7 @@ def test_corpus_dockerfile_secrets_as_dockerfile() -> None:
                                                                       (20, "SPK205"), (21, "SPK205")]
 
 
-@pytest.mark.skipif(not CORPUS.is_dir(), reason="shared corpus not available")
+@pytest.mark.skipif(not CORPUS.is_dir(), reason="needs the workload corpus of spikelint's development workspace, which a clone does not include")
 @pytest.mark.parametrize("name", CORPUS_GOOD)
 def test_corpus_good_files_have_no_secret(name: str) -> None:
     assert corpus_findings(name) == []

@@ -52,7 +52,7 @@ def test_without_torch_exit_2_says_how_to_install_it(tmp_path: Path) -> None:
     )
     result = python(code)
     assert result.returncode == 2
-    assert "pip install spikelint[smoke]" in result.stderr
+    assert 'pip install "torch>=2.1" "numpy>=1.24"' in result.stderr
     assert json.loads(result.stdout)["verdict"] == "setup_error"
     assert not (tmp_path / "run").exists()
     version = python("import sys; sys.modules['torch'] = None\nfrom spikelint.smoke.cli import main\nsys.exit(main(['--version']))")

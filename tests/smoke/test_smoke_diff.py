@@ -169,6 +169,6 @@ def test_without_torch_exit_2_says_how_to_install_it(tmp_path: Path) -> None:
         f"sys.exit(main(['diff', {str(tmp_path / 'a.pt')!r}, {str(tmp_path / 'b.pt')!r}, '--format', 'json']))"
     )
     result = subprocess.run([sys.executable, "-c", code], cwd=REPOSITORY, capture_output=True, text=True, timeout=60)
-    assert result.returncode == 2 and "pip install spikelint[smoke]" in result.stderr
+    assert result.returncode == 2 and 'pip install "torch>=2.1" "numpy>=1.24"' in result.stderr
     report = json.loads(result.stdout)
     assert validation_errors(SCHEMA, report) == [] and report["exit_code"] == 2

@@ -344,3 +344,13 @@ def test_no_space_for_the_summary_still_prints_a_setup_error(tmp_path: Path, mon
     assert result.exit_code == 2 == printed["exit_code"] and printed["verdict"] == "setup_error"
     assert "no space left on device while writing" in printed["message"]
     assert validation_errors("smoke-summary.v1.schema.json", printed) == []
+
+
+def test_a_run_folder_in_a_repository_stays_out_of_git_status(tmp_path: Path) -> None:
+    """Checkpoints are megabytes: the run folder's own ``.gitignore`` keeps them out of ``git status``."""
+    subprocess.run(["git", "init", "-q"], cwd=tmp_path, check=True)
+    result = run_smoke(tmp_path / "spikelint-smoke" / "one", *SHORT)
+    assert checked_summary(result)["verdict"] == "verified"
+    status = subprocess.run(["git", "status", "--porcelain", "--untracked-files=all"], cwd=tmp_path,
+                            capture_output=True, text=True, check=True)
+    assert status.stdout == "" and (result.run_dir / ".gitignore").is_file()
