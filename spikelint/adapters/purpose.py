@@ -282,6 +282,11 @@ TRAINING_CODE = lazy_regex(r"\.backward\s*\(|optimi[sz]er|\.step\s*\(|Trainer\b|
                            r"\s*\(|\.train\s*\(|deepspeed\.initialize|accelerator\.prepare|value_and_grad|\bgrad\s*\(")
 # code that says it runs without gradients: scoring, generating, converting and publishing weights
 NO_GRADIENT_CODE = lazy_regex(r"\bno_grad\s*\(|\binference_mode\s*\(|\.eval\s*\(\s*\)")
+# any word of training at all (a comment, a split name, a library call): the script may train through it
+MENTIONS_TRAINING = lazy_regex(r"train|finetun|\bfit\b|optimi[sz]|backward|\bgrad|\.step\s*\(|lightning|deepspeed|"
+                               r"accelerat|\bsft\b|\bdpo\b|\bppo\b|\bgrpo\b", re.IGNORECASE)
+# weights written or published: what a converter, a merger or a weight surgery produces
+WRITES_WEIGHTS = lazy_regex(r"\bsave_file\s*\(|save_pretrained\s*\(|push_to_hub\s*\(|torch\.save\s*\(")
 
 
 def reconsider(workload: Workload, scripts: list[tuple[str, str]]) -> None:
@@ -291,10 +296,13 @@ def reconsider(workload: Workload, scripts: list[tuple[str, str]]) -> None:
     if not workload.is_training or workload.training_stated or not scripts:
         return
     code = "\n".join(text for _, text in scripts)
-    if TRAINING_CODE.search(code) or not NO_GRADIENT_CODE.search(code):
+    name = posixpath.basename(scripts[0][0])
+    if not TRAINING_CODE.search(code) and NO_GRADIENT_CODE.search(code):
+        purpose = Purpose(EVALUATION, f"{name} has no training step and runs without gradients")
+    elif not MENTIONS_TRAINING.search(code) and WRITES_WEIGHTS.search(code):
+        purpose = Purpose(DATA, f"{name} writes weights and never mentions training")
+    else:
         return
-    purpose = Purpose(EVALUATION, f"{posixpath.basename(scripts[0][0])} has no training step and runs without "
-                                  f"gradients")
     workload.is_training = False
     workload.purpose = purpose.what
     workload.evidence = evidence(workload, purpose)

@@ -240,3 +240,19 @@ def test_a_daemonset_that_runs_a_training_script_is_a_burn_in_not_a_run() -> Non
     daemonset = BASE_JOB.replace("apiVersion: batch/v1\nkind: Job", "apiVersion: apps/v1\nkind: DaemonSet")
     assert _training("k8s/burn-in.yaml", daemonset) == []
     assert [rule for _, rule, _ in _training("k8s/job.yaml", BASE_JOB)]  # the same pod spec as a Job trains
+
+
+SURGERY = ("import torch\nfrom safetensors.torch import load_file, save_file\n\n\ndef main(src, dst):\n"
+           "    weights = load_file(src)\n    weights['pos_embed'] = torch.nn.functional.interpolate(weights['pos_embed'], 64)\n"
+           "    save_file(weights, dst)\n")
+
+
+def test_a_script_that_rewrites_weights_and_never_mentions_training_is_not_training() -> None:
+    job = _slurm("srun python tools/run_job.py --src /ckpt/a --dst /ckpt/b\n")
+    assert _training("slurm/job.sbatch", job, {"tools/run_job.py": SURGERY}) == []
+
+
+def test_a_script_that_writes_weights_and_mentions_training_stays_training() -> None:
+    code = SURGERY.replace("def main", "from trainer_lib import pretrain\n\n\ndef main") + "    pretrain(dst)\n"
+    job = _slurm("srun python tools/run_job.py --src /ckpt/a --dst /ckpt/b\n")
+    assert [rule for _, rule, _ in _training("slurm/job.sbatch", job, {"tools/run_job.py": code})] == ["SPK401"]
