@@ -303,7 +303,7 @@ CHECKPOINT_LIKE = lazy_regex(r"ckpt|checkpoint|model|weights|download|cache|resu
                              r"requests\.get|hf_hub|snapshot_download", re.IGNORECASE)
 IN_MEMORY = lazy_regex(r"\bdumps\(")  # ``pickle.loads(pickle.dumps(model))``: a round trip, no file
 OWN_FILE = lazy_regex(r"cache|offset", re.IGNORECASE)  # a file the module keeps for itself
-ANY_OWN = "*"  # the module has a cache writer of its own: any cache-named load reads what it wrote
+ANY_OWN = "*"  # the module has a cache writer of its own: a load from its own cache attribute reads what it wrote
 WRITE_MODE = lazy_regex(r"[rbt+]*[wax][rbt+]*")  # "wb", "ab", "w+", "xb"
 
 
@@ -448,7 +448,7 @@ def unsafe_loads(module: ast.Module) -> list[UnsafeLoad]:
                 continue
             own = _own_names(path, scope)
             own_writes = _own_writes(every) if own_writes is None else own_writes
-            if own and (own & own_writes or ANY_OWN in own_writes):
+            if own and (own & own_writes or ANY_OWN in own_writes and any(name.startswith("self.") for name in own)):
                 continue  # the module's own cache or offsets file, written by its code (before or after)
             if own_writes.intersection(texts):
                 continue  # read back from the attribute the module writes to (``self.checkpoint_file``)
