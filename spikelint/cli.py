@@ -26,8 +26,8 @@ from spikelint.options import emit_reports
 from spikelint.options import exit_code
 from spikelint.options import overrides
 from spikelint.options import positive
-from spikelint.options import read_baseline
 from spikelint.options import report_targets
+from spikelint.options import gate_baseline
 from spikelint.options import write_baseline
 
 if TYPE_CHECKING:
@@ -65,7 +65,8 @@ def _check_parser(subparsers: argparse._SubParsersAction) -> None:
     parser.add_argument("--ignore", metavar="ID,...", help="rules or families to disable")
     parser.add_argument("--fail-on", choices=("error", "warning", "info", "never"), help="lowest severity that "
                         "makes the exit code 1 (default: error)")
-    parser.add_argument("--baseline", metavar="FILE", help="report only findings not in this baseline")
+    parser.add_argument("--baseline", metavar="FILE", help="report only findings not in this baseline "
+                        "(default: the configuration's baseline:)")
     parser.add_argument("--write-baseline", metavar="FILE", help="write the current findings as a baseline, exit 0")
     parser.add_argument("--diff", metavar="REV", help="report only findings that are new since Git revision REV "
                         "(not reported when its tree is linted the same way)")
@@ -101,6 +102,7 @@ def command_check(args: argparse.Namespace) -> int:
     if args.show_files:
         return _show_files(args.paths or ["."], config)
     refused = 0  # fixes refused by their proof: their findings stay, so at least exit 1
+    baseline = None if args.write_baseline else gate_baseline(args.baseline, config)  # a missing one: before any fix
     if args.fix and not args.stdin_filename:
         from spikelint.fix.cli import apply_fixes
 
@@ -132,8 +134,8 @@ def command_check(args: argparse.Namespace) -> int:
     if args.write_baseline:
         write_baseline(Path(args.write_baseline), report)
         return EXIT_OK
-    if args.baseline:
-        report = apply_baseline(report, read_baseline(Path(args.baseline)))
+    if baseline is not None:
+        report = apply_baseline(report, baseline)
     if args.diff:
         report = _new_since(args.diff, report, paths, config, args.jobs)
     if not result.discovery.files and not result.discovery.skipped and not result.discovery.oversized:

@@ -60,6 +60,9 @@ class Config:
     # False: in-file suppressions (comments, pragmas, annotations) do nothing; only the configuration and
     # the baseline can silence a finding (teams that gate centrally)
     allow_inline_suppressions: bool = True
+    # the baseline every gating command applies (check, fix, history, so the hooks too), relative to the
+    # configuration file's folder; --baseline FILE wins
+    baseline: str | None = None
     root: str = "."  # folder the configuration was found in (schemas: paths resolve from it)
     path: str | None = None  # the configuration file, when there is one
 

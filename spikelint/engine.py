@@ -35,11 +35,10 @@ from spikelint.discovery.hierarchy import SUB_CONFIG_NAMES
 from spikelint.discovery.hierarchy import Layers
 from spikelint.discovery.kustomize import is_patch_fragment
 from spikelint.facts.entry_script import workload_entry_texts
-from spikelint.pipeline.fingerprint import fingerprint
 from spikelint.pipeline.fingerprint import identity_path
 from spikelint.pipeline.fingerprint import identity_root
 from spikelint.pipeline.fingerprint import root_prefix
-from spikelint.pipeline.fingerprint import normalise_key
+from spikelint.pipeline.fingerprint import next_fingerprint
 from spikelint.pipeline.masking import mask_file
 from spikelint.pipeline.commit import keep_commit_findings
 from spikelint.model import Document
@@ -285,14 +284,13 @@ class Engine:
         severity = self.config.severity.get(problem.rule) or stated or rule.severity
         path = problem.path or document.path
         key = problem.key or (lines[problem.line - 1].strip() if 0 < problem.line <= len(lines) else problem.message)
-        counted = (problem.rule, path, normalise_key(key))
-        index = occurrences.get(counted, 0)
-        occurrences[counted] = index + 1
+        print_, aliases = next_fingerprint(occurrences, problem.rule, identity_path(path, self.root_prefix), key,
+                                           problem.legacy_key)
         line, column = max(problem.line, 1), max(problem.column, 1)  # 1-based in every report format
         backwards = problem.end_line is not None and problem.end_line < line
         end_line, end_column = (None, None) if backwards else (problem.end_line, problem.end_column)
-        return Finding(problem.rule, rule.name, severity, path, line, column, problem.message,
-                       fingerprint(problem.rule, identity_path(path, self.root_prefix), key, index), end_line, end_column)
+        return Finding(problem.rule, rule.name, severity, path, line, column, problem.message, print_, end_line,
+                       end_column, aliases=aliases)
 
 
 def _with_evidence(problems: list[Problem], workload: Workload) -> list[Problem]:
@@ -589,5 +587,6 @@ def lint_snippet(filename: str, text: str, config: dict[str, Any] | None = None,
 
 
 def apply_baseline(report: Report, fingerprints: set[str]) -> Report:
-    kept = [finding for finding in report.findings if finding.fingerprint not in fingerprints]
+    kept = [finding for finding in report.findings
+            if finding.fingerprint not in fingerprints and fingerprints.isdisjoint(finding.aliases)]
     return replace(report, findings=kept, baselined=report.baselined + len(report.findings) - len(kept))

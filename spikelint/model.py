@@ -307,9 +307,11 @@ class Problem:
     """What a check yields; the engine adds the rule's name, severity and the path.
 
     ``key`` is the normalised offending content used for the fingerprint (never the line);
-    secret checks pass a hash of the secret.  ``severity`` overrides the catalog default
-    (e.g. SPK401 is an error only for preemptible workloads).  ``path`` is set only when the
-    problem belongs to another file than the document being checked.
+    secret checks pass a hash of the secret.  ``legacy_key``: the key an earlier release used,
+    when it held more than the offending value (baselines written then still match).
+    ``severity`` overrides the catalog default (e.g. SPK401 is an error only for preemptible
+    workloads).  ``path`` is set only when the problem belongs to another file than the
+    document being checked.
     """
 
     rule: str
@@ -321,6 +323,7 @@ class Problem:
     severity: str | None = None
     key: str = ""
     path: str | None = None
+    legacy_key: str = ""
 
     @classmethod
     def at(cls, rule: str, where: Located | Node, message: str, **kwargs: Any) -> Problem:
@@ -343,6 +346,7 @@ class Finding:
     end_column: int | None = None
     commit: str | None = None  # ``history``: the commit that added it, and that commit's date
     date: str | None = None
+    aliases: tuple[str, ...] = ()  # other fingerprints a baseline may hold for it (pipeline/fingerprint.py)
 
     def sort_key(self) -> tuple[str, int, int, str]:
         return (self.path, self.line, self.column, self.rule)

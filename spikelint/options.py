@@ -202,6 +202,28 @@ def read_baseline(path: Path) -> set[str]:
     return {entry["fingerprint"] for entry in data["findings"] if isinstance(entry, dict) and "fingerprint" in entry}
 
 
+def gate_baseline(given: str | None, config: Config) -> set[str] | None:
+    """The baseline a gating command applies: ``--baseline FILE``, else the configuration's
+    ``baseline:`` (relative to the configuration file, so the hooks find it from any folder);
+    ``None`` when neither names one.  A configured file that is missing is a configuration error."""
+    if given:
+        return read_baseline(Path(given))
+    if config.baseline is None:
+        return None
+    path = Path(config.root, config.baseline)
+    if not path.exists():
+        import shlex
+
+        try:
+            shown = os.path.relpath(path)
+        except ValueError:  # another drive
+            shown = str(path)
+        raise UsageError(f"configuration error: {config.path}: baseline: {config.baseline}: no such file — write "
+                         f"it with `spikelint check --write-baseline {shlex.quote(shown)} .` and commit it, or remove "
+                         f"the key")
+    return read_baseline(path)
+
+
 def configured(args: argparse.Namespace, exclude: bool = True) -> Config:
     """The configuration a command runs with: the file (``--config`` or the nearest one), then
     ``--select``/``--ignore`` (checked against the catalog), ``--fail-on`` and ``--exclude``."""

@@ -139,6 +139,31 @@ def test_scripts_without_a_known_suffix_and_image_tarballs_reach_the_hook(reposi
     assert "image.tar" in output  # the (broken) image tarball was read
 
 
+def test_a_configured_baseline_lets_an_edit_of_a_baselined_file_through(repository: Path) -> None:
+    """README's "baseline first, gate on what is new" with the hook unchanged: ``baseline:`` in the configuration."""
+    job = repository / "job.yaml"
+    job.write_text("apiVersion: v1\nkind: Pod\nmetadata: {name: t}\nspec:\n  containers:\n"
+                   "    - name: t\n      image: busybox:latest\n      command: [sleep, '1']\n", encoding="utf-8")
+    (repository / ".spikelint.yaml").write_text("baseline: .spikelint-baseline.json\n", encoding="utf-8")
+    written = subprocess.run([sys.executable, "-m", "spikelint", "check", "--write-baseline", ".spikelint-baseline.json",
+                              "."], cwd=repository, capture_output=True, text=True, timeout=300, check=False,
+                             env={**os.environ, "PYTHONPATH": str(ROOT)})
+    assert written.returncode == 0, written.stderr
+    git(repository, "add", ".")
+    adopted = git(repository, "commit", "-q", "-m", "adopt spikelint")
+    assert adopted.returncode == 0, adopted.stdout + adopted.stderr
+    job.write_text(job.read_text(encoding="utf-8").replace("{name: t}", "{name: t, labels: {team: nlp}}"),
+                   encoding="utf-8")
+    git(repository, "add", "job.yaml")
+    edited = git(repository, "commit", "-q", "-m", "label the pod")
+    assert edited.returncode == 0, edited.stdout + edited.stderr
+    job.write_text(job.read_text(encoding="utf-8") + "    - name: u\n      image: alpine:latest\n"
+                   "      command: [sleep, '1']\n", encoding="utf-8")
+    git(repository, "add", "job.yaml")
+    refused = git(repository, "commit", "-q", "-m", "a second container")
+    assert refused.returncode != 0 and "job.yaml:10:" in refused.stdout + refused.stderr
+
+
 def test_the_shipped_hooks_file_is_a_valid_manifest_without_duplicate_secret_hooks() -> None:
     pytest.importorskip("pre_commit")
     from pre_commit.clientlib import load_manifest

@@ -98,7 +98,8 @@ def _registry(where: Located, image: ImageRef, config: Config) -> Iterator[Probl
     if config.allowed_registries and not registry_allowed(image, config.allowed_registries):
         allowed = ", ".join(config.allowed_registries)
         yield Problem.at("SPK103", where, f"image {image.text!r} comes from registry {image.registry!r}, which is "
-                         f"not in allowed_registries ({allowed}) — mirror it into an allowed registry", key=image.text)
+                         f"not in allowed_registries ({allowed}) — mirror it into an allowed registry",
+                         key=f"registry:{image.registry}/{image.repository}", legacy_key=image.text)
 
 
 @check(*IMAGE_RULES, scope="workload")

@@ -88,6 +88,8 @@ def _passes_unbuffered(command: SimpleCommand) -> bool:
 
 
 def _pipeline_text(pipeline: Pipeline) -> str:
+    """The whole pipeline: what SPK501 keyed on before its key became the programs the message names
+    (a fix that adds ``-u`` to ``python``, or a new argument, keeps a baselined finding baselined)."""
     return " | ".join(" ".join(command.argv()) for command in pipeline.commands)
 
 
@@ -110,7 +112,8 @@ def _pipefail_problem(pipeline: Pipeline, context: Context, others: Sequence[Pip
                    f"`{left} | {right}` without pipefail: the pipeline's exit status is {right}'s, so when {left} "
                    f"fails (a crashed or killed run, a failed download) the failure is reported as success{more} — "
                    f"{context.fix_pipefail}",
-                   end_line=end_line, end_column=end_column, key=f"pipefail:{_pipeline_text(pipeline)}")
+                   end_line=end_line, end_column=end_column, key=f"pipefail:{left} | {right}",
+                   legacy_key=f"pipefail:{_pipeline_text(pipeline)}")
 
 
 def _display_name(command: SimpleCommand) -> str:

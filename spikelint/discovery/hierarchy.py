@@ -2,9 +2,9 @@
 
 A sub-folder's file names only what differs: each key it sets replaces the parent's value,
 except ``per_path_ignores``, ``schemas`` and ``exclude``, whose entries are added (their globs
-and paths are relative to the sub-folder, as they would be at the top).  ``fail_on`` and
-``max_file_size`` are one value per run, so only the top configuration sets them.  Command-line
-options still win over every file.
+and paths are relative to the sub-folder, as they would be at the top).  ``fail_on``,
+``max_file_size`` and ``baseline`` are one value per run, so only the top configuration sets
+them.  Command-line options still win over every file.
 """
 
 from __future__ import annotations
@@ -24,7 +24,7 @@ from spikelint.config import unknown_rule_names
 from spikelint.config import with_overrides
 
 SUB_CONFIG_NAMES = (".spikelint.yaml", ".spikelint.yml")
-RUN_WIDE_KEYS = ("fail_on", "max_file_size")
+RUN_WIDE_KEYS = ("fail_on", "max_file_size", "baseline")
 ADDED_KEYS = ("per_path_ignores", "schemas", "exclude")
 
 

@@ -40,6 +40,8 @@ def build_parser() -> argparse.ArgumentParser:
                         help="lowest severity left that makes the exit code 1 (default: error)")
     parser.add_argument("--exclude", metavar="GLOB", action="append", default=[], help="leave out paths matching GLOB")
     parser.add_argument("--hook", action="store_true", help="the files given are a commit's (as for check --hook)")
+    parser.add_argument("--baseline", metavar="FILE", help="findings left that are in this baseline do not fail "
+                        "(default: the configuration's baseline:)")
     return parser
 
 
@@ -119,11 +121,14 @@ def _summary(run: FixRun, dry_run: bool) -> None:
 def command_fix(args: argparse.Namespace) -> int:
     from spikelint.options import emit
     from spikelint.options import exit_code
+    from spikelint.options import gate_baseline
+    from spikelint.engine import apply_baseline
     from spikelint.engine import check_paths
 
     if args.pins and not args.unsafe:
         print("spikelint: --pins is read only with --unsafe (pinning needs a follow-up)", file=sys.stderr)
     config, overrides = _settings(args)
+    baseline = gate_baseline(args.baseline, config)  # read first: a missing baseline fixes nothing
     paths = args.paths or ["."]
     run, safe = apply_fixes(paths, config, overrides, unsafe=args.unsafe, dry_run=args.dry_run,
                             pins=_pins(args.pins) if args.unsafe else NO_PINS)
@@ -132,6 +137,7 @@ def command_fix(args: argparse.Namespace) -> int:
     if args.dry_run:
         return EXIT_FINDINGS if run.changed or run.proof_refusals else EXIT_OK
     result = check_paths(paths, config, overrides=overrides, hook=args.hook)
-    emit(result.report, "text", None, result.root_prefix, config.fail_on)
-    code = exit_code(result.report.findings, config.fail_on)
+    report = result.report if baseline is None else apply_baseline(result.report, baseline)
+    emit(report, "text", None, result.root_prefix, config.fail_on)
+    code = exit_code(report.findings, config.fail_on)
     return max(code, EXIT_FINDINGS) if run.proof_refusals else code

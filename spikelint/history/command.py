@@ -47,7 +47,8 @@ def add_parser(subparsers: Any, formats: tuple[str, ...], positive: Any) -> None
     parser.add_argument("--ignore", metavar="ID,...", help="rules or families to disable")
     parser.add_argument("--fail-on", choices=("error", "warning", "info", "never"),
                         help="lowest severity that makes the exit code 1 (default: error)")
-    parser.add_argument("--baseline", metavar="FILE", help="report only findings not in this baseline")
+    parser.add_argument("--baseline", metavar="FILE", help="report only findings not in this baseline "
+                        "(default: the configuration's baseline:)")
     parser.add_argument("--write-baseline", metavar="FILE", help="write the current findings as a baseline, exit 0")
     parser.add_argument("--since", metavar="DATE", help="only commits made after DATE (any date git accepts)")
     parser.add_argument("--jobs", type=positive, metavar="N", help="worker processes (default: the CPUs; 1 = in-process)")
@@ -61,7 +62,8 @@ def history_report(cwd: Path, revisions: list[str], since: str | None, exclude: 
     leaks, paths = _scan(root, shas, exclude, jobs)
     prefix = _prefix(cwd, root)
     rule = rules[RULE]
-    findings = [_finding(leak, rule.name, rule.severity, prefix) for leak in leaks]
+    secret_rules = tuple(rule_id for rule_id in rules if rule_id.startswith("SPK2"))
+    findings = [_finding(leak, rule.name, rule.severity, prefix, secret_rules) for leak in leaks]
     return Report(findings, files_checked=len(paths), rules=[rule]), len(shas)
 
 
@@ -88,14 +90,16 @@ def _prefix(cwd: Path, root: Path) -> str:
     return root_prefix(cwd, root)
 
 
-def _finding(leak: Leak, name: str, severity: str, prefix: str) -> Finding:
-    """A leak as a finding: its path shown from the current folder, fingerprinted from the root."""
+def _finding(leak: Leak, name: str, severity: str, prefix: str, secret_rules: tuple[str, ...]) -> Finding:
+    """A leak as a finding: its path shown from the current folder, fingerprinted from the root as
+    ``check`` fingerprints the same secret at that path (whichever SPK2 rule reports it there)."""
     from spikelint.pipeline.fingerprint import fingerprint
+    from spikelint.pipeline.fingerprint import secret_aliases
 
     shown = posixpath.relpath(leak.path, prefix.rstrip("/")) if prefix else leak.path
     return Finding(RULE, name, severity, shown, leak.line, leak.column, message(leak),
                    fingerprint(RULE, leak.path, leak.key), leak.end_line, leak.end_column,
-                   commit=leak.commit, date=leak.date)
+                   commit=leak.commit, date=leak.date, aliases=secret_aliases(secret_rules, leak.path, leak.key))
 
 
 def command_history(args: argparse.Namespace) -> int:
@@ -106,8 +110,8 @@ def command_history(args: argparse.Namespace) -> int:
     from spikelint.options import configured
     from spikelint.options import emit_reports
     from spikelint.options import exit_code
-    from spikelint.options import read_baseline
     from spikelint.options import report_targets
+    from spikelint.options import gate_baseline
     from spikelint.options import write_baseline
     from spikelint.engine import apply_baseline
     from spikelint.engine import selected
@@ -126,8 +130,9 @@ def command_history(args: argparse.Namespace) -> int:
     if args.write_baseline:
         write_baseline(Path(args.write_baseline), report)
         return EXIT_OK
-    if args.baseline:
-        report = apply_baseline(report, read_baseline(Path(args.baseline)))
+    baseline = gate_baseline(args.baseline, config)
+    if baseline is not None:
+        report = apply_baseline(report, baseline)
     emit_reports(report, targets, _prefix(cwd, repository_root(cwd)), config.fail_on, False)
     return exit_code(report.findings, config.fail_on)
 

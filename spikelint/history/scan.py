@@ -4,8 +4,9 @@ Added lines are free text without the rest of their file, so they are read the w
 reads text files (:func:`spikelint.secrets.text.scan_text`, in the mode the file's name
 gives): token shapes everywhere, ``key = value`` assignments of secret-named keys,
 private-key blocks over consecutive added lines.  A secret is reported once per path, at
-the oldest commit that added it; its fingerprint is the one ``check`` gives an SPK201 at
-that path (rule, path, hash of the secret), so one baseline serves both commands.
+the oldest commit that added it; its fingerprint is the one ``check`` gives the secret's first
+occurrence at that path, whichever SPK2 rule reports it there (path and hash of the secret),
+so one baseline serves both commands.
 """
 
 from __future__ import annotations

@@ -132,4 +132,4 @@ def findings_to_data(findings: Iterable[Finding]) -> list[dict[str, Any]]:
 
 
 def findings_from_data(data: list[dict[str, Any]]) -> list[Finding]:
-    return [Finding(**item) for item in data]
+    return [Finding(**{**item, "aliases": tuple(item.get("aliases", ()))}) for item in data]

@@ -5,6 +5,7 @@ from __future__ import annotations
 import hashlib
 
 SHOWN = 4
+SECRET_KEY_PREFIX = "sha256:"  # what a secret finding's key starts with (fingerprints know a secret by it)
 
 
 def redact(value: str, type_: str) -> str:
@@ -15,4 +16,4 @@ def redact(value: str, type_: str) -> str:
 
 def secret_key(value: str) -> str:
     """What fingerprints hash for a secret finding: a SHA-256 of the secret, never the secret."""
-    return "sha256:" + hashlib.sha256(value.encode("utf-8", "surrogatepass")).hexdigest()
+    return SECRET_KEY_PREFIX + hashlib.sha256(value.encode("utf-8", "surrogatepass")).hexdigest()

@@ -49,3 +49,46 @@ def test_known_value():
 
     expected = hashlib.sha256("SPK101\0a.yaml\0pytorch:latest\0" "0".encode()).hexdigest()[:32]
     assert fingerprint("SPK101", "a.yaml", "pytorch:latest", 0) == expected
+
+
+# --------------------------------------------------------------------------- one fingerprint per secret
+
+SECRET = "sha256:" + "5e" * 32  # what secret checks pass: the hash of the secret
+
+
+def test_a_secret_has_one_fingerprint_whichever_rule_reports_it():
+    prints = {fingerprint(rule, "job.yaml", SECRET) for rule in ("SPK201", "SPK202", "SPK203", "SPK204", "SPK205", "SPK206")}
+    assert prints == {fingerprint("SPK201", "job.yaml", SECRET)}  # what history and SPK201 always gave
+    assert fingerprint("SPK202", "other.yaml", SECRET) not in prints  # the path still counts
+    assert fingerprint("SPK202", "job.yaml", "sha256:" + "5f" * 32) not in prints  # and the secret
+
+
+def test_only_secret_keys_of_secret_rules_share_it():
+    assert fingerprint("SPK207", "nb.ipynb", "outputs:nb.ipynb") != fingerprint("SPK201", "nb.ipynb", "outputs:nb.ipynb")
+    assert fingerprint("SPK105", "train.py", SECRET) != fingerprint("SPK201", "train.py", SECRET)
+
+
+def test_a_secret_repeated_in_a_file_under_two_rules_stays_unique():
+    prints = assign_fingerprints([("SPK202", "job.yaml", SECRET), ("SPK203", "job.yaml", SECRET)])
+    assert prints == [fingerprint("SPK201", "job.yaml", SECRET, 0), fingerprint("SPK201", "job.yaml", SECRET, 1)]
+
+
+def test_aliases_are_what_older_baselines_hold():
+    from spikelint.pipeline.fingerprint import next_fingerprint
+
+    occurrences: dict[tuple[str, str, str], int] = {}
+    first = next_fingerprint(occurrences, "SPK202", "job.yaml", SECRET)
+    second = next_fingerprint(occurrences, "SPK201", "job.yaml", SECRET)
+    assert first == (fingerprint("SPK201", "job.yaml", SECRET, 0), (_old("SPK202", "job.yaml", SECRET, 0),))
+    # the second occurrence: SPK201's own first before (counted per rule then), which is also the secret's first
+    assert second[1] == (fingerprint("SPK201", "job.yaml", SECRET, 0),)
+    moved = next_fingerprint({}, "SPK501", "run.sh", "pipefail:python | tee", legacy_key="pipefail:python a.py | tee x")
+    assert moved == (fingerprint("SPK501", "run.sh", "pipefail:python | tee"),
+                     (_old("SPK501", "run.sh", "pipefail:python a.py | tee x", 0),))
+    assert next_fingerprint({}, "SPK101", "a.yaml", "busybox:latest") == (fingerprint("SPK101", "a.yaml", "busybox:latest"), ())
+
+
+def _old(rule: str, path: str, key: str, occurrence: int) -> str:
+    import hashlib
+
+    return hashlib.sha256("\0".join((rule, path, " ".join(key.split()), str(occurrence))).encode()).hexdigest()[:32]

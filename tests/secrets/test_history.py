@@ -290,3 +290,109 @@ def test_the_patch_parser_reads_a_combined_diff_by_its_columns() -> None:
              "@@@ -1,1 -1,1 +1,3 @@@\n- MODE=main\n -MODE=side\n++MODE=both\n++TOKEN=new\n + FROM_SIDE=1\n")
     runs = list(parse_patch(io.BytesIO(patch.encode("utf-8"))))
     assert [(run.path, run.line, run.lines) for run in runs] == [("run.env", 1, ("MODE=both", "TOKEN=new"))]
+
+
+# --------------------------------------------------------------------------- one baseline for check and history
+
+
+class Team:
+    """A repository whose secrets ``check`` reports under four different rules (SPK201-SPK204)."""
+
+    def __init__(self, root: Path) -> None:
+        root.mkdir()
+        git(root, "init", "-q")
+        self.root = root
+        self.tokens = {"SPK202": FAKE.hf(), "SPK203": FAKE.wandb(), "SPK204": FAKE.github(), "SPK201": FAKE.slack()}
+        notebook = {"nbformat": 4, "nbformat_minor": 5, "metadata": {}, "cells": [
+            {"cell_type": "code", "execution_count": 1, "id": "c1", "metadata": {}, "source": ["print(token)"],
+             "outputs": [{"output_type": "stream", "name": "stdout", "text": [self.tokens["SPK204"] + "\n"]}]}]}
+        self.files = {
+            "k8s/job.yaml": "apiVersion: batch/v1\nkind: Job\nmetadata: {name: sft}\nspec:\n  template:\n    spec:\n"
+                            "      restartPolicy: Never\n      containers:\n        - name: t\n"
+                            "          image: busybox:1.36.1\n          command: [sleep, '1']\n          env:\n"
+                            f"            - name: HF_TOKEN\n              value: {self.tokens['SPK202']}\n",
+            "scripts/launch.sh": f"#!/bin/bash\nset -euo pipefail\npython -u train.py --wandb_key {self.tokens['SPK203']}\n",
+            "notebooks/explore.ipynb": json.dumps(notebook, indent=1) + "\n",
+            "deploy/.env": f"SLACK_TOKEN={self.tokens['SPK201']}\n",
+        }
+        commit(root, self.files, "the team's first commit")
+
+
+def secret_rules(arguments: list[str], cwd: Path, monkeypatch: pytest.MonkeyPatch,
+                 capsys: pytest.CaptureFixture[str]) -> tuple[int, list[tuple[str, str]], int]:
+    """Exit code, (path, rule) of the secret findings, and how many were baselined."""
+    code, out, err = run([arguments[0], "--format", "json", *arguments[1:]], cwd, monkeypatch, capsys)
+    assert code in (0, 1), err
+    data = json.loads(out)
+    found = sorted((f["path"], f["rule"]) for f in data["findings"] if f["rule"] != "SPK207")
+    return code, found, data["summary"]["baselined"]
+
+
+def test_a_check_baseline_silences_the_same_secrets_in_history(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+                                                               capsys: pytest.CaptureFixture[str]) -> None:
+    team = Team(tmp_path / "team")
+    code, found, _ = secret_rules(["check", "--select", "SPK2"], team.root, monkeypatch, capsys)
+    assert {rule for _, rule in found} == {"SPK201", "SPK202", "SPK203", "SPK204"}
+    assert run(["check", "--write-baseline", "baseline.json"], team.root, monkeypatch, capsys)[0] == 0
+    code, found, baselined = secret_rules(["history", "--baseline", "baseline.json"], team.root, monkeypatch, capsys)
+    assert (code, found, baselined) == (0, [], 4)  # was 1 of 4: only the SPK201 fingerprint matched
+    fresh = FAKE.openai()
+    commit(team.root, {"scripts/eval.sh": f"export OPENAI_API_KEY={fresh}\n"}, "a new leak")
+    code, found, baselined = secret_rules(["history", "--baseline", "baseline.json"], team.root, monkeypatch, capsys)
+    assert (code, found, baselined) == (1, [("scripts/eval.sh", "SPK201")], 4)
+    assert not [token for token in [*team.tokens.values(), fresh] if token in (team.root / "baseline.json").read_text()]
+
+
+def test_a_history_baseline_silences_the_same_secrets_in_check(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+                                                               capsys: pytest.CaptureFixture[str]) -> None:
+    team = Team(tmp_path / "team")
+    assert run(["history", "--write-baseline", "history.json"], team.root, monkeypatch, capsys)[0] == 0
+    code, found, baselined = secret_rules(["check", "--select", "SPK2", "--baseline", "history.json"], team.root,
+                                          monkeypatch, capsys)
+    assert (code, found, baselined) == (0, [], 4)
+    # the same token twice in one file is one secret there; another token is new
+    write_env = team.files["deploy/.env"] + f"BACKUP_SLACK_TOKEN={team.tokens['SPK201']}\nBOT_TOKEN={FAKE.slack()}\n"
+    (team.root / "deploy" / ".env").write_text(write_env, encoding="utf-8")
+    code, found, baselined = secret_rules(["check", "--select", "SPK2", "--baseline", "history.json"], team.root,
+                                          monkeypatch, capsys)
+    assert (code, found, baselined) == (1, [("deploy/.env", "SPK201")], 5)
+
+
+def test_history_reads_the_configured_baseline(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+                                               capsys: pytest.CaptureFixture[str]) -> None:
+    """The pre-push hook runs ``spikelint history -- HEAD --not --remotes``: the key is its only way to a baseline."""
+    team = Team(tmp_path / "team")
+    commit(team.root, {".spikelint.yaml": "baseline: .spikelint-baseline.json\n"}, "configure")
+    code, _, err = run(["history", "--", "HEAD"], team.root, monkeypatch, capsys)
+    assert code == 2 and ".spikelint.yaml" in err and "baseline: .spikelint-baseline.json" in err
+    assert "--write-baseline" in err and "Traceback" not in err
+    assert run(["check", "--write-baseline", ".spikelint-baseline.json"], team.root, monkeypatch, capsys)[0] == 0
+    code, found, baselined = secret_rules(["history", "--", "HEAD"], team.root, monkeypatch, capsys)
+    assert (code, found, baselined) == (0, [], 4)
+    (team.root / "none.json").write_text('{"findings": []}', encoding="utf-8")
+    code, found, _ = secret_rules(["history", "--baseline", "none.json", "--", "HEAD"], team.root, monkeypatch, capsys)
+    assert code == 1 and len(found) == 4  # --baseline wins over the key
+
+
+def test_a_baseline_written_before_one_fingerprint_per_secret_still_matches(tmp_path: Path,
+                                                                           monkeypatch: pytest.MonkeyPatch,
+                                                                           capsys: pytest.CaptureFixture[str]) -> None:
+    """Entries of an older ``check`` baseline hashed the reporting rule's id: they still match in
+    ``check`` where they did, and ``history`` now accepts them too."""
+    import hashlib
+
+    from spikelint.secrets.redact import secret_key
+
+    team = Team(tmp_path / "team")
+    places = {"SPK202": "k8s/job.yaml", "SPK203": "scripts/launch.sh", "SPK204": "notebooks/explore.ipynb",
+              "SPK201": "deploy/.env"}
+    entries = [{"fingerprint": hashlib.sha256("\0".join((rule, path, secret_key(team.tokens[rule]), "0")).encode())
+                .hexdigest()[:32], "rule": rule, "path": path} for rule, path in places.items()]
+    (team.root / "old.json").write_text(json.dumps({"version": 1, "findings": entries}), encoding="utf-8")
+    for command in (["check", "--select", "SPK2"], ["history"]):
+        code, found, baselined = secret_rules([*command, "--baseline", "old.json"], team.root, monkeypatch, capsys)
+        assert (code, found, baselined) == (0, [], 4), command
+    moved = {**places, "SPK202": "k8s/other-job.yaml"}  # an entry for another path matches nothing
+    git(team.root, "mv", "k8s/job.yaml", moved["SPK202"])
+    code, found, _ = secret_rules(["check", "--select", "SPK2", "--baseline", "old.json"], team.root, monkeypatch, capsys)
+    assert (code, found) == (1, [("k8s/other-job.yaml", "SPK202")])
