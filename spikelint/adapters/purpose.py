@@ -48,6 +48,7 @@ from spikelint.util.lazyre import lazy_regex
 from spikelint.model import Container
 from spikelint.model import Located
 from spikelint.model import Workload
+from spikelint.facts.expansion import Lookup
 
 # the rules that speak only of training workloads, and name the evidence they rest on
 TRAINING_RULES = frozenset(("SPK301", "SPK302", "SPK303", "SPK401", "SPK402", "SPK403", "SPK404", "SPK405", "SPK503",
@@ -99,10 +100,23 @@ def container_purposes(argv: Sequence[Located]) -> list[Purpose]:
         texts = [str(word.value) for word in invocation.words]
         if not texts or program_name(invocation.words) in ("", "cd"):
             continue
+        texts = [_program_variable(word, invocation.lookup) if "$" in text[:2] else text
+                 for word, text in zip(invocation.words, texts)]
         purpose = command_purpose(texts)
         if purpose is not None:
             found.append(purpose)
     return found
+
+
+def _program_variable(word: Located, lookup: Lookup | None) -> str:
+    """``$binary_path`` -> ``/opt/llm.c/train_gpt2cu`` when the script assigns it (else as written)."""
+    from spikelint.facts.expansion import expand
+    from spikelint.facts.runconfig import UNRESOLVED
+
+    if lookup is None:
+        return str(word.value)
+    expanded = expand(str(word.value), word, lookup).text
+    return str(word.value) if UNRESOLVED in expanded or not expanded.strip() else expanded
 
 
 def text_purposes(text: str) -> list[Purpose]:

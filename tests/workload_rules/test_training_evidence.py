@@ -256,3 +256,9 @@ def test_a_script_that_writes_weights_and_mentions_training_stays_training() -> 
     code = SURGERY.replace("def main", "from trainer_lib import pretrain\n\n\ndef main") + "    pretrain(dst)\n"
     job = _slurm("srun python tools/run_job.py --src /ckpt/a --dst /ckpt/b\n")
     assert [rule for _, rule, _ in _training("slurm/job.sbatch", job, {"tools/run_job.py": code})] == ["SPK401"]
+
+
+def test_a_launch_through_a_variable_the_script_assigns_is_read() -> None:
+    body = 'LAUNCH="torchrun --nproc_per_node 8"\nTRAINER=scripts/pretrain.py\nsrun python $TRAINER --lr 3e-4\n'
+    [(_, rule, message)] = _training("slurm/job.sbatch", _slurm(body))
+    assert rule == "SPK401" and "pretrain.py" in message
