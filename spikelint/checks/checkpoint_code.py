@@ -177,21 +177,19 @@ def _has_scheduler(scope: ast.AST, local_functions: set[str]) -> bool:
     A schedule that is a stateless function of the step (``lr = get_lr(it)``, ``lr_schedule[it]``,
     a lambda) is recomputed from the saved step on resume: it holds no state to save."""
     nodes = _scope_nodes(scope)
-    applied: set[int] = set()  # nodes used as a function or a table: ``lr_schedule(step)``, ``lr_schedule[it]``
-    for node in nodes:
-        if isinstance(node, ast.Call):
-            applied.add(id(node.func))
-        elif isinstance(node, ast.Subscript):
-            applied.add(id(node.value))
+    named = [node for node in nodes if isinstance(node, ast.Name) and isinstance(node.ctx, ast.Load)
+             and SCHEDULER.search(node.id) and node.id not in local_functions
+             or isinstance(node, ast.Attribute) and SCHEDULER.search(node.attr)]
     tables: set[str] = set()
-    for node in nodes:
-        if isinstance(node, ast.Name) and isinstance(node.ctx, ast.Load) and SCHEDULER.search(node.id) \
-                and node.id not in local_functions:
+    if named:
+        # nodes used as a function or a table: ``lr_schedule(step)``, ``lr_schedule[it]``
+        applied = {id(node.func) for node in nodes if isinstance(node, ast.Call)} | \
+            {id(node.value) for node in nodes if isinstance(node, ast.Subscript)}
+        for node in named:
             if id(node) not in applied:
                 return True
-            tables.add(node.id)
-        elif isinstance(node, ast.Attribute) and SCHEDULER.search(node.attr) and id(node) not in applied:
-            return True
+            if isinstance(node, ast.Name):
+                tables.add(node.id)
     if isinstance(scope, (ast.FunctionDef, ast.AsyncFunctionDef)):
         arguments = scope.args
         names = [a.arg for a in [*arguments.posonlyargs, *arguments.args, *arguments.kwonlyargs]]
