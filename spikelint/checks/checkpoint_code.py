@@ -330,6 +330,11 @@ def _trains(scope: ast.AST) -> bool:
 # --------------------------------------------------------------------------- a checkpoint that a resume reads
 
 EXPORT_WORDS = frozenset(("best", "final", "export", "exported", "pretrained"))
+OPTIMIZER_CLASS = lazy_regex(r"^(?:SGD|Adam\w*|RMSprop|Adagrad|Adadelta|Adafactor|LAMB|Lamb|Lion|LBFGS|"
+                             r"Muon|Sophia\w*|FusedAdam|FusedLAMB|DeepSpeedCPUAdam|\w*Optimizer)$")
+# scores in a file name: a model kept to be chosen by them, not a checkpoint a resume reads
+METRIC_TEXT = lazy_regex(r"(?:^|[^a-z])(?:precision|recall|f1|acc|accuracy|auc|bleu|rouge|score|iou)(?:[^a-z]|$)",
+                         re.IGNORECASE)
 CHECKPOINT_WORDS = ("checkpoint", "ckpt", "step", "epoch", "iter")
 MODEL_FILE = lazy_regex(r"(?:^|[/\\_.-])model\.(?:pt|pth|bin|safetensors)$", re.IGNORECASE)
 WORD = lazy_regex(r"[A-Z]?[a-z]+|[A-Z]+(?![a-z])")
@@ -395,6 +400,16 @@ def _path_nodes(call: ast.Call, bindings: _Bindings) -> list[ast.AST]:
     return nodes
 
 
+def _stateless_optimizer(module: ast.Module) -> bool:
+    """Every optimizer the file builds is plain SGD without momentum, whose ``state_dict()`` holds no
+    state: there is nothing of it for a checkpoint to keep."""
+    built = [node for node in ast_nodes(module) if isinstance(node, ast.Call)
+             and OPTIMIZER_CLASS.search(_last_name(node.func))]
+    return bool(built) and all(_last_name(node.func) == "SGD" and not any(
+        item.arg == "momentum" and not (isinstance(item.value, ast.Constant) and not item.value.value)
+        for item in node.keywords) and len(node.args) < 3 for node in built)
+
+
 def _listed(items: list[str]) -> str:
     """``a``, ``a or b``, ``a, b or c``: what a checkpoint lacks, for messages."""
     return items[0] if len(items) == 1 else f"{', '.join(items[:-1])} or {items[-1]}"
@@ -419,6 +434,9 @@ def _is_export(call: ast.Call, saved: ast.AST, training: _Training, bindings: _B
             elif isinstance(part, ast.Constant) and isinstance(part.value, str):
                 files.append(part.value)
     words = {word.lower() for text in [*names, *files] for word in WORD.findall(text)}
+    if any(METRIC_TEXT.search(text) for text in [*names, *files]) and \
+            not any(word.startswith(("ckpt", "checkpoint")) for word in words):
+        return True  # ``fold-2_epoch-3_precision-0.91_f1-0.88.pt``: named by its scores, kept to choose a model
     in_loop = any(id(node) in training.loops for node in chain)
     if (words & EXPORT_WORDS or any(MODEL_FILE.search(text) for text in files)) and not (
             in_loop and any(word.startswith(CHECKPOINT_WORDS) for word in words)):
@@ -549,6 +567,8 @@ def incomplete_checkpoint_state(document: Document, ctx: CheckContext) -> Iterat
                 # nothing scheduler-like anywhere in the file (most scripts that save): no walk needed
                 scheduler = bool(SCHEDULER_TEXT.search(document.text)) and _has_scheduler(scope, local_functions)
             missing = _missing(contents, scheduler)
+            if "optimizer state" in missing and _stateless_optimizer(module):
+                missing = [item for item in missing if item != "optimizer state"]
             if not missing:
                 continue
             bindings = bindings or _Bindings(scope)

@@ -175,3 +175,22 @@ def test_step_given_to_the_checkpoint_api_as_metadata_counts() -> None:
             "        with ctx.checkpoint.store_path({'epoch': epoch}) as (path, _):\n"
             "            torch.save({'model': model.state_dict(), 'optimizer': optimizer.state_dict()}, path / 'c.pt')\n")
     assert [f.rule for f in lint_snippet("fit.py", code) if f.rule == "SPK403"] == []
+
+
+FIT_LOOP = ("import torch\n\n\ndef fit(model, loader, fold):\n    optimizer = {optimizer}\n    for epoch in range(3):\n"
+        "        for batch in loader:\n            model(batch).sum().backward()\n            optimizer.step()\n"
+        "        torch.save({{'model': model.state_dict(), 'epoch': epoch}}, {path})\n")
+
+
+@pytest.mark.parametrize("optimizer, path, fires", [
+    ("torch.optim.SGD(model.parameters(), 0.1)", "f'ckpt-{epoch}.pt'", False),
+    ("torch.optim.SGD(model.parameters(), 0.1, momentum=0.9)", "f'ckpt-{epoch}.pt'", True),
+    ("torch.optim.AdamW(model.parameters())", "f'ckpt-{epoch}.pt'", True),
+    ("torch.optim.AdamW(model.parameters())", "f'fold-{fold}_epoch-{epoch}_f1-{f1:.2f}.pt'", False),
+    ("torch.optim.AdamW(model.parameters())", "f'checkpoint-{epoch}_f1-{f1:.2f}.pt'", True),
+], ids=["plain-sgd", "sgd-momentum", "adamw", "named-by-scores", "checkpoint-named-with-scores"])
+def test_stateless_optimizers_and_score_named_models(optimizer: str, path: str, fires: bool) -> None:
+    from spikelint.engine import lint_snippet
+
+    code = FIT_LOOP.format(optimizer=optimizer, path=path)
+    assert bool([f for f in lint_snippet("fit.py", code) if f.rule == "SPK403"]) == fires
