@@ -108,7 +108,7 @@ def checkpoint_and_resume(workload: Workload, document: Document, ctx: CheckCont
     if facts is None:
         return
     configs = ", ".join(sorted({path for _, path in view.configs}))
-    looked = f" (or in {configs})" if configs else ""
+    looked = f" (its config {configs} read too)" if configs else ""
     unseen = bool(view.missing_configs or view.opaque)
     if not facts.checkpoints and not facts.resumes:
         off = facts.disabled[0] if facts.disabled else None

@@ -221,7 +221,7 @@ def test_hook_mode_leaves_out_a_referrers_own_findings(tmp_path: Path) -> None:
 
 @pytest.mark.parametrize(("message", "named"), [
     ("outputs written to '/tmp/out' (from output_dir in configs/train.yaml:4) land in /tmp", True),
-    ("no setting resumes from them (or in configs/train.yaml): a relaunch", True),
+    ("no setting resumes from them (its config configs/train.yaml read too): a relaunch", True),
     ("from configs/train.yaml.bak:4", False),
     ("from old-configs/train.yaml:4", False),
     ("from configs/train.yamlx", False),
