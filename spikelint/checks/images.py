@@ -8,6 +8,7 @@ from typing import Iterator
 
 from spikelint.checks.registry import CheckContext
 from spikelint.checks.registry import check
+from spikelint.discovery.kustomize import listed_paths
 from spikelint.config import Config
 from spikelint.facts.images import ImageRef
 from spikelint.facts.images import ImageSyntaxError
@@ -254,23 +255,14 @@ def _included(path: str, kustomizations: dict[str, SourceFile], project: Project
     if path in visited:
         return set()
     visited.add(path)
-    folder = posixpath.dirname(path)
     found: set[str] = set()
     for tree in project.document(kustomizations[path]).trees:
-        if tree.kind != "map":
-            continue
-        for key in KUSTOMIZE_INCLUDES:
-            entries = tree.get(key)
-            for entry in entries.value if entries is not None and entries.kind == "seq" else []:
-                target = entry.scalar("path") if entry.kind == "map" else entry.value if entry.kind == "scalar" else None
-                if not isinstance(target, str) or "://" in target:
-                    continue
-                resolved = posixpath.normpath(posixpath.join(folder, target))
-                found.add(resolved)
-                for name in KUSTOMIZATION_FILES:
-                    nested = posixpath.join(resolved, name)
-                    if nested in kustomizations:
-                        found |= _included(nested, kustomizations, project, visited)
+        for resolved in listed_paths(tree, KUSTOMIZE_INCLUDES, path):
+            found.add(resolved)
+            for name in KUSTOMIZATION_FILES:
+                nested = posixpath.join(resolved, name)
+                if nested in kustomizations:
+                    found |= _included(nested, kustomizations, project, visited)
     return found
 
 

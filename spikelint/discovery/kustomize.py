@@ -10,8 +10,10 @@ training rule speaks*).
 from __future__ import annotations
 
 import posixpath
+from typing import Iterator
 
 from spikelint.discovery.project import Project
+from spikelint.model import Node
 from spikelint.model import SourceFile
 
 KUSTOMIZATION_FILES = ("kustomization.yaml", "kustomization.yml", "Kustomization")
@@ -35,15 +37,18 @@ def is_patch_fragment(project: Project, path: str) -> bool:
 
 
 def _patch_paths(project: Project, path: str, source: SourceFile) -> set[str]:
+    return {listed for tree in project.document(source).trees for listed in listed_paths(tree, PATCH_KEYS, path)}
+
+
+def listed_paths(tree: Node, keys: tuple[str, ...], path: str) -> Iterator[str]:
+    """The files a kustomization at ``path`` lists under ``keys`` (``- file.yaml`` or ``- path: file.yaml``),
+    resolved against its folder; remote references (``https://…``) are not files of the tree."""
+    if tree.kind != "map":
+        return
     folder = posixpath.dirname(path)
-    found: set[str] = set()
-    for tree in project.document(source).trees:
-        if tree.kind != "map":
-            continue
-        for key in PATCH_KEYS:
-            entries = tree.get(key)
-            for entry in entries.value if entries is not None and entries.kind == "seq" else []:
-                target = entry.scalar("path") if entry.kind == "map" else entry.value if entry.kind == "scalar" else None
-                if isinstance(target, str) and "://" not in target and "\n" not in target:
-                    found.add(posixpath.normpath(posixpath.join(folder, target)))
-    return found
+    for key in keys:
+        entries = tree.get(key)
+        for entry in entries.value if entries is not None and entries.kind == "seq" else []:
+            target = entry.scalar("path") if entry.kind == "map" else entry.value if entry.kind == "scalar" else None
+            if isinstance(target, str) and "://" not in target and "\n" not in target:
+                yield posixpath.normpath(posixpath.join(folder, target))
