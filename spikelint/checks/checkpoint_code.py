@@ -185,11 +185,11 @@ def _has_scheduler(scope: ast.AST, local_functions: set[str]) -> bool:
         # nodes used as a function or a table: ``lr_schedule(step)``, ``lr_schedule[it]``
         applied = {id(node.func) for node in nodes if isinstance(node, ast.Call)} | \
             {id(node.value) for node in nodes if isinstance(node, ast.Subscript)}
-        for node in named:
-            if id(node) not in applied:
+        for usage in named:
+            if id(usage) not in applied:
                 return True
-            if isinstance(node, ast.Name):
-                tables.add(node.id)
+            if isinstance(usage, ast.Name):
+                tables.add(usage.id)
     if isinstance(scope, (ast.FunctionDef, ast.AsyncFunctionDef)):
         arguments = scope.args
         names = [a.arg for a in [*arguments.posonlyargs, *arguments.args, *arguments.kwonlyargs]]
