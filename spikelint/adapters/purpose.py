@@ -1,6 +1,6 @@
 """What a workload runs — training, or something that trains nothing — decided once, here.
 
-The training rules (SPK3, SPK401–SPK405, SPK503–SPK504, SPK603–SPK604, SPK702–SPK704) exist
+The training rules (SPK3, SPK401–SPK405, SPK503–SPK504, SPK603–SPK604, SPK702–SPK705) exist
 because a lost checkpoint or an unreadable log wastes GPU time; a busybox ``sleep``, an nginx
 server, a certificate hook or an NCCL benchmark has neither.  A workload is a training workload
 when (rules.md, *training workload*):
@@ -17,10 +17,13 @@ when (rules.md, *training workload*):
 
 GPU cost decides: an entry point that does not say it trains (``python -u prep.py``, ``main.py``,
 ``run.py``) is training only when the workload requests GPUs — a CPU-only helper Job costs no GPU
-time that a lost checkpoint would waste.
+time that a lost checkpoint would waste.  What says the work is not training wins over a GPU
+request (the job, file or folder name, a smoke-sized or graph-only run, a DaemonSet).
 
-The adapters call :func:`classify` once per workload; checks read ``workload.is_training`` and
-messages ``workload.purpose``.
+The adapters call :func:`classify` once per workload, which sets ``workload.is_training`` and the
+``workload.evidence`` every training finding names; where the entry script is in the scanned tree
+the engine hands its code to :func:`reconsider` (a scorer or converter trains nothing).  Reading
+one command line lives in :mod:`spikelint.adapters.entry_points`.
 """
 
 from __future__ import annotations
