@@ -7,6 +7,7 @@ from typing import Iterator
 from spikelint.checks.registry import CheckContext
 from spikelint.checks.registry import check
 from spikelint.model import Document
+from spikelint.model import Located
 from spikelint.model import Problem
 from spikelint.model import Workload
 
@@ -131,12 +132,17 @@ def ignored_sbatch_directive(workload: Workload, document: Document, ctx: CheckC
                          f"{where.value} comes after the first command of the batch script{after}: sbatch stops "
                          f"reading #SBATCH directives at the first command, so the job runs without this setting "
                          f"— move the line up into the directive block at the top of the script",
-                         severity="error" if workload.is_training or _requests_gpus(str(where.value)) else "info",
+                         severity="error" if workload.is_training or _requests_gpus(where) else "info",
                          key=f"late:{where.value}")
 
 
-def _requests_gpus(directive: str) -> bool:
-    return any(word in directive for word in ("--gres", "--gpus", "-G "))
+def _requests_gpus(where: Located) -> bool:
+    """The ignored line asks for GPUs, read as the Slurm adapter reads a directive."""
+    from spikelint.adapters.slurm import directive_words
+    from spikelint.adapters.slurm import gpu_request
+    from spikelint.adapters.slurm import read_options
+
+    return gpu_request(read_options(directive_words(str(where.value), where.line)))[1] is not None
 
 
 def _first_command_line(document: Document, workload: Workload) -> int | None:

@@ -43,41 +43,37 @@ def python_entry(words: Sequence[Located]) -> Located | None:
                  and not str(word.value).startswith("-")), None)
 
 
-def code_resumes(entry: Located, project: Project, near: Document | None) -> list[Setting]:
-    """A resume setting for each script in the tree that resumes by itself (at most one, where it does)."""
-    entry_source = _script_source(str(entry.value), project, near)
-    if entry_source is None:
-        return []
-    for source in _with_local_imports(entry_source, project):
-        text = project.text(source)
-        match = RESUMES_IN_CODE.search(text) if len(text) <= MAX_SCRIPT_CHARS else None
+def code_resumes(words: Sequence[Located], project: Project, near: Document | None) -> list[Setting]:
+    """A resume setting where the script a launch line runs (or a module it imports) resumes by itself."""
+    for path, text in entry_texts(words, project, near):
+        match = RESUMES_IN_CODE.search(text)
         if match is not None:
-            return [_resume_setting(source, text, match)]
+            return [_resume_setting(path, text, match)]
     return []
 
 
-def _with_local_imports(entry: SourceFile, project: Project) -> list[SourceFile]:
-    """The entry script and the modules of the tree it imports directly (``train_mem.py`` is often two
-    lines that call ``train()`` from the package's ``train.py``)."""
-    text = project.text(entry)
-    found = [entry]
-    for match in LOCAL_IMPORT.finditer(text[:MAX_SCRIPT_CHARS]):
+def _with_local_imports(entry: SourceFile, project: Project) -> list[tuple[str, str]]:
+    """(path, text) of the entry script and of the modules of the tree it imports directly
+    (``train_mem.py`` is often two lines that call ``train()`` from the package's ``train.py``);
+    each file is read once."""
+    text = project.text(entry)[:MAX_SCRIPT_CHARS]
+    found = [(entry.path, text)]
+    for match in LOCAL_IMPORT.finditer(text):
         module = match.group(1) or match.group(2)
         source = _script_source(module.replace(".", "/") + ".py", project, None)
-        if source is not None and source not in found:
-            found.append(source)
+        if source is not None and all(source.path != path for path, _ in found):
+            found.append((source.path, project.text(source)[:MAX_SCRIPT_CHARS]))
         if len(found) > MAX_IMPORTS:
             break
     return found
 
 
-def _resume_setting(source: SourceFile, text: str, match: re.Match[str]) -> Setting:
+def _resume_setting(path: str, text: str, match: re.Match[str]) -> Setting:
     line = text.count("\n", 0, match.start()) + 1
     column = match.start() - (text.rfind("\n", 0, match.start()) + 1) + 1
     where = Located(match.group(0), line, column, line, column + len(match.group(0)))
-    name = posixpath.basename(source.path)
     return Setting(("resume_in_code",), True, where, frozenset((RESUME,)), True,
-                   f"{name} resumes by itself ({match.group(0).strip()}…)", config=source.path)
+                   f"{posixpath.basename(path)} resumes by itself ({match.group(0).strip()}…)", config=path)
 
 
 def _script_source(reference: str, project: Project, near: Document | None) -> SourceFile | None:
@@ -112,7 +108,7 @@ def entry_texts(words: Sequence[Located], project: Project, near: Document | Non
     source = _script_source(str(entry.value), project, near) if entry is not None else None
     if source is None:
         return []
-    return [(found.path, project.text(found)[:MAX_SCRIPT_CHARS]) for found in _with_local_imports(source, project)]
+    return _with_local_imports(source, project)
 
 
 def workload_entry_texts(workload: Workload, document: Document, project: Project) -> list[tuple[str, str]]:

@@ -47,7 +47,6 @@ from spikelint.facts.invocations import container_invocations
 from spikelint.facts.invocations import program_name
 from spikelint.facts.invocations import script_invocations
 from spikelint.facts.entry_script import code_resumes
-from spikelint.facts.entry_script import python_entry
 
 if TYPE_CHECKING:
     from spikelint.discovery.project import Project
@@ -128,10 +127,8 @@ def _add_container(view: RunView, container: Container, workload: Workload, docu
         script = script_file(invocation.words)
         if script is not None:
             _add_script_file(context, invocation, script)
-        else:
-            entry = python_entry(invocation.words)
-            if entry is not None and context.project is not None:
-                view.settings.extend(code_resumes(entry, context.project, context.document))
+        elif context.project is not None:
+            view.settings.extend(code_resumes(invocation.words, context.project, context.document))
 
 
 class _Context(NamedTuple):

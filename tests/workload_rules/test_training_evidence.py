@@ -162,19 +162,9 @@ spec:
             limits:
               nvidia.com/gpu: 8
 """
-PATCH = """apiVersion: batch/v1
-kind: Job
-metadata:
-  name: trainer
-spec:
-  template:
-    spec:
-      containers:
-        - name: trainer
-          resources:
-            limits:
-              nvidia.com/gpu: 16
-"""
+# the same Job with only what the overlay changes: no image, no command, more GPUs
+PATCH = "".join(line for line in BASE_JOB.splitlines(keepends=True)
+                if "image:" not in line and "command:" not in line).replace("gpu: 8", "gpu: 16")
 
 
 @pytest.mark.parametrize("kustomization", [
