@@ -5,7 +5,8 @@ object is a dict literal (or a name bound to one in the same function, keys adde
 ``ckpt[k] = …`` or ``ckpt.update(…)`` included) that holds a module's ``state_dict()`` but no
 optimizer state, no step/epoch, or — when the function has a scheduler object — no scheduler state.
 A final export is no checkpoint (saved after the training loop, under ``--save-model``, named
-``best``/``final``/``export``), and state saved beside it (``optimizer.pt``, a JSON of the step, the
+``best``/``final``/``export``, or written by a helper called only when the validation score improved),
+and state saved beside it (``optimizer.pt``, a JSON of the step, the
 step in the file name) or recomputed from the step (a stateless learning-rate function) is not missing.
 """
 
@@ -470,6 +471,46 @@ def _step_in_name(call: ast.Call, bindings: _Bindings) -> bool:
     return False
 
 
+# a name in an ``if`` that keeps the best model: ``if val_loss < best_loss``, ``if is_best``, ``if improved``
+IMPROVEMENT_NAME = lazy_regex(r"best|improv|lowest|highest|^min_|_min$|^max_|_max$", re.IGNORECASE)
+
+
+def _improvement_test(test: ast.AST) -> bool:
+    """``val < best_val``, ``acc >= self.best_acc``, ``is_best``, ``metric.improved``: the branch
+    runs only when the model got better."""
+    if isinstance(test, (ast.Name, ast.Attribute)):
+        return bool(IMPROVEMENT_NAME.search(_last_name(test)))
+    for node in ast.walk(test):
+        if isinstance(node, ast.Compare) and any(isinstance(op, (ast.Lt, ast.LtE, ast.Gt, ast.GtE)) for op in node.ops):
+            sides = [node.left, *node.comparators]
+            if any(isinstance(part, (ast.Name, ast.Attribute)) and IMPROVEMENT_NAME.search(_last_name(part))
+                   for side in sides for part in ast.walk(side)):
+                return True
+    return False
+
+
+def _called_only_when_improved(scope: ast.AST, module: ast.Module) -> bool:
+    """The function that saves is called in this file, and every call sits under an improvement
+    test: ``if val_loss < best: save_ckpt(model, path)`` keeps the best model, it is no checkpoint
+    a resume reads. A helper called nowhere here (or once unconditionally) stays a checkpoint."""
+    if not isinstance(scope, (ast.FunctionDef, ast.AsyncFunctionDef)):
+        return False
+    calls, guarded = 0, 0
+    stack: list[tuple[ast.AST, bool]] = [(child, False) for child in child_nodes(module)]
+    while stack:
+        node, under = stack.pop()
+        if isinstance(node, ast.Call) and _last_name(node.func) == scope.name:
+            calls += 1
+            guarded += under
+        if isinstance(node, ast.If):
+            improved = under or _improvement_test(node.test)
+            stack.extend([(child, improved) for child in node.body])
+            stack.extend([(child, under) for child in [node.test, *node.orelse]])
+        else:
+            stack.extend([(child, under) for child in child_nodes(node)])
+    return calls > 0 and guarded == calls
+
+
 # a training-state file written beside the weights (``trial_state.pkl``, ``trainer_state.json``): the step
 STATE_FILE = lazy_regex(r"(?:^|[/_.-])(?:trial|trainer|training|train|run)_?state\.\w+$", re.IGNORECASE)
 # a checkpoint API given the run's metadata (``store_path(dict(steps_completed=…))``, ``save_checkpoint(…, step=…)``)
@@ -573,7 +614,7 @@ def incomplete_checkpoint_state(document: Document, ctx: CheckContext) -> Iterat
                 continue
             bindings = bindings or _Bindings(scope)
             training = training or _Training(scope)
-            if _is_export(node, saved, training, bindings):
+            if _is_export(node, saved, training, bindings) or _called_only_when_improved(scope, module):
                 continue
             missing = _still_missing(missing, node, scope, bindings)
             if not missing:

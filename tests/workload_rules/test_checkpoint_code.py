@@ -194,3 +194,31 @@ def test_stateless_optimizers_and_score_named_models(optimizer: str, path: str, 
 
     code = FIT_LOOP.format(optimizer=optimizer, path=path)
     assert bool([f for f in lint_snippet("fit.py", code) if f.rule == "SPK403"]) == fires
+
+
+HELPER = ("import torch\n\n\ndef keep(model, stats, path):\n"
+          "    torch.save({{'model': model.state_dict(), 'stats': stats}}, path)\n\n\n"
+          "def fit(model, loader, stats, out):\n    optimizer = torch.optim.AdamW(model.parameters())\n"
+          "    lowest = float('inf')\n    for epoch in range(3):\n        for batch in loader:\n"
+          "            model(batch).sum().backward()\n            optimizer.step()\n"
+          "        score = evaluate(model)\n{call}")
+
+
+@pytest.mark.parametrize("call, fires", [
+    ("        if score < lowest:\n            lowest = score\n            keep(model, stats, out)\n", False),
+    ("        if score >= self.best_score:\n            keep(model, stats, out)\n", False),
+    ("        if is_best:\n            keep(model, stats, out)\n", False),
+    # called every epoch, or also outside the improvement test: a checkpoint
+    ("        keep(model, stats, out)\n", True),
+    ("        if score < lowest:\n            keep(model, stats, out)\n        else:\n"
+     "            keep(model, stats, out + '.last')\n", True),
+    ("        if epoch % 2 == 0:\n            keep(model, stats, out)\n", True),
+    # called from nowhere in this file: the helper alone decides
+    ("        pass\n", True),
+], ids=["below-lowest", "above-best-attribute", "is-best-flag", "every-epoch", "else-branch-too",
+        "every-other-epoch", "not-called-here"])
+def test_a_helper_called_only_when_the_score_improves_keeps_the_best_model(call: str, fires: bool) -> None:
+    from spikelint.engine import lint_snippet
+
+    lines = [f.line for f in lint_snippet("fit.py", HELPER.format(call=call)) if f.rule == "SPK403"]
+    assert lines == ([5] if fires else [])
