@@ -17,11 +17,12 @@ DEFAULT_MUTABLE_TAGS = (
     "head", "canary", "trunk", "current", "rolling", "unstable",
 )
 # a full x.y.z version, also after a word (``efa1.37.0-ofiv1.13.2-…``, ``release-2.3.1``), a Git SHA or a date
-# stamp; a tag that ends in a Git SHA after ``-``, ``.`` or ``_`` (``v1beta1-45c5727``, ``2024.05-abc1234f``) too:
+# stamp (``v20220916…`` too); a tag that ends in a Git SHA after ``-``, ``.`` or ``_`` (``v1beta1-45c5727``,
+# ``2024.05-abc1234f``, ``git describe``'s ``-g45c5727``) too:
 # 7-40 hex digits with at least one digit and one letter, so a build number (``-1234567``) or a word
 # (``-deadbee``) is not taken for one
-DEFAULT_IMMUTABLE_TAG_PATTERN = (r"^(([A-Za-z][A-Za-z_-]*?)?v?\d+\.\d+\.\d+.*|[0-9a-f]{7,40}|\d{8}.*|"
-                                 r".*[-._](?=[0-9a-f]*[0-9])(?=[0-9a-f]*[a-f])[0-9a-f]{7,40})$")
+DEFAULT_IMMUTABLE_TAG_PATTERN = (r"^(([A-Za-z][A-Za-z_-]*?)?v?\d+\.\d+\.\d+.*|[0-9a-f]{7,40}|v?\d{8}.*|"
+                                 r".*[-._](?=[0-9a-f]*[0-9])(?=[0-9a-f]*[a-f])[0-9a-f]{7,40}|.*-g[0-9a-f]{7,40})$")
 DEFAULT_RUN_IDENTITY = ("seed", "code_revision", "dataset_version")
 DEFAULT_PREEMPTIBLE_PRIORITY_WORDS = ("preemptible", "low", "spot", "over-quota")
 DEFAULT_MAX_FILE_SIZE = 5 * 1024 * 1024

@@ -35,6 +35,7 @@ NOT_DOCKERFILE_SUFFIXES = frozenset((
     ".xml", ".csv", ".go", ".js", ".mjs", ".cjs", ".ts", ".tsx", ".jsx", ".rs", ".java", ".kt", ".scala", ".c",
     ".cc", ".cpp", ".h", ".hpp", ".rb", ".pl", ".php", ".ps1", ".bat", ".cmd", ".vim", ".el", ".lua", ".swift",
     ".cs", ".fs", ".r", ".jl", ".sql", ".snap", ".golden", ".mustache", ".hbs", ".ejs", ".liquid",
+    ".mdx", ".markdown", ".qmd", ".rmd", ".org", ".tex", ".svg", ".css", ".scss",
 ))
 SHELL_SUFFIXES = (".sh", ".bash", ".sbatch", ".slurm")
 # a Kubernetes manifest saved under a Dockerfile-like name (Dockerfile.job): its first line says YAML

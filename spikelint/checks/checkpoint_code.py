@@ -339,7 +339,7 @@ METRIC_TEXT = lazy_regex(r"(?:^|[^a-z])(?:precision|recall|f1|acc|accuracy|auc|b
 CHECKPOINT_WORDS = ("checkpoint", "ckpt", "step", "epoch", "iter")
 MODEL_FILE = lazy_regex(r"(?:^|[/\\_.-])model\.(?:pt|pth|bin|safetensors)$", re.IGNORECASE)
 WORD = lazy_regex(r"[A-Z]?[a-z]+|[A-Z]+(?![a-z])")
-TRAIN_CALL = lazy_regex(r"^(?:train(?:ing)?(?:_one)?(?:_epoch|_step|_loop)?|fit)$")
+TRAIN_CALL = lazy_regex(r"^(?:train(?:ing)?(?:_one)?(?:_epoch|_step|_loop|_batch)?(?:_fn|_func)?|fit)$")
 SAVE_MODEL_FLAGS = frozenset(("save_model", "savemodel", "save_final_model"))
 PATH_KEYWORDS = frozenset(("f", "checkpoint_id", "storage_writer", "file_or_path", "path", "output_file"))
 BESIDE_CALLS = frozenset(("save", "save_state", "dump", "safe_dump", "save_file", "save_json", "write_json",
@@ -367,10 +367,13 @@ class _Training:
     def __init__(self, scope: ast.AST) -> None:
         self.parents: dict[int, ast.AST] = {}
         calls = []
+        # a function defined in this one that trains (``def step_fn(…): loss.backward()``): a call of it trains
+        nested = {node.name for node in _scope_nodes(scope)
+                  if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)) and _trains(node)}
         for node in _scope_nodes(scope):
             for child in child_nodes(node):
                 self.parents[id(child)] = node
-            if isinstance(node, ast.Call) and _training_call(node):
+            if isinstance(node, ast.Call) and (_training_call(node) or _last_name(node.func) in nested):
                 calls.append(node)
         self.loops: set[int] = set()
         self.loops_end = 0  # the last line of the last training loop

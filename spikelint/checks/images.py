@@ -404,7 +404,25 @@ def _declared_images(tree: Node, config: Config, reported: set[tuple[str, ...]],
         if child.kind == "map" and set(child.value) == {"value"}:
             child = child.value["value"]  # Run:ai CRD wrapper
         if child.kind == "scalar" and isinstance(child.value, str) and child.value.strip():
+            split = _split_reference(node, child.value)
+            if split is not None:
+                if split[1]:
+                    yield from image_problems(split[0].located(), split[1], config, reported=reported,
+                                              overridden=overridden)
+                continue
             yield from image_problems(child.located(), child.value, config, reported=reported, overridden=overridden)
+
+
+def _split_reference(node: Node, image: str) -> tuple[Node, str] | None:
+    """``{repository: nvcr.io/nvidia, image: driver, version: "595.91.07"}``, as NVIDIA's operator
+    resources write an image: the tag sits beside the name. (The version's node, the whole reference),
+    ``""`` when the version is left empty for the operator to fill; ``None`` for a whole reference."""
+    version = node.get("version")
+    if version is None or version.kind != "scalar" or ":" in image.rsplit("/", 1)[-1] or "@" in image:
+        return None
+    repository = node.scalar("repository")
+    name = f"{repository.rstrip('/')}/{image}" if isinstance(repository, str) and repository else image
+    return version, (f"{name}:{version.value}" if version.value not in (None, "") else "")
 
 
 def _is_rest_body(tree: Node) -> bool:

@@ -257,6 +257,9 @@ def parse_text(source: SourceFile, text: str) -> Document:
     except ParseFailure as error:
         if source.kind == FileKind.SHELL and _parse_filled_in(document):
             return document
+        if source.kind == FileKind.DOCKERFILE and _filled_in_line(text, error.line):
+            return _as_text(Document(source, text, suppressions=document.suppressions),
+                            UnrenderedTemplate(chart_template=False))
         document.problems.append(_position_problem(error, text))
     if source.kind == FileKind.NOTEBOOK and document.parsed is not None:
         from spikelint.documents.notebook import Notebook
@@ -267,6 +270,16 @@ def parse_text(source: SourceFile, text: str) -> Document:
             numbers = [line.line for line in cell.source]
             document.suppressions.extend(parse_suppressions(lines, numbers))
     return document
+
+
+# a whole line that a program fills in before the build: ``{pip}`` (``str.format``), ``{{ steps }}``, ``{% if … %}``
+FILLED_IN_LINE = lazy_regex(r"^\s*(?:\{\w+\}|\{\{.*\}\}|\{%.*%\})\s*$")
+
+
+def _filled_in_line(text: str, line: int) -> bool:
+    """The Dockerfile stops parsing at a line a program fills in: a template, not a broken file."""
+    lines = text.split("\n")
+    return 0 < line <= len(lines) and bool(FILLED_IN_LINE.match(lines[line - 1]))
 
 
 def _as_text(document: Document, parsed: UnrenderedTemplate | None) -> Document:

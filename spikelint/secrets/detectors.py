@@ -89,7 +89,9 @@ TOKEN_PATTERNS: tuple[TokenPattern, ...] = (
     _pattern("Slack token", B + r"xox[abposre]-[0-9A-Za-z-]{10,}" + E, 5,
              tuple(f"xox{letter}-" for letter in "abposre")),
     _pattern("Slack app token", B + r"xapp-\d-[A-Za-z0-9]{6,}-\d{6,}-[A-Za-z0-9]{20,}" + E, 5, ("xapp-",)),
-    _pattern("Slack webhook", r"hooks\.slack\.com/(?:services|workflows|triggers)/[A-Za-z0-9_/-]{20,}", 0,
+    # a real webhook's path is 43+ characters (``T`` + 8-11, ``B`` + 8-11, a 24-character secret), as gitleaks reads it;
+    # a shorter one in documentation is made up
+    _pattern("Slack webhook", r"hooks\.slack\.com/(?:services|workflows|triggers)/[A-Za-z0-9_/+-]{43,}", 0,
              ("hooks.slack.com/",)),
     _pattern("Vault token", B + r"hv[sb]\.[A-Za-z0-9_-]{90,300}" + E, 4, ("hvs.", "hvb.")),
     _pattern("Stripe key", B + r"(?:sk|rk)_(?:live|test|prod)_[0-9A-Za-z]{10,99}" + E, 8,
@@ -270,6 +272,8 @@ def _placeholder_body(value: str, pattern: TokenPattern) -> bool:
         *ids, secret = body.split("-")
         if ids and all(part.isdigit() for part in ids) and len(secret) >= 12:
             return is_token_placeholder(secret)
+    if pattern.type == "Slack webhook":  # ``services/T00000000/B00000000/XXXXXXXX…``: the last part is the secret
+        return is_token_placeholder(body.rstrip("/").rsplit("/", 1)[-1])
     return is_token_placeholder(body)
 
 

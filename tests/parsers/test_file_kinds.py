@@ -24,6 +24,20 @@ def test_names_that_only_mention_a_dockerfile(name: str) -> None:
     assert detect_kind(name) != FileKind.DOCKERFILE
 
 
+@pytest.mark.parametrize("name", ["guides/custom-dockerfile.mdx", "writing-a-dockerfile.markdown"])
+def test_a_page_about_dockerfiles_with_front_matter_is_no_manifest(name: str) -> None:
+    assert detect_kind(name, "---") == FileKind.TEXT
+
+
+def test_a_dockerfile_that_a_program_fills_in_is_a_template() -> None:
+    from spikelint.engine import lint_snippet
+
+    text = "FROM python:3.11.4\n{extra_steps}\nRUN pip install -r requirements.txt\n"
+    assert [(f.rule, f.line) for f in lint_snippet("tests/Dockerfile.notebook", text)] == [("SPK003", 1)]
+    broken = "FROM python:3.11.4\nRUNN pip install -r requirements.txt\n"
+    assert [(f.rule, f.line) for f in lint_snippet("tests/Dockerfile.notebook", broken)] == [("SPK001", 2)]
+
+
 def test_dockerignore_beside_a_dockerfile_is_not_unparseable() -> None:
     findings = lint_snippet("docker/Dockerfile.dockerignore", "**/__pycache__\n*.ckpt\n!configs/\n")
     assert findings == []

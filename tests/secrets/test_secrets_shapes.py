@@ -119,6 +119,8 @@ def test_cohere_keys_are_known_by_their_name() -> None:
     "hf_" + "abcdefghijklmnopqrstuvwxyz01234567", "sk_" + "test_" + "1234567890abcdefghijklmn",
     "AKIA" + "IOSFODNN7" + "EXAMPLE", "AKIA" + "I44QH8DHB" + "EXAMPLE",
     "glpat-" + "ab12" * 6, "ghp_" + "0123456789" * 3 + "abcdef",
+    "https://hooks.slack.com/services/T" + "0" * 8 + "/B" + "0" * 8 + "/" + "X" * 24,
+    "https://hooks.slack.com/services/T" + "1A2B3C4D/B9Z8Y7/Q1w2E3r4" + "T5y6U7i8o",  # too short to be real
 ])
 def test_padded_prefixes_sequential_fakes_and_documented_examples_stay_quiet(value: str) -> None:
     assert token_secrets(value) == []

@@ -222,3 +222,21 @@ def test_a_helper_called_only_when_the_score_improves_keeps_the_best_model(call:
 
     lines = [f.line for f in lint_snippet("fit.py", HELPER.format(call=call)) if f.rule == "SPK403"]
     assert lines == ([5] if fires else [])
+
+
+@pytest.mark.parametrize("inner, fires", [
+    ("run_epoch", False),  # a function of its own that trains, defined inside: the save after its loop is final
+    ("train_loop_fn", False),
+    ("report", True),  # a nested function that trains nothing: no training loop to be after
+])
+def test_a_save_after_a_loop_that_trains_through_a_nested_function_is_final(inner: str, fires: bool) -> None:
+    from spikelint.engine import lint_snippet
+
+    body = "        loss = model(batch).sum()\n        loss.backward()\n        optimizer.step()\n" \
+        if inner != "report" else "        print(batch)\n"
+    code = (f"import torch\n\n\ndef fit(model, loader, epochs, out):\n    optimizer = build(model)\n\n"
+            f"    def {inner}(batches):\n      for batch in batches:\n{body}\n"
+            f"    for epoch in range(epochs):\n        {inner}(loader)\n"
+            "    torch.save({'model': model.state_dict(), 'optimizer': optimizer.state_dict()}, out)\n")
+    lines = [f.line for f in lint_snippet("fit.py", code) if f.rule == "SPK403"]
+    assert lines == ([13] if fires else [])

@@ -163,7 +163,7 @@ def test_a_build_after_the_import_does_not_count() -> None:
 
 
 @pytest.mark.parametrize("tag", ["v1beta1-45c5727", "2024.05-abc1234f", "main-3f9c2ab", "build_0a1b2c3d4e",
-                                 "gpu.7f3c9e1a"])
+                                 "gpu.7f3c9e1a", "v20220916-gd32f8c343", "v1.2-14-g2414721"])
 def test_a_tag_that_ends_in_a_commit_sha_is_pinned_enough(tag: str) -> None:
     assert pairs("pod.yaml", pod(f"ghcr.io/acme/fitter:{tag}")) == []
 
@@ -200,3 +200,26 @@ def test_filler_accounts_and_a_bare_tag_word_are_placeholders(image: str) -> Non
                                              ("ghcr.io/acme/xx/fitter:latest", "SPK101")])
 def test_real_accounts_and_tags_that_only_contain_the_words_are_judged(image: str, rule: str) -> None:
     assert pairs("pod.yaml", pod(image)) == [(8, rule)]
+
+
+# --------------------------------------------------------------------------- 6. the tag beside the name
+
+OPERATOR_RESOURCE = ("apiVersion: example.com/v1\nkind: DriverSet\nmetadata:\n  name: sample\nspec:\n"
+                     "  repository: ghcr.io/acme\n  image: {image}\n  version: {version}\n")
+
+
+@pytest.mark.parametrize(("image", "version", "expected"), [
+    ("kernel-driver", '"570.86.15"', []),  # the tag sits beside the name: pinned
+    ("kernel-driver", '""', []),  # left empty for the operator to fill
+    ("kernel-driver", '"v2.6"', [(8, "SPK102")]),  # a partial version floats, reported at the version
+    ("kernel-driver", "latest", [(8, "SPK101")]),
+    ("kernel-driver:1.2.3", "v2", []),  # a whole reference: the version key is something else
+])
+def test_an_image_whose_tag_is_a_sibling_version_key(image: str, version: str, expected: list) -> None:
+    document = OPERATOR_RESOURCE.format(image=image, version=version)
+    assert pairs("driverset.yaml", document) == expected
+
+
+def test_an_image_without_a_version_beside_it_still_means_latest() -> None:
+    document = OPERATOR_RESOURCE.format(image="kernel-driver", version="x").replace("  version: x\n", "")
+    assert pairs("driverset.yaml", document) == [(7, "SPK101")]
