@@ -35,6 +35,7 @@ from spikelint.discovery.hierarchy import SUB_CONFIG_NAMES
 from spikelint.discovery.hierarchy import Layers
 from spikelint.discovery.kustomize import is_patch_fragment
 from spikelint.facts.entry_script import workload_entry_texts
+from spikelint.documents import FILLED_IN_KEY
 from spikelint.pipeline.fingerprint import identity_path
 from spikelint.pipeline.fingerprint import identity_root
 from spikelint.pipeline.fingerprint import root_prefix
@@ -308,7 +309,8 @@ def _checkable_view(document: Document) -> Document | None:
     that could not be parsed, or an unrendered template, is still scanned as plain text (only
     the text-level rules, secrets, apply to that); a file skipped unread has nothing to check.
     """
-    rules = {problem.rule for problem in document.problems}
+    # a Dockerfile's lines that a program fills in are a note about those lines: the rest was read
+    rules = {problem.rule for problem in document.problems if problem.key != FILLED_IN_KEY}
     if not rules & {"SPK001", "SPK003"}:
         return document
     if "SPK003" not in rules and document.parsed is not None and document.kind in (FileKind.SHELL, FileKind.DOCKERFILE):

@@ -27,7 +27,7 @@ from spikelint.documents.templates import is_helm_unittest_suite
 from spikelint.documents.templates import markup_caused
 from spikelint.documents.suppressions import parse_suppressions
 
-__all__ = ["ParseFailure", "UnrenderedTemplate", "decode", "is_helm_template", "parse_bytes", "parse_text",
+__all__ = ["FILLED_IN_KEY", "ParseFailure", "UnrenderedTemplate", "decode", "is_helm_template", "parse_bytes", "parse_text",
            "read_document"]
 
 if TYPE_CHECKING:
@@ -257,9 +257,8 @@ def parse_text(source: SourceFile, text: str) -> Document:
     except ParseFailure as error:
         if source.kind == FileKind.SHELL and _parse_filled_in(document):
             return document
-        if source.kind == FileKind.DOCKERFILE and _filled_in_line(text, error.line):
-            return _as_text(Document(source, text, suppressions=document.suppressions),
-                            UnrenderedTemplate(chart_template=False))
+        if source.kind == FileKind.DOCKERFILE and _dockerfile_filled_in(document, error.line):
+            return document
         document.problems.append(_position_problem(error, text))
     if source.kind == FileKind.NOTEBOOK and document.parsed is not None:
         from spikelint.documents.notebook import Notebook
@@ -273,13 +272,30 @@ def parse_text(source: SourceFile, text: str) -> Document:
 
 
 # a whole line that a program fills in before the build: ``{pip}`` (``str.format``), ``{{ steps }}``, ``{% if … %}``
+FILLED_IN_KEY = "filled-in lines"
 FILLED_IN_LINE = lazy_regex(r"^\s*(?:\{\w+\}|\{\{.*\}\}|\{%.*%\})\s*$")
 
 
-def _filled_in_line(text: str, line: int) -> bool:
-    """The Dockerfile stops parsing at a line a program fills in: a template, not a broken file."""
-    lines = text.split("\n")
-    return 0 < line <= len(lines) and bool(FILLED_IN_LINE.match(lines[line - 1]))
+def _dockerfile_filled_in(document: Document, line: int) -> bool:
+    """A Dockerfile that stops parsing at a line a program fills in before the build (``{pip}``) is a
+    template, not a broken file: the rest is read with those lines left empty (positions stay
+    true, ``FROM`` is still checked) and SPK003 says which lines were not."""
+    lines = document.text.split("\n")
+    if not (0 < line <= len(lines) and FILLED_IN_LINE.match(lines[line - 1])):
+        return False
+    blanks = [number for number, text in enumerate(lines, 1) if FILLED_IN_LINE.match(text)]
+    trial = Document(document.source, "\n".join("" if FILLED_IN_LINE.match(text) else text for text in lines))
+    try:
+        _parse_dockerfile(trial)
+    except ParseFailure:
+        return False
+    document.parsed = trial.parsed
+    shown = ", ".join(lines[number - 1].strip() for number in blanks[:3]) + (", …" if len(blanks) > 3 else "")
+    document.problems.append(Problem("SPK003", blanks[0], 1,
+                                     f"{len(blanks)} line(s) that a program fills in before the build ({shown}) "
+                                     f"not checked; lint the filled-in Dockerfile to check them",
+                                     key=FILLED_IN_KEY))
+    return True
 
 
 def _as_text(document: Document, parsed: UnrenderedTemplate | None) -> Document:

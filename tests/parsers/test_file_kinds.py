@@ -33,7 +33,11 @@ def test_a_dockerfile_that_a_program_fills_in_is_a_template() -> None:
     from spikelint.engine import lint_snippet
 
     text = "FROM python:3.11.4\n{extra_steps}\nRUN pip install -r requirements.txt\n"
-    assert [(f.rule, f.line) for f in lint_snippet("tests/Dockerfile.notebook", text)] == [("SPK003", 1)]
+    assert [(f.rule, f.line) for f in lint_snippet("tests/Dockerfile.notebook", text)] == [("SPK003", 2)]
+    # the rest is still read: a floating base image is reported
+    floating = text.replace("3.11.4", "3.11")
+    assert [(f.rule, f.line) for f in lint_snippet("tests/Dockerfile.notebook", floating)] == [
+        ("SPK102", 1), ("SPK003", 2)]
     broken = "FROM python:3.11.4\nRUNN pip install -r requirements.txt\n"
     assert [(f.rule, f.line) for f in lint_snippet("tests/Dockerfile.notebook", broken)] == [("SPK001", 2)]
 
