@@ -44,7 +44,7 @@ TEMPLATED_KINDS = (FileKind.YAML, FileKind.JSON, FileKind.TOML)
 BYTE_ORDER_MARKS = (codecs.BOM_UTF16_LE, codecs.BOM_UTF16_BE, codecs.BOM_UTF32_LE, codecs.BOM_UTF32_BE)
 # JSON files whose tools define them as JSON with comments and trailing commas (VS Code's dialect)
 JSONC_NAME = lazy_regex(r"^(?:\.?devcontainer|(?:ts|js)config(?:\..+)?|\.eslintrc|argv)\.json$", re.IGNORECASE)
-JSONC_FOLDERS = (".vscode", ".devcontainer")
+JSONC_FOLDERS = (".vscode", "vscode", ".devcontainer")  # ``contrib/vscode/settings.json`` is shared settings
 
 
 class ParseFailure(Exception):

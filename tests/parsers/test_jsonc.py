@@ -45,7 +45,8 @@ def test_malformed_jsonc_is_still_an_error(text: str) -> None:
 
 @pytest.mark.parametrize("path", [".devcontainer/devcontainer.json", ".devcontainer.json", "tsconfig.json",
                                   "tsconfig.build.json", "web/jsconfig.json", ".vscode/settings.json",
-                                  ".vscode/launch.json", ".devcontainer/gpu/devcontainer.json"])
+                                  ".vscode/launch.json", ".devcontainer/gpu/devcontainer.json",
+                                  "contrib/vscode/settings.json"])
 def test_jsonc_files_by_name(path: str) -> None:
     assert is_jsonc(path)
 
