@@ -94,7 +94,8 @@ def build_parser() -> argparse.ArgumentParser:
                         help="your training command with placeholders {steps} {every} {ckpt} {seed} {resume}, e.g. "
                              "\"python train.py --max-steps {steps} --save-every {every} --ckpt-dir {ckpt} {resume}\"")
     parser.add_argument("--resume-arg", default=defaults.resume_arg, metavar="TEXT",
-                        help="what {resume} becomes on a resumed run (default --resume; nothing on a fresh one)")
+                        help="what {resume} becomes on a resumed run (default --resume; nothing on a fresh one); may start "
+                             "with -- and use {ckpt} and {step}, the newest checkpoint's step on disk")
     parser.add_argument("--progress-regex", default=defaults.progress_regex, metavar="REGEX",
                         help="a line of the command's output with the step number in group 1 (default %(default)s)")
     parser.add_argument("--loss-regex", default=defaults.loss_regex, metavar="REGEX",
@@ -152,6 +153,25 @@ def fail_setup(message: str, options: SmokeOptions | None, stdout: TextIO, stder
     return EXIT_SETUP_ERROR
 
 
+# options whose value is free text that may itself start with "-" (``--resume-arg --init_from=resume``)
+TEXT_OPTIONS = ("--resume-arg", "--cmd")
+
+
+def text_values_joined(words: list[str]) -> list[str]:
+    """``--resume-arg --init_from=resume`` as ``--resume-arg=--init_from=resume``: argparse would read
+    a value that starts with ``-`` as an option of its own and stop with a usage error."""
+    joined: list[str] = []
+    index = 0
+    while index < len(words):
+        if words[index] in TEXT_OPTIONS and index + 1 < len(words) and words[index + 1].startswith("-"):
+            joined.append(f"{words[index]}={words[index + 1]}")
+            index += 2
+            continue
+        joined.append(words[index])
+        index += 1
+    return joined
+
+
 def main(
     argv: Sequence[str] | None = None,
     stdout: TextIO | None = None,
@@ -172,7 +192,7 @@ def main(
 
         return diff_main(words[1:], stdout, stderr)
     try:
-        args = build_parser().parse_args(words)
+        args = build_parser().parse_args(text_values_joined(words))
     except SystemExit as exit_request:  # --help, --version, or a usage error (2)
         return exit_request.code if isinstance(exit_request.code, int) else EXIT_SETUP_ERROR
     options = options_from_args(args)

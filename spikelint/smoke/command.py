@@ -46,22 +46,26 @@ class CommandError(ValueError):
 
 
 def expand(template: str, values: dict[str, str]) -> list[str]:
-    """The argument vector: placeholders filled per word, an empty ``{resume}`` word dropped."""
+    """The argument vector: placeholders filled per word, an empty ``{resume}`` word dropped, and the
+    placeholders inside the resume text filled too (``{ckpt}``, ``{step}``: the newest checkpoint's)."""
     words = shlex.split(template)
     if not words:
         raise CommandError("--cmd is empty")
     unknown = {name for word in words for name in re.findall(r"\{(\w+)\}", word)} - set(values)
     if unknown:
         raise CommandError(f"--cmd uses unknown placeholder(s) {', '.join('{' + n + '}' for n in sorted(unknown))}")
+    def filled(text: str) -> str:
+        for name, value in values.items():
+            if name != "resume":
+                text = text.replace("{" + name + "}", value)
+        return text
+
     expanded: list[str] = []
     for word in words:
-        if word == "{resume}":
-            expanded += shlex.split(values["resume"])
+        if word == "{resume}":  # ``--resume-arg "--resume_from_checkpoint {ckpt}/checkpoint-{step}"``
+            expanded += [filled(part) for part in shlex.split(values["resume"])]
             continue
-        text = word
-        for name, value in values.items():
-            text = text.replace("{" + name + "}", value)
-        expanded.append(text)
+        expanded.append(filled(word.replace("{resume}", values["resume"])))
     return expanded
 
 

@@ -3,7 +3,8 @@
 The command's checkpoint format is not known, so a checkpoint is named by the number after
 ``step``, ``iter`` or ``checkpoint`` in its path relative to the folder, else by its first number:
 ``step-8.pt``, ``epoch=0-step=8.ckpt``, ``checkpoint-8/optimizer.pt``, ``global_step8/`` and
-``model_00008.safetensors`` are all step 8; ``last.pt`` has no step. The files of one step
+``model_00008.safetensors`` and Composer's ``ep0-ba8-rank0.pt`` are all step 8; ``last.pt`` and
+``ep3.pt`` have no step. The files of one step
 are one checkpoint (a Hugging Face ``checkpoint-N/`` folder, a model file and per-rank RNG
 files). Temporary and partial writes are left out, as ``command.snapshot`` does.
 """
@@ -21,8 +22,33 @@ from spikelint.smoke.command import snapshot
 from spikelint.smoke.steplines import LOAD_LINE
 
 NUMBER = re.compile(r"\d+")
-STEP_NUMBER = re.compile(r"(?i)(?:step|iter|iteration|checkpoint|ckpt)[-_=]?(\d+)")
+# the step of a name per naming scheme: ``checkpoint-24``, ``step=24``, ``iter_000024``, Composer's
+# ``ep1-ba24-rank0.pt`` (``ba`` is the batch, the step; ``ep`` the epoch, never the step)
+STEP_NUMBER = re.compile(r"(?i)(?:step|iter|iteration|checkpoint|ckpt|(?<![a-z])ba)[-_=]?(\d+)")
+EPOCH_NUMBER = re.compile(r"(?i)(?:epoch|(?<![a-z])ep)[-_=]?\d+")
 PATH_WORD = re.compile(r"[^\s'\"`,;()\[\]]+")
+
+
+# Files a job writes beside its checkpoints that are not training state: the model card the Trainer
+# writes (``README.md``, which names the run folder), results and metrics summaries
+# (``all_results.json``, ``train_results.json``), logs, plots, event files and config echoes.
+NOT_STATE_FILE = re.compile(r"(?i)(?:\.(?:md|txt|log|csv|html|png|jpe?g|svg|ya?ml)|results?\.json|metrics\.json)$"
+                            r"|^events\.out\.tfevents")
+# folders of experiment trackers and loggers: what they hold is a record of the run, not its state
+NOT_STATE_FOLDERS = frozenset(("runs", "logs", "wandb", "mlruns", "lightning_logs", "tensorboard", "tb_logs"))
+
+
+CHECKPOINT_SUFFIXES = frozenset((".pt", ".pth", ".ckpt", ".bin", ".safetensors", ".distcp", ".pkl", ".npy", ".npz"))
+
+
+def is_state_file(relative: Path) -> bool:
+    """Whether a file a job wrote holds training state (compared), or only a record of the run (not).
+    A checkpoint file is state wherever it is (Lightning's ``lightning_logs/version_0/checkpoints/``)."""
+    if relative.suffix.lower() in CHECKPOINT_SUFFIXES:
+        return True
+    if NOT_STATE_FILE.search(relative.name):
+        return False
+    return not any(part in NOT_STATE_FOLDERS for part in relative.parts[:-1])
 
 
 class Damage(NamedTuple):
@@ -39,7 +65,7 @@ def step_of(relative: Path) -> int | None:
     keyed = STEP_NUMBER.findall(text)
     if keyed:
         return int(keyed[-1])
-    found = NUMBER.search(text)
+    found = NUMBER.search(EPOCH_NUMBER.sub("", text))  # ``ep3.pt`` alone names no step
     return int(found.group()) if found else None
 
 

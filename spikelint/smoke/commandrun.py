@@ -112,8 +112,10 @@ class CommandSmoke:
 
     def argv(self, folder: Path, resume: bool, every: int, steps: int | None = None) -> list[str]:
         assert self.options.cmd is not None
+        on_disk = checkpoint_steps(folder) if resume else []
         values = {"steps": str(steps or self.plan.steps), "every": str(every), "ckpt": str(folder),
-                  "seed": str(self.options.seed), "resume": self.options.resume_arg if resume else ""}
+                  "seed": str(self.options.seed), "resume": self.options.resume_arg if resume else "",
+                  "step": str(on_disk[-1]) if on_disk else ""}
         return expand(self.options.cmd, values)
 
     def heartbeat(self, run: CommandRun, silent_s: float) -> None:
@@ -142,7 +144,7 @@ class CommandSmoke:
         """The uninterrupted command with this ``{every}`` (run once per interval)."""
         if every in self.references:
             return self.references[every]
-        label = "reference" if every == self.plan.checkpoint_every else f"reference-every-{every}"
+        label = self.fresh_label("reference" if every == self.plan.checkpoint_every else f"reference-every-{every}")
         folder = self.root / "checkpoints" / label
         reference = self.run(label, folder, False, every)
         where = "" if label == "reference" else f" (with {{every}} = {every})"
@@ -154,6 +156,15 @@ class CommandSmoke:
                                   f"{self.options.progress_regex!r}")
         self.references[every] = reference, folder
         return reference, folder
+
+    def fresh_label(self, label: str) -> str:
+        """A run's name whose folder does not exist yet: a reference run again with a longer plan gets a
+        new folder, so a job that resumes by itself from its folder (autoresume, ``ckpt_path="last"``)
+        never finds an older reference's checkpoints."""
+        taken = self.root / "checkpoints"
+        if not (taken / label).exists():
+            return label
+        return next(f"{label}-{n}" for n in range(2, 10_000) if not (taken / f"{label}-{n}").exists())
 
     def variant(self, spec: VariantSpec) -> dict[str, Any]:
         every = spec.checkpoint_every or self.plan.checkpoint_every

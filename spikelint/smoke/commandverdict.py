@@ -22,6 +22,7 @@ from spikelint.smoke.command import CommandRun
 from spikelint.smoke.command import written_since
 from spikelint.smoke.commandfiles import Damage
 from spikelint.smoke.commandfiles import complete_steps
+from spikelint.smoke.commandfiles import is_state_file
 from spikelint.smoke.commandfiles import step_of
 from spikelint.smoke.causes import causes
 from spikelint.smoke.causes import describe_causes
@@ -73,6 +74,12 @@ def first_loss_difference(reference: dict[int, str], other: dict[int, str], last
         if step in other and reference.get(step) != other[step]:
             return step
     return None
+
+
+def losses_compared(reference: dict[int, str], other: dict[int, str], last: int, start: int = 1) -> int:
+    """How many steps of ``start``..``last`` both runs printed a loss for: step lines without a loss
+    compare nothing, and an empty list of losses never counts as equal."""
+    return sum(1 for step in range(start, last + 1) if reference.get(step) and other.get(step))
 
 
 def empty_variant(spec: VariantSpec) -> dict[str, Any]:
@@ -266,7 +273,7 @@ def judge(spec: VariantSpec, result: dict[str, Any], runs: Runs, on_disk: list[i
                       f"loaded {runs.loaded[0] if runs.loaded else 'the checkpoint'} of step {resume_step} instead"}]
     # the earliest checkpoint first: its first difference is where the resumed state went wrong
     loaded, counter_off = loaded_note(runs, resume_step)
-    names = sorted(written_since(runs.folder, runs.before_resume),
+    names = sorted((name for name in written_since(runs.folder, runs.before_resume) if is_state_file(name)),
                    key=lambda name: (step_of(name) is None, step_of(name) or 0, str(name)))
     if not names:
         result["message"] = "resume failed: the resumed command wrote no checkpoint files to compare"
@@ -276,7 +283,9 @@ def judge(spec: VariantSpec, result: dict[str, Any], runs: Runs, on_disk: list[i
     result["differences"] = [dict(difference_json(spec.name, 0, d, file), key=f"{file}:{d.key}")
                              for file, d in differences[:25]]
     loss_step = first_loss_difference(reference.steps, resumed.steps, runs.steps, start=resume_step + 1)
-    result["losses"] = {"compared_steps": [resume_step + 1, runs.steps], "equal": loss_step is None,
+    with_loss = losses_compared(reference.steps, resumed.steps, runs.steps, start=resume_step + 1)
+    result["losses"] = {"compared_steps": [resume_step + 1, runs.steps], "steps_with_a_loss": with_loss,
+                        "equal": (loss_step is None) if with_loss or loss_step is not None else None,
                         "first_differing_step": loss_step}
     result["first_divergent_step"] = loss_step
     result["notes"] = [f"compared files: {', '.join(str(name) for name in names)}", *result.get("notes", []),
@@ -322,9 +331,12 @@ def judge(spec: VariantSpec, result: dict[str, Any], runs: Runs, on_disk: list[i
         if damage is not None and torn_read:
             refused = (f"; the torn {damage.path} was not read: the job loaded "
                        f"{', '.join(map(str, runs.loaded))}, an intact checkpoint of the same step")
-        result["message"] = (f"resumed from step {resume_step}{refused}; {leaves} leaves of {len(names)} checkpoint "
-                             f"file(s) and the losses of steps {resume_step + 1}-{runs.steps} equal the "
-                             "uninterrupted run bit for bit")
+        compared = f"{leaves} leaves of {len(names)} checkpoint file(s)"
+        result["message"] = (
+            f"resumed from step {resume_step}{refused}; {compared} and the losses of steps {resume_step + 1}-"
+            f"{runs.steps} equal the uninterrupted run bit for bit" if with_loss else
+            f"resumed from step {resume_step}{refused}; {compared} equal the uninterrupted run bit for bit; no loss "
+            "was compared (the step lines after the resume print none)")
     return result
 
 

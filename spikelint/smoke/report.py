@@ -12,13 +12,14 @@ from typing import Any
 from spikelint import __version__
 
 SCHEMA_NAME = "smoke-summary.v1.schema.json"
-EXIT_CODES = {"verified": 0, "state_differs": 1, "resume_failed": 1, "setup_error": 2}
+EXIT_CODES = {"verified": 0, "state_differs": 1, "resume_failed": 1, "setup_error": 2, "incomplete": 3}
 NOT_AVAILABLE = "not available"
 HEADLINES = {
     "verified": "VERIFIED: every resumed run equals the uninterrupted run bit for bit",
     "state_differs": "STATE DIFFERS: a resumed run does not reproduce the uninterrupted run",
     "resume_failed": "RESUME FAILED: a run could not be resumed from its checkpoints",
     "setup_error": "SETUP ERROR: the smoke test could not run",
+    "incomplete": "INCOMPLETE: every variant run passed, but the plan could not test everything the job has",
 }
 
 
@@ -111,8 +112,9 @@ def _variant_lines(variant: dict[str, Any], shared: list[str] | None = None) -> 
         lines.append(f"{'':16}removed torn temporary file {temporary}")
     sigterm = variant.get("sigterm")
     if sigterm and sigterm.get("signal_to_exit_s") is not None:
+        ended = (variant.get("interrupted_exit") or ["exit 143"])[0]  # how the process really ended
         lines.append(
-            f"{'':16}SIGTERM to exit 143: {_seconds(sigterm['signal_to_exit_s'])} "
+            f"{'':16}SIGTERM to {ended}: {_seconds(sigterm['signal_to_exit_s'])} "
             f"(checkpoint write {_seconds(sigterm.get('checkpoint_write_s'))})"
         )
     for note in variant.get("notes", []):

@@ -18,8 +18,11 @@ from typing import NamedTuple
 DEFAULT_PROGRESS = r"(?i)(?<![\w./-])(?:global[_ ])?step['\"]?(?:\s*[=:]\s*|\s+)(\d+)"
 DEFAULT_LOSS = r"(?i)(?<![\w./-])loss['\"]?(?:\s*[=:]\s*|\s+)([^\s,;}'\"]+)"
 EPOCH = re.compile(r"(?i)(?<![\w./-])epoch['\"]?(?:\s*[=:]\s*|\s+)(\d+)")
-# Lines about checkpoints and resuming mention a step without being one.
-NOT_A_STEP = re.compile(r"(?i)\b(?:resum|restor|load|sav|checkpoint|ckpt|writ|skipp|wrote)\w*")
+# Lines about checkpoints and resuming mention a step without being one ("Continuing training from
+# global step 24", the Trainer's resume line, too); so do evaluation lines ("step 0: train loss 4.2,
+# val loss 4.3", "Evaluating at step 20"): a validation pass is not a training step.
+NOT_A_STEP = re.compile(r"(?i)\b(?:resum|restor|load|sav|checkpoint|ckpt|writ|skipp|wrote|continu)\w*|"
+                        r"\b(?:val|valid|validation|validating|eval|evaluat\w*|test(?:ing)?)\b")
 # tqdm and Lightning progress bars: "50%|█████     | 10/20 [00:01<00:00, 9.5it/s, loss=0.3]"
 PROGRESS_BAR = re.compile(r"\d+%\||\|\s*\d+/\d+\s*\[|\d+(?:\.\d+)?(?:it/s|s/it)\b")
 # Lines where a job says what it loaded: "Restoring states from …/last.ckpt", "resumed from …".

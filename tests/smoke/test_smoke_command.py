@@ -26,6 +26,24 @@ def test_placeholders_expand_per_word_and_an_empty_resume_disappears() -> None:
         expand("t {step}", values)
 
 
+def test_the_resume_text_may_name_the_folder_and_the_newest_step() -> None:
+    values = {"steps": "20", "every": "4", "ckpt": "/runs/a", "seed": "0", "step": "8",
+              "resume": "--resume_from_checkpoint {ckpt}/checkpoint-{step}"}
+    assert expand("python run.py --output_dir {ckpt} {resume}", values) == [
+        "python", "run.py", "--output_dir", "/runs/a", "--resume_from_checkpoint", "/runs/a/checkpoint-8"]
+    # inside a word: nanoGPT's --init_from=resume
+    assert expand("python train.py {resume}", {**values, "resume": "--init_from=resume"})[-1] == "--init_from=resume"
+
+
+def test_a_resume_text_that_starts_with_dashes_is_a_value() -> None:
+    from spikelint.smoke.cli import build_parser
+    from spikelint.smoke.cli import text_values_joined
+
+    words = ["--cmd", "python train.py {resume}", "--resume-arg", "--init_from=resume", "--steps", "12"]
+    args = build_parser().parse_args(text_values_joined(words))
+    assert args.resume_arg == "--init_from=resume" and args.steps == 12
+
+
 def torchrun() -> str:
     """torchrun itself, next to this interpreter (its module where the script is not installed)."""
     script = Path(sys.executable).with_name("torchrun")
@@ -68,3 +86,14 @@ def test_a_command_that_never_prints_progress_is_a_setup_error(tmp_path: Path) -
     result = run_smoke(tmp_path / "run", "--steps", "12", "--signal", "term",
                        "--cmd", f"{sys.executable} -c pass")
     assert result.exit_code == 2 and "no line matching --progress-regex" in result.summary()["message"]
+
+
+def test_the_report_says_how_a_signalled_process_really_ended() -> None:
+    from spikelint.smoke.report import base_summary
+    from spikelint.smoke.report import render_text
+
+    summary = base_summary("verified", "ok")
+    summary["variants"] = [{"name": "sigterm", "verdict": "verified", "message": "m", "interrupted_exit": ["exit 0"],
+                            "sigterm": {"signal_to_exit_s": 0.4, "checkpoint_write_s": None}}]
+    text = render_text(summary)
+    assert "SIGTERM to exit 0: " in text and "exit 143" not in text

@@ -34,6 +34,7 @@ LOSS = re.compile(DEFAULT_LOSS)
     ("global_step=7 loss=nan", 7, "nan", None),
     ("iteration 9: step: 9, loss: 2.5,", 9, "2.5", None),
     ("step=4", 4, "", None),
+    ("step 12 | loss 0.5 | val_loss 0.6", 12, "0.5", None),  # a train step that also prints val_loss
 ])
 def test_step_lines_are_read_with_their_loss_and_epoch(line: str, step: int, loss: str, epoch: int | None) -> None:
     assert read_line(line, PROGRESS, LOSS) == StepLine(step, loss, epoch)
@@ -46,6 +47,9 @@ def test_step_lines_are_read_with_their_loss_and_epoch(line: str, step: int, los
     "Loading model from checkpoint at step 24",
     "Epoch 1:  50%|#####     | 10/20 [00:01<00:00, 9.5it/s, step 30, loss=0.3]",
     "skipped step 12: overflow",
+    "Continuing training from global step 24",  # the Trainer's resume line
+    "step 0: train loss 4.2, val loss 4.3",  # an evaluation line
+    "Evaluating at step 20: loss=0.4",
 ])
 def test_lines_that_only_mention_a_step_move_nothing(line: str) -> None:
     assert isinstance(read_line(line, PROGRESS, LOSS), Mention)
@@ -100,6 +104,8 @@ def test_a_kill_during_a_temporary_write_leaves_no_checkpoint_of_that_step(tmp_p
 @pytest.mark.parametrize("name, step", [
     ("step-8.pt", 8), ("epoch=1-step=24.ckpt", 24), ("checkpoint-8/optimizer.pt", 8), ("iter_0000024/x.pt", 24),
     ("global_step8/mp_rank_00_model_states.pt", 8), ("model_00008.safetensors", 8), ("last.pt", None),
+    ("ep1-ba24-rank0.pt", 24), ("ep0-ba8/rank0.pt", 8), ("ep3.pt", None), ("epoch_3.pt", None),
+    ("epoch=3-step=120.ckpt", 120),
 ])
 def test_the_step_of_a_checkpoint_name(name: str, step: int | None) -> None:
     assert step_of(Path(name)) == step
@@ -119,3 +125,18 @@ def test_without_words_the_loaded_file_is_the_one_whose_access_time_moved(tmp_pa
     before = {Path(name): (tmp_path / name).stat().st_atime_ns for name in ("step-20.pt", "step-24.pt")}
     os.utime(tmp_path / "step-24.pt", ns=(time.time_ns(), (tmp_path / "step-24.pt").stat().st_mtime_ns))
     assert files_read(tmp_path, before, [], ["nothing said"]) == [Path("step-24.pt")]
+
+
+@pytest.mark.parametrize("name, state", [
+    ("checkpoint-8/model.safetensors", True), ("checkpoint-8/optimizer.pt", True),
+    ("checkpoint-8/trainer_state.json", True), ("checkpoint-8/rng_state.pth", True), ("ep0-ba8-rank0.pt", True),
+    ("last.ckpt", True), ("step-8/.metadata", True), ("lightning_logs/version_0/checkpoints/epoch=0-step=8.ckpt", True),
+    # beside the checkpoints: a record of the run, not its state
+    ("README.md", False), ("all_results.json", False), ("train_results.json", False), ("checkpoint-8/README.md", False),
+    ("lightning_logs/version_0/hparams.yaml", False), ("runs/Dec02_07-00/events.out.tfevents.1.host", False),
+    ("train.log", False),
+])
+def test_only_checkpoint_content_is_state(name: str, state: bool) -> None:
+    from spikelint.smoke.commandfiles import is_state_file
+
+    assert is_state_file(Path(name)) is state
