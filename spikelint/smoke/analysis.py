@@ -40,6 +40,7 @@ VERIFIED = "verified"
 STATE_DIFFERS = "state_differs"
 RESUME_FAILED = "resume_failed"
 SETUP_ERROR = "setup_error"
+INCOMPLETE = "incomplete"  # every variant run passed, but the plan could not cover what the job has (exit 3)
 MAX_DIFFERENCES_PER_RANK = 25
 
 

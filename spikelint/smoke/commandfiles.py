@@ -154,3 +154,34 @@ def truncate_newest(folder: Path, reference_folder: Path | None = None) -> Damag
     except OSError as error:
         return f"could not truncate the newest checkpoint {name}: {error.strerror}"
     return Damage(str(name), step, size, size // 2)
+
+
+# a checkpoint's epoch counter: ``epoch``, Lightning's ``epoch``, ``current_epoch``, the Trainer's ``epoch`` (a float)
+EPOCH_KEY = re.compile(r"(?:^|\.)(?:epoch|current_epoch|cur_epoch|epoch_idx|epochs_completed)$")
+
+
+def checkpoint_epochs(folder: Path) -> dict[int, int]:
+    """Step -> the epoch counter its checkpoint holds (the first one found in its files), for every
+    numbered checkpoint the safe loaders read. A job that prints no ``epoch=`` still says in its
+    checkpoints that it has epochs, and where they change."""
+    from spikelint.smoke.compare import flatten
+    from spikelint.smoke.loaders import LoadRefused
+    from spikelint.smoke.loaders import load_checkpoint_file
+
+    found: dict[int, int] = {}
+    for name in sorted(snapshot(folder), key=lambda name: (step_of(name) or 0, str(name))):
+        step = step_of(name)
+        if step is None or step in found or not is_state_file(name) or name.suffix in (".bin", ".safetensors"):
+            continue
+        try:
+            state = load_checkpoint_file(folder / name)
+        except LoadRefused:
+            continue
+        except Exception:  # noqa: BLE001 - a file no loader foresaw says nothing about epochs
+            continue
+        for key, value in flatten(state):
+            if EPOCH_KEY.search(key) and isinstance(value, (int, float)) and not isinstance(value, bool):
+                found[step] = int(value)
+                break
+    return found
+

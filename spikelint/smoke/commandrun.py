@@ -15,6 +15,7 @@ from pathlib import Path
 from typing import Any
 from typing import TextIO
 
+from spikelint.smoke.analysis import INCOMPLETE
 from spikelint.smoke.analysis import VERIFIED
 from spikelint.smoke.analysis import overall_verdict
 from spikelint.smoke.command import CommandError
@@ -28,6 +29,7 @@ from spikelint.smoke.steplines import MAX_EXAMPLES
 from spikelint.smoke.commandfiles import Damage
 from spikelint.smoke.commandfiles import access_times
 from spikelint.smoke.commandfiles import files_read
+from spikelint.smoke.commandfiles import checkpoint_epochs
 from spikelint.smoke.commandfiles import checkpoint_steps
 from spikelint.smoke.commandfiles import truncate_newest
 from spikelint.smoke.commandverdict import PREEMPTION_FIX
@@ -106,6 +108,7 @@ class CommandSmoke:
         self.references: dict[int, tuple[CommandRun, Path]] = {}
         self.not_applicable: list[dict[str, str]] = []
         self.epoch_length: int | None = None
+        self.has_epochs = False  # the job shows epochs: --steps-per-epoch, epoch= on its lines, or in its checkpoints
         self.epoch_probed_to: int | None = None  # the steps a probe ran to find the epoch length
         self.crossed: bool | None = None
         (root / "checkpoints").mkdir(exist_ok=True)
@@ -268,17 +271,21 @@ class CommandSmoke:
         epoch (its resume draws that epoch's order again) and the off-period resume, in the
         first epoch, runs past the boundary. The reference is run again with the new length.
         """
-        reference = self.references[self.plan.checkpoint_every][0]
-        self.epoch_length = self.options.steps_per_epoch or epoch_length(reference.epochs)
-        if self.epoch_length is None and len(set(reference.epochs.values())) == 1:
+        reference, reference_folder = self.references[self.plan.checkpoint_every]
+        saved = checkpoint_epochs(reference_folder)  # the epoch counter the checkpoints hold, where no line prints one
+        self.has_epochs = bool(self.options.steps_per_epoch or reference.epochs or saved)
+        self.epoch_length = self.options.steps_per_epoch or epoch_length(reference.epochs) or epoch_length(saved)
+        if self.epoch_length is None and (len(set(reference.epochs.values())) == 1 or len(set(saved.values())) == 1):
             self.epoch_length = self.probe_epoch(reference)
         length = self.epoch_length
         if length is None:
-            self.crossed = None
-            seen = set(reference.epochs.values())
-            printed = " (the step lines print no epoch)" if not seen else (
-                f" (every step line printed epoch {min(seen)}: the epoch is longer than the plan)" if len(seen) == 1
-                else " (the epoch printed on the step lines does not change at a steady interval)")
+            self.crossed = None if not self.has_epochs else False
+            seen = set(reference.epochs.values()) or set(saved.values())
+            where = "step lines" if reference.epochs else "checkpoints"
+            printed = " (neither the step lines nor the checkpoints show an epoch)" if not seen else (
+                f" (the {where} show epoch {min(seen)} all the plan long, and a longer run did not fit the time "
+                "limit: the epoch is longer than the plan)" if len(seen) == 1
+                else f" (the epoch in the {where} does not change at a steady interval)")
             return [f"no epoch boundary was crossed: data-order bugs at an epoch end were not tested{printed}; "
                     f"pass --steps-per-epoch N (or print epoch=E on the step lines) and the plan runs past one"]
         resume_points = [spec.expected_resume_step for spec in self.plan.variants if spec.signal == "SIGKILL"]
@@ -314,14 +321,27 @@ class CommandSmoke:
             probe = self.run(label, self.root / "checkpoints" / label, False, self.plan.checkpoint_every, steps=steps)
             if probe.exit_code != 0:
                 return None
-            found = epoch_length(probe.epochs)
+            found = epoch_length(probe.epochs) or epoch_length(checkpoint_epochs(self.root / "checkpoints" / label))
             if found is not None:
-                self.journal.progress(f"plan: the step lines print epoch {min(probe.epochs.values())} for "
-                                      f"{found} steps (the command run to step {steps} to find it)")
+                self.journal.progress(f"plan: an epoch is {found} steps (the command run to step {steps} to find "
+                                      "it, its epoch read from the step lines or the checkpoints)")
                 self.epoch_probed_to = steps
                 return found
             steps *= 2
         return None
+
+    def coverage_gaps(self, results: list[dict[str, Any]]) -> list[str]:
+        """What the plan could not test that the job has: VERIFIED claims every part of the plan ran and
+        every compared state and loss was equal, so each gap makes the verdict INCOMPLETE (exit 3)."""
+        gaps = []
+        if self.has_epochs and not self.crossed:
+            gaps.append("no resume ran past an epoch end, so a data order that is not restored was not tested "
+                        "(pass --steps-per-epoch N, a smaller data set, or a longer --timeout)")
+        unread = [r["name"] for r in results if r.get("leaves_compared") == 0]
+        if unread:
+            gaps.append(f"no checkpoint content could be read in {', '.join(unread)}, so only losses were compared "
+                        "(the notes name the files and why)")
+        return gaps
 
     def observed(self) -> dict[str, Any]:
         """What the uninterrupted run showed: the lines read as steps, the epoch, the checkpoint layout."""
@@ -361,11 +381,16 @@ class CommandSmoke:
             results.append(result)
         verdict = overall_verdict(results)
         failing = [r for r in results if r["verdict"] != VERIFIED]
+        untested = self.coverage_gaps(results)
         if failing:
             message = f"{len(failing)} of {len(results)} variants failed; {failing[0]['name']}: {failing[0]['message']}"
             why = why_disagree(results)
             if why:
                 message += f". {why}"
+        elif untested:
+            verdict = INCOMPLETE
+            message = (f"every variant run passed ({len(results)}), but the plan did not test everything the job "
+                       f"has: {'; '.join(untested)}")
         else:
             message = (f"resume of the command verified bit for bit in all {len(results)} variants "
                        "(every run a new process)")

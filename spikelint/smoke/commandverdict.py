@@ -31,7 +31,7 @@ from spikelint.smoke.causes import group_of
 from spikelint.smoke.compare import flatten
 from spikelint.smoke.command import snapshot
 from spikelint.smoke.loaders import TRAINER_STATE
-from spikelint.smoke.loaders import compare_folders
+from spikelint.smoke.loaders import compare_checkpoints
 from spikelint.smoke.loaders import file_format
 from spikelint.smoke.loaders import load_checkpoint_file
 from spikelint.smoke.plan import KILL_OFF_PERIOD
@@ -185,11 +185,11 @@ def placement_notes(spec: VariantSpec, runs: Runs, resume_step: int, on_disk: li
 
 
 def checkpoint_leaves(folder: Path, names: list[Path]) -> Iterator[tuple[str, Any]]:
-    """(dotted key, leaf) of every compared file that loads; unreadable ones compare_folders has reported."""
+    """(dotted key, leaf) of every compared file that loads; unreadable ones the comparison has named."""
     for name in names:
         try:
             loaded = load_checkpoint_file(folder / name)
-        except Exception:  # noqa: BLE001 - unreadable here: compare_folders has reported it
+        except Exception:  # noqa: BLE001 - unreadable here: the comparison has named it
             continue
         yield from flatten(loaded)
 
@@ -278,7 +278,8 @@ def judge(spec: VariantSpec, result: dict[str, Any], runs: Runs, on_disk: list[i
     if not names:
         result["message"] = "resume failed: the resumed command wrote no checkpoint files to compare"
         return result
-    leaves, differences, problems = compare_folders(runs.reference_folder, runs.folder, names)
+    comparison = compare_checkpoints(runs.reference_folder, runs.folder, names)
+    leaves, differences, problems = comparison.leaves, comparison.differences, comparison.problems
     result["leaves_compared"] = leaves
     result["differences"] = [dict(difference_json(spec.name, 0, d, file), key=f"{file}:{d.key}")
                              for file, d in differences[:25]]
@@ -289,7 +290,7 @@ def judge(spec: VariantSpec, result: dict[str, Any], runs: Runs, on_disk: list[i
                         "first_differing_step": loss_step}
     result["first_divergent_step"] = loss_step
     result["notes"] = [f"compared files: {', '.join(str(name) for name in names)}", *result.get("notes", []),
-                       *placement_notes(spec, runs, resume_step, on_disk)]
+                       *comparison.not_compared, *comparison.notes, *placement_notes(spec, runs, resume_step, on_disk)]
     if loaded is not None and not counter_off:
         result["notes"].append(loaded)
     interrupted = runs.interrupted

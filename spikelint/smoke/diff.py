@@ -101,8 +101,8 @@ def diff_paths(a: Path, b: Path) -> DiffResult:
         for name, unit in units_b.items():
             if name not in units_a:
                 result.differences.append(entry(name, "", "extra_in_b", None, f"only in B ({FORMAT_NAMES[unit.format]})"))
-    if comparison.problems:
-        raise DiffInputError("; ".join(comparison.problems))
+    if comparison.problems or comparison.not_compared:
+        raise DiffInputError("; ".join(comparison.problems + comparison.not_compared))
     result.leaves = comparison.leaves
     result.compared = comparison.compared
     result.notes = comparison.notes

@@ -3,7 +3,8 @@
 A checkpoint unit is one file (``torch.save`` with ``weights_only=True``, safetensors, JSON, a
 Hugging Face ``trainer_state.json``) or one torch.distributed.checkpoint (DCP) folder (a
 ``.metadata`` file and its ``*.distcp`` shards, compared as one flat state). Nothing from a file
-is ever executed: a file the weights-only loader refuses is reported with the reason, never
+is ever executed: a file the weights-only loader refuses (a framework's own objects) is read
+through a restricted unpickler that keeps unknown classes as opaque values (``opaque_pickle``), never
 loaded unsafely; DCP's ``.metadata`` pickle is read with an unpickler that only knows DCP's own
 metadata records. A unit is named by its path relative to the compared folder, and a
 difference by ``unit:key``, as in the smoke report.
@@ -75,8 +76,9 @@ class Comparison:
 
     leaves: int = 0
     differences: list[tuple[str, Difference]] = field(default_factory=list)
-    problems: list[str] = field(default_factory=list)  # units that could not be loaded
+    problems: list[str] = field(default_factory=list)  # units the resumed side could not load
     notes: list[str] = field(default_factory=list)
+    not_compared: list[str] = field(default_factory=list)  # units neither side's copy could be read of
     compared: list[str] = field(default_factory=list)
 
 
@@ -123,7 +125,7 @@ def load_unit(path: Path, unit: Unit) -> Loaded:
     if unit.format == "dcp":
         return Loaded(load_dcp_folder(path))
     if unit.format == "torch":
-        return Loaded(load_torch_file(path))
+        return load_torch_unit(path, unit.name)
     if unit.format == "safetensors":
         return load_safetensors_file(path, unit.name)
     if unit.format == "json":
@@ -173,6 +175,11 @@ def compare_pair(unit: Unit, reference: Path, other: Path, into: Comparison,
     """
     try:
         expected = load_unit(reference, unit)
+    except Exception as error:  # noqa: BLE001 - a layout the loaders cannot read is not compared, never a failure
+        reason = str(error) if isinstance(error, LoadRefused) else f"{type(error).__name__}: {first_line(error)}"
+        into.not_compared.append(f"{unit.name}: not compared: it cannot be read ({reason})")
+        return
+    try:
         actual = load_unit(other, unit)
         if roots is not None:
             expected = Loaded(relative_to_folder(expected.state, roots[0]), expected.notes)
@@ -219,9 +226,10 @@ def compare_checkpoints(reference: Path, resumed: Path, names: list[Path]) -> Co
 
 
 def compare_folders(reference: Path, resumed: Path, names: list[Path]) -> tuple[int, list[tuple[str, Difference]], list[str]]:
-    """(leaves compared, differences by unit, problems) for the files the resumed run wrote."""
+    """(leaves compared, differences by unit, problems) for the files the resumed run wrote; a unit
+    that cannot be read on either side is a problem here (``Comparison.not_compared`` keeps them apart)."""
     result = compare_checkpoints(reference, resumed, names)
-    return result.leaves, result.differences, result.problems
+    return result.leaves, result.differences, result.problems + result.not_compared
 
 
 def load_checkpoint_file(path: Path) -> Any:
@@ -257,6 +265,31 @@ def load_torch_file(path: Path) -> Any:
     except (RuntimeError, EOFError, OSError, ValueError) as error:
         raise LoadRefused(f"{path}: cannot be read as a torch.save file ({type(error).__name__}: "
                           f"{first_line(error)}); is it complete?") from None
+
+
+def load_torch_unit(path: Path, name: str) -> Loaded:
+    """A ``torch.save`` file: weights-only first; a file that holds a framework's own objects (Composer's
+    state, NumPy arrays, ``timedelta``) is then read through the restricted unpickler, its classes kept
+    as opaque values compared by their data, never by running their code (``opaque_pickle``)."""
+    from spikelint.smoke.opaque_pickle import load_opaque
+
+    try:
+        return Loaded(load_torch_file(path))
+    except LoadRefused as refused:
+        if "refuses it" not in str(refused):
+            raise  # damaged, not refused
+        try:
+            state, opaque, left_out = load_opaque(path)
+        except Exception as error:  # noqa: BLE001 - the weights-only refusal says more than a second failure
+            raise LoadRefused(f"{refused} (nor could it be read without running its code: "
+                              f"{type(error).__name__}: {first_line(error)})") from None
+    notes = []
+    if opaque:
+        shown = ", ".join(sorted(opaque)[:4]) + (" …" if len(opaque) > 4 else "")
+        notes.append(f"{name}: read without running its code; {shown} compared by the data the file holds")
+    if left_out:
+        notes.append(f"{name}: wall-clock values left out: {', '.join(left_out[:4])}{' …' if len(left_out) > 4 else ''}")
+    return Loaded(state, notes)
 
 
 def refusal_message(path: Path, error: Exception) -> str:

@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import dataclasses
+import datetime
+import enum
 import json
 import os
 import pickle
@@ -90,15 +92,53 @@ def test_numpy_rng_state_loads_as_hugging_face_allows_it(tmp_path: Path) -> None
     assert state["numpy"][0] == "MT19937" and state["numpy"][1].dtype == np.uint32
 
 
-def test_a_file_weights_only_refuses_is_reported_with_the_type_and_never_loaded(tmp_path: Path) -> None:
-    reference, other = two_folders(tmp_path)
-    for folder in (reference, other):
-        torch.save({"record": Record(3)}, folder / "state.pt")
-    with pytest.raises(LoadRefused, match=r"weights_only=True\) refuses it \(it holds .*Record\); it is never loaded unsafely"):
-        load_checkpoint_file(reference / "state.pt")
-    leaves, differences, problems = compare_folders(reference, other, [Path("state.pt")])
-    assert (leaves, differences) == (0, []) and "Record" in problems[0] and str(reference / "state.pt") in problems[0]
+class Phase(enum.Enum):
+    FIT = "fit"
 
+
+class FrameworkState:
+    """A framework's own record, as Composer's ``State`` and ``Timestamp`` are: its code must never run."""
+
+    def __init__(self, batch: int, rng: Any) -> None:
+        self.batch, self.rng = batch, rng
+
+    def __setstate__(self, state: dict[str, Any]) -> None:
+        RAN.append("__setstate__")
+        self.__dict__.update(state)
+
+
+class RunsCode:
+    def __reduce__(self) -> tuple[Any, tuple[str]]:
+        return (RAN.append, ("__reduce__",))
+
+
+RAN: list[str] = []
+
+
+def framework_checkpoint(batch: int, wall_clock_s: float) -> dict[str, Any]:
+    return {"model": {"weight": torch.arange(4.0)}, "state": FrameworkState(batch, np.arange(3, dtype=np.uint32)),
+            "phase": Phase.FIT, "total_wct": datetime.timedelta(seconds=wall_clock_s), "hook": RunsCode(),
+            "record": Record(batch)}
+
+
+def test_a_file_weights_only_refuses_is_read_without_running_its_code(tmp_path: Path) -> None:
+    reference, other = two_folders(tmp_path)
+    torch.save(framework_checkpoint(24, 3.5), reference / "ep1-ba24-rank0.pt")
+    torch.save(framework_checkpoint(24, 9.25), other / "ep1-ba24-rank0.pt")  # another run: another wall clock
+    RAN.clear()
+    comparison = compare_checkpoints(reference, other, [Path("ep1-ba24-rank0.pt")])
+    assert RAN == []  # neither __setstate__ nor the function a __reduce__ names ran
+    assert comparison.problems == [] and comparison.differences == [] and comparison.leaves > 5
+    assert any("read without running its code" in note and "FrameworkState" in note for note in comparison.notes)
+    assert any("wall-clock values left out: total_wct" in note for note in comparison.notes)
+
+
+def test_an_opaque_record_that_differs_is_named_by_its_field(tmp_path: Path) -> None:
+    reference, other = two_folders(tmp_path)
+    torch.save(framework_checkpoint(24, 3.5), reference / "state.pt")
+    torch.save(framework_checkpoint(23, 3.5), other / "state.pt")
+    comparison = compare_checkpoints(reference, other, [Path("state.pt")])
+    assert {difference.key for _, difference in comparison.differences} >= {"state.state.batch"}
 
 def test_a_truncated_torch_file_is_refused_not_a_crash(tmp_path: Path) -> None:
     path = tmp_path / "last.pt"
