@@ -114,6 +114,14 @@ class CommandRun:
 Heartbeat = Callable[[CommandRun, float], None]  # (run, seconds since its last output line)
 
 
+def shift_steps(run: CommandRun, offset: int) -> None:
+    """Renumber a finished run's steps by ``offset`` (a job found to count from 0 after its first run)."""
+    run.steps = {step + offset: loss for step, loss in run.steps.items()}
+    run.epochs = {step + offset: epoch for step, epoch in run.epochs.items()}
+    run.step_s = {step + offset: at for step, at in run.step_s.items()}
+    run.mentions = [mention._replace(step=mention.step + offset) for mention in run.mentions]
+
+
 def record_step(run: CommandRun, read: StepLine, line: str, at_s: float) -> None:
     """A step line: its loss, its epoch, when it came; the first few kept to show what was read."""
     run.steps[read.step] = read.loss
@@ -197,6 +205,7 @@ def run_command(
     heartbeat: Heartbeat | None = None,
     heartbeat_s: float = 5.0,
     signal_delay_s: float = 0.0,
+    step_offset: int = 0,
 ) -> CommandRun:
     """Start, read progress, signal once ``stop_at_step`` is printed, wait for the end.
 
@@ -204,6 +213,8 @@ def run_command(
     group with ``to_group``); a command still running ``grace_s`` later is SIGKILLed, as the
     kubelet does after ``terminationGracePeriodSeconds``, and ``grace_expired`` says so.
     ``signal_delay_s`` holds the signal back after the step line, to land inside the next step.
+    ``step_offset`` turns the printed number into steps done: 1 for a job that counts from 0 (``iter 0``
+    after its first step), so that step N is always N steps done, as checkpoints name them.
     """
     started = time.monotonic()
     signalled: float | None = None
@@ -271,6 +282,7 @@ def run_command(
                     continue
                 if read is None:
                     continue
+                read = read._replace(step=read.step + step_offset)
                 step = read.step
                 record_step(run, read, line, last_output - started)
                 if stop_at_step is not None and run.signalled_at_step is None and step >= stop_at_step:

@@ -22,6 +22,7 @@ from spikelint.smoke.command import CommandError
 from spikelint.smoke.command import CommandRun
 from spikelint.smoke.command import expand
 from spikelint.smoke.command import run_command
+from spikelint.smoke.command import shift_steps
 from spikelint.smoke.command import snapshot
 from spikelint.smoke.command import partial_files
 from spikelint.smoke.command import written_since
@@ -31,6 +32,7 @@ from spikelint.smoke.commandfiles import access_times
 from spikelint.smoke.commandfiles import files_read
 from spikelint.smoke.commandfiles import checkpoint_epochs
 from spikelint.smoke.commandfiles import checkpoint_steps
+from spikelint.smoke.commandfiles import is_state_file
 from spikelint.smoke.commandfiles import truncate_newest
 from spikelint.smoke.commandverdict import PREEMPTION_FIX
 from spikelint.smoke.commandverdict import Runs
@@ -77,6 +79,15 @@ def crosses(resume_points: list[int], steps: int, length: int) -> bool:
     return later and any((point // length + 1) * length < steps for point in resume_points)
 
 
+def on_disk_text(folder: Path, steps: list[int]) -> str:
+    """``8, 12`` for numbered checkpoints; the file names of a job that keeps one unnumbered file
+    (nanoGPT's ``ckpt.pt``, rewritten in place); ``none``."""
+    if steps:
+        return ", ".join(map(str, steps))
+    names = [str(name) for name in snapshot(folder) if is_state_file(name)]
+    return ", ".join(names[:4]) + (" …" if len(names) > 4 else "") if names else "none"
+
+
 class ReferenceFailed(Exception):
     """The uninterrupted command failed: nothing can be compared against it."""
 
@@ -109,6 +120,7 @@ class CommandSmoke:
         self.not_applicable: list[dict[str, str]] = []
         self.epoch_length: int | None = None
         self.has_epochs = False  # the job shows epochs: --steps-per-epoch, epoch= on its lines, or in its checkpoints
+        self.step_offset: int | None = None  # 1 for a job whose first step line is step 0, found by the first run
         self.epoch_probed_to: int | None = None  # the steps a probe ran to find the epoch length
         self.crossed: bool | None = None
         (root / "checkpoints").mkdir(exist_ok=True)
@@ -137,7 +149,16 @@ class CommandSmoke:
         self.journal.progress(f"{label}: {' '.join(run.argv)}")
         run_command(run, self.progress, self.loss, self.deadline, stop_at, signum,
                     to_group=self.options.sigterm_to == "group" and signum == signal.SIGTERM,
-                    grace_s=self.options.grace_period, heartbeat=self.heartbeat, signal_delay_s=delay_s)
+                    grace_s=self.options.grace_period, heartbeat=self.heartbeat, signal_delay_s=delay_s,
+                    step_offset=self.step_offset or 0)
+        if self.step_offset is None and run.steps:
+            # the first uninterrupted run tells how the job counts: its first step line is step 1, or 0
+            # (nanoGPT's ``iter 0`` after one step): from then on step N means N steps done
+            self.step_offset = 1 if min(run.steps) == 0 else 0
+            if self.step_offset:
+                shift_steps(run, self.step_offset)
+                self.journal.progress(f"{label}: the job counts its steps from 0 (its first step line says "
+                                      "step 0): step N is read as N + 1 steps done")
         self.journal.event("command_ended", run=label, exit_code=run.exit_code, steps=len(run.steps),
                            signalled_at_step=run.signalled_at_step, wall_s=round(run.wall_s, 3),
                            grace_expired=run.grace_expired, timed_out=run.timed_out)
@@ -211,7 +232,7 @@ class CommandSmoke:
         on_disk = checkpoint_steps(folder)
         result["checkpoints_before_interruption"] = on_disk
         self.journal.progress(f"{spec.name}: {spec.signal} to the command {interrupted.signal_point()} "
-                              f"(checkpoints on disk: {', '.join(map(str, on_disk)) or 'none'})")
+                              f"(checkpoints on disk: {on_disk_text(folder, on_disk)})")
         damage: Damage | None = None
         if spec.truncate_newest:
             torn = truncate_newest(folder, reference_folder)

@@ -69,6 +69,27 @@ def describe(code: int | None) -> str:
     return "no exit code" if code is None else describe_exit(code)
 
 
+# What frameworks print when a resume cannot reproduce the run: the job's own words name the cause.
+FRAMEWORK_WARNINGS = (
+    (re.compile(r"You're resuming from a checkpoint that ended before the epoch ended and your dataloader is\s*"
+                r"not resumable[^\n]*"), "data position"),  # Lightning
+    (re.compile(r"[^\n]*(?:not|isn't) (?:fault[- ]tolerant|resumable)[^\n]*", re.IGNORECASE), "data position"),
+)
+
+
+def framework_warning(run: CommandRun) -> tuple[str, str] | None:
+    """(the cause, the line) of a framework's own warning in the run's log, the first one found."""
+    try:
+        text = run.log.read_text(encoding="utf-8", errors="replace")
+    except OSError:
+        return None
+    for pattern, cause in FRAMEWORK_WARNINGS:
+        found = pattern.search(text)
+        if found:
+            return cause, " ".join(found.group().split())[:300]
+    return None
+
+
 def first_loss_difference(reference: dict[int, str], other: dict[int, str], last: int, start: int = 1) -> int | None:
     for step in range(start, last + 1):
         if step in other and reference.get(step) != other[step]:
@@ -312,6 +333,9 @@ def judge(spec: VariantSpec, result: dict[str, Any], runs: Runs, on_disk: list[i
         if counter_off and loaded is not None:
             parts.insert(0, f"resumed from step {resume_step}: {loaded}")
             parts[1] = f"the {named or 'state differs'}"
+        warned = framework_warning(resumed)
+        if warned is not None:  # the job's own words come first: they name what was not restored
+            parts.insert(0, f"{warned[0]} not restored: the job's own log says \"{warned[1]}\"")
         if differences:
             file, first = differences[0]
             delta = f", largest |difference| {first.max_abs_diff:.3g}" if first.max_abs_diff is not None else ""

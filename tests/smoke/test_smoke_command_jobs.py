@@ -76,6 +76,37 @@ def test_a_loader_generator_not_restored_fails_once_the_plan_crosses_a_long_epoc
     assert "data position" in variant(known, "kill-between-checkpoints")["message"]
 
 
+def test_an_epoch_only_the_checkpoints_show_is_found_and_crossed(tmp_path: Path) -> None:
+    """64 batches an epoch, longer than the 40-step default plan, and no epoch= on the step lines: the
+    epoch counter in the checkpoints says the job has epochs; the plan runs on until it changes, then
+    past it, and a loader generator that is not restored is caught (the last release said VERIFIED)."""
+    command = PLAIN.replace("{resume}", "--samples 256 --no-epoch-lines {resume}")
+    broken = smoke(tmp_path / "broken", command + " --bug no-loader-generator", "--signal", "kill")
+    assert broken["plan"]["steps_per_epoch"] == 64 and broken["plan"]["epoch_boundary_crossed"] is True
+    assert broken["verdict"] == "state_differs", broken["message"]
+    assert "data position" in variant(broken, "kill-between-checkpoints")["message"]
+
+
+def test_steps_counted_from_zero_are_read_as_such(tmp_path: Path) -> None:
+    """``step=0`` after the first step (nanoGPT's ``iter 0``): read one early, every resume point would be
+    a step off and the off-period resume would look like one on the period."""
+    command = PLAIN.replace("{resume}", "--count-from-zero {resume}")
+    summary = smoke(tmp_path, command, "--signal", "kill")
+    assert summary["verdict"] == "verified", summary["message"]
+    off = variant(summary, "kill-off-period")
+    assert off["resumed_from_step"] % 2 == 1, off  # an odd step, off the period, as planned
+
+
+def test_a_job_with_epochs_the_plan_cannot_cross_is_incomplete(tmp_path: Path) -> None:
+    """4,096 batches an epoch: past the longest plan a smoke test runs. Every variant passes, but no
+    resume ran past an epoch end: INCOMPLETE, exit 3, naming what was not tested."""
+    command = PLAIN.replace("{resume}", "--samples 16384 --no-epoch-lines {resume}")
+    summary = smoke(tmp_path, command, "--signal", "kill", "--steps", "12", "--checkpoint-every", "2")
+    assert summary["verdict"] == "incomplete" and summary["exit_code"] == 3
+    assert all(v["verdict"] == "verified" for v in summary["variants"])
+    assert "no resume ran past an epoch end" in summary["message"] and "--steps-per-epoch" in summary["message"]
+
+
 def test_a_long_epoch_printed_on_the_step_lines_is_found_by_running_longer(tmp_path: Path) -> None:
     """128 batches an epoch, default 40 steps: the reference is run on until its epoch changes, then the plan
     resumes in the second epoch, where a loader generator re-seeded instead of restored shows."""
@@ -130,6 +161,15 @@ def test_a_correct_stock_lightning_job_verifies_and_its_ema_outside_the_checkpoi
     bad = smoke(tmp_path / "bad", LIGHTNING + " --bug ema-outside-checkpoint", "--signal", "kill")
     assert bad["verdict"] == "state_differs"
     assert "state_dict.ema" in bad["message"]
+
+
+def test_a_plain_loader_under_lightning_is_named_with_lightnings_own_warning(tmp_path: Path) -> None:
+    pytest.importorskip("lightning")
+    summary = smoke(tmp_path, LIGHTNING + " --bug plain-loader", "--signal", "kill")
+    assert summary["verdict"] == "state_differs"
+    message = variant(summary, "kill-between-checkpoints")["message"]
+    assert message.startswith("data position not restored: the job's own log says \"You're resuming from a "
+                              "checkpoint that ended before the epoch ended"), message
 
 
 def test_a_stock_hugging_face_trainer_is_told_that_it_trusts_its_newest_folder(tmp_path: Path) -> None:

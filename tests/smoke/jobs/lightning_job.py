@@ -7,7 +7,9 @@ since Lightning's own SIGTERM handling stops without a checkpoint, a callback th
 at the next batch end and exits 143.
 
 ``--bug ema-outside-checkpoint`` keeps an exponential moving average of the weights in a callback
-that does not save it (a real mistake: the EMA weights restart from the live weights on resume).
+that does not save it (a real mistake: the EMA weights restart from the live weights on resume);
+``--bug plain-loader`` trains from a plain shuffling DataLoader, which Lightning cannot resume mid-epoch
+(it warns so in the log).
 """
 
 from __future__ import annotations
@@ -25,7 +27,7 @@ from torch import nn
 from torch.utils.data import DataLoader
 from torch.utils.data import TensorDataset
 
-BUGS = ("ema-outside-checkpoint",)
+BUGS = ("ema-outside-checkpoint", "plain-loader")
 
 
 class Regression(L.LightningModule):
@@ -119,7 +121,10 @@ def main(argv: list[str]) -> int:
     folder = Path(args.ckpt_dir)
     data = torch.Generator().manual_seed(1234)
     inputs = torch.randn(64, 8, generator=data)
-    loader = ResumableLoader(TensorDataset(inputs, inputs.sum(dim=1, keepdim=True)), batch_size=4, seed=args.seed)
+    dataset = TensorDataset(inputs, inputs.sum(dim=1, keepdim=True))
+    loader = ResumableLoader(dataset, batch_size=4, seed=args.seed)
+    if args.bug == "plain-loader":  # a plain shuffling DataLoader: Lightning cannot resume it mid-epoch
+        loader = DataLoader(dataset, batch_size=4, shuffle=True, generator=torch.Generator().manual_seed(args.seed))
     checkpoints = L.pytorch.callbacks.ModelCheckpoint(dirpath=folder, every_n_train_steps=args.save_every,
                                                       save_last=True, save_top_k=-1)
     callbacks: list[L.Callback] = [checkpoints, Preemption(folder)]

@@ -104,6 +104,10 @@ def main(argv: list[str]) -> int:
     parser.add_argument("--batch-size", type=int, default=4)
     parser.add_argument("--bug", choices=BUGS)
     parser.add_argument("--single", action="store_true", help="keep one checkpoint, last.pt (written atomically)")
+    parser.add_argument("--count-from-zero", action="store_true",
+                        help="number the step lines from 0, as nanoGPT's `iter 0` after its first step")
+    parser.add_argument("--no-epoch-lines", action="store_true",
+                        help="step lines without epoch=E, as many jobs print them (the epoch is only in the checkpoints)")
     args = parser.parse_args(argv)
     torch.set_num_threads(1)
     torch.use_deterministic_algorithms(True)
@@ -155,7 +159,9 @@ def main(argv: list[str]) -> int:
             optimizer.step()
             scheduler.step()
             step += 1
-            print(f"epoch={epoch} step={step} loss={loss.item()!r} lr={scheduler.get_last_lr()[0]:.6f}", flush=True)
+            shown = "" if args.no_epoch_lines else f"epoch={epoch} "
+            printed = step - 1 if args.count_from_zero else step
+            print(f"{shown}step={printed} loss={loss.item()!r} lr={scheduler.get_last_lr()[0]:.6f}", flush=True)
             position = batch_index + 1
             if step % args.save_every == 0 or stop["requested"]:
                 saved = save(folder, step, epoch, position, epoch_state, model, optimizer, scheduler, args.bug,
