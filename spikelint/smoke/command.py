@@ -34,6 +34,7 @@ from spikelint.smoke.steplines import MAX_LOAD_LINES
 from spikelint.smoke.steplines import Mention
 from spikelint.smoke.steplines import StepLine
 from spikelint.smoke.steplines import output_lines
+from spikelint.smoke.steplines import loss_only
 from spikelint.smoke.steplines import read_line
 
 # Names a partial write carries until it is complete: never a checkpoint.
@@ -82,6 +83,9 @@ class CommandRun:
     examples: list[str] = field(default_factory=list)  # the first step lines, as printed
     load_lines: list[str] = field(default_factory=list)  # lines that say what was loaded or resumed
     step_s: dict[int, float] = field(default_factory=dict)  # step -> seconds after the start when it was read
+    checkpoints_seen: dict[int, float] = field(default_factory=dict)  # checkpoint step -> seconds when it appeared
+    checkpoint_epochs: dict[int, int] = field(default_factory=dict)  # checkpoint step -> the epoch counter it holds
+    loss_lines: list[str] = field(default_factory=list)  # losses printed on lines that name no step, in order
     exit_code: int | None = None
     signalled_at_step: int | None = None  # the step line that triggered the signal
     delivered_at_step: int | None = None  # the last step line read when the signal went out (later, with a delay)
@@ -206,6 +210,9 @@ def run_command(
     heartbeat_s: float = 5.0,
     signal_delay_s: float = 0.0,
     step_offset: int = 0,
+    watch: Path | None = None,
+    steps_from_checkpoints: bool = False,
+    read_epochs: bool = False,
 ) -> CommandRun:
     """Start, read progress, signal once ``stop_at_step`` is printed, wait for the end.
 
@@ -215,6 +222,10 @@ def run_command(
     ``signal_delay_s`` holds the signal back after the step line, to land inside the next step.
     ``step_offset`` turns the printed number into steps done: 1 for a job that counts from 0 (``iter 0``
     after its first step), so that step N is always N steps done, as checkpoints name them.
+    ``watch`` is the checkpoint folder: when a numbered checkpoint first appears there is kept in
+    ``checkpoints_seen``; with ``steps_from_checkpoints`` (a job that prints no step lines) each one is
+    also a step (without a loss), and the signal goes out after the checkpoint of ``stop_at_step``;
+    with ``read_epochs`` the epoch counter each checkpoint holds is read as it appears.
     """
     started = time.monotonic()
     signalled: float | None = None
@@ -239,8 +250,31 @@ def run_command(
             except ProcessLookupError:
                 pass
 
+        def look_at_checkpoints() -> None:
+            nonlocal signalled, due
+            assert watch is not None
+            for step in checkpoint_steps_in(watch):
+                if step in run.checkpoints_seen:
+                    continue
+                at = time.monotonic() - started
+                run.checkpoints_seen[step] = at
+                if read_epochs:  # read now: a job that keeps its newest two deletes the rest before it ends
+                    run.checkpoint_epochs.update(checkpoint_epochs_in(watch, {step}))
+                if not steps_from_checkpoints:
+                    continue
+                run.steps[step], run.step_s[step] = "", at
+                if stop_at_step is not None and run.signalled_at_step is None and step >= stop_at_step:
+                    run.signalled_at_step = step
+                    if signal_delay_s > 0:
+                        due = time.monotonic() + signal_delay_s
+                    else:
+                        signalled = time.monotonic()
+                        deliver()
+
         while True:
             now = time.monotonic()
+            if watch is not None and process.poll() is None:
+                look_at_checkpoints()
             if due is not None and now >= due:
                 due, signalled = None, now
                 deliver()
@@ -255,7 +289,7 @@ def run_command(
             if heartbeat is not None and now - last_beat >= heartbeat_s:
                 last_beat = now
                 heartbeat(run, now - last_output)
-            wait = min(deadline - now, 0.5, heartbeat_s)
+            wait = min(deadline - now, 0.5 if watch is None else 0.05, heartbeat_s)
             if signalled is not None:
                 wait = min(wait, max(0.0, signalled + grace_s - now))
             if due is not None:
@@ -281,6 +315,9 @@ def run_command(
                     run.mentions.append(read)
                     continue
                 if read is None:
+                    alone = loss_only(line, loss)
+                    if alone is not None:
+                        run.loss_lines.append(alone)
                     continue
                 read = read._replace(step=read.step + step_offset)
                 step = read.step
@@ -293,6 +330,8 @@ def run_command(
                         signalled = time.monotonic()
                         deliver()
         run.exit_code = process.wait()
+        if watch is not None and signalled is None and due is None:
+            look_at_checkpoints()  # the last checkpoint, written just before the end
         if signalled is not None:
             run.signal_to_exit_s = time.monotonic() - signalled
         try:  # whatever the command left behind in its group (its pid is reaped: no tree walk now)
@@ -313,8 +352,11 @@ def file_stats(folder: Path) -> dict[Path, os.stat_result]:
     found = {}
     for path in sorted(folder.rglob("*")):
         relative = path.relative_to(folder)
-        if path.is_file() and not path.is_symlink() and not is_partial(relative):
-            found[relative] = path.stat()
+        try:  # a running job deletes old checkpoints while the folder is watched
+            if path.is_file() and not path.is_symlink() and not is_partial(relative):
+                found[relative] = path.stat()
+        except FileNotFoundError:
+            continue
     return found
 
 
@@ -322,6 +364,19 @@ def partial_files(folder: Path) -> list[Path]:
     """The temporary and partial writes in the folder, as the report lists them."""
     return [path.relative_to(folder) for path in sorted(folder.rglob("*"))
             if path.is_file() and is_partial(path.relative_to(folder))]
+
+
+def checkpoint_steps_in(folder: Path) -> list[int]:
+    """The numbered checkpoints in a folder, by the naming schemes ``commandfiles.step_of`` reads."""
+    from spikelint.smoke.commandfiles import checkpoint_steps
+
+    return checkpoint_steps(folder) if folder.is_dir() else []
+
+
+def checkpoint_epochs_in(folder: Path, steps: set[int]) -> dict[int, int]:
+    from spikelint.smoke.commandfiles import checkpoint_epochs
+
+    return checkpoint_epochs(folder, steps)
 
 
 def written_since(folder: Path, before: dict[Path, int]) -> list[Path]:

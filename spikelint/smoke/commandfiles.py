@@ -103,7 +103,7 @@ def files_read(folder: Path, before: dict[Path, int], written: Iterable[Path], m
 
 def checkpoint_steps(folder: Path) -> list[int]:
     """The steps of the checkpoints on disk, oldest first."""
-    return sorted({step for name in snapshot(folder) if (step := step_of(name)) is not None})
+    return sorted({step for name in snapshot(folder) if (step := step_of(name)) is not None and is_state_file(name)})
 
 
 def complete_steps(present: Iterable[Path], reference_folder: Path) -> list[int]:
@@ -113,7 +113,7 @@ def complete_steps(present: Iterable[Path], reference_folder: Path) -> list[int]
     expected: dict[int, set[Path]] = {}
     for name in snapshot(reference_folder):
         step = step_of(name)
-        if step is not None:
+        if step is not None and is_state_file(name):
             expected.setdefault(step, set()).add(name)
     names = set(present)
     return sorted(step for step, files in expected.items() if files <= names)
@@ -125,7 +125,7 @@ def newest_checkpoint(folder: Path, reference_folder: Path | None = None) -> tup
     With ``reference_folder``, the newest *complete* one: a folder the kill caught half-written
     (``checkpoint-28/`` with only its ``config.json``) is not the checkpoint to tear.
     """
-    files = snapshot(folder)
+    files = {name: mtime for name, mtime in snapshot(folder).items() if is_state_file(name)}
     numbered = [(step, name) for name in files if (step := step_of(name)) is not None]
     if reference_folder is not None:
         complete = set(complete_steps(files, reference_folder))
@@ -160,7 +160,10 @@ def truncate_newest(folder: Path, reference_folder: Path | None = None) -> Damag
 EPOCH_KEY = re.compile(r"(?:^|\.)(?:epoch|current_epoch|cur_epoch|epoch_idx|epochs_completed)$")
 
 
-def checkpoint_epochs(folder: Path) -> dict[int, int]:
+MAX_EPOCH_FILE_BYTES = 64 * 1024 * 1024  # the epoch counter is read from small files only, while the job runs
+
+
+def checkpoint_epochs(folder: Path, steps: set[int] | None = None) -> dict[int, int]:
     """Step -> the epoch counter its checkpoint holds (the first one found in its files), for every
     numbered checkpoint the safe loaders read. A job that prints no ``epoch=`` still says in its
     checkpoints that it has epochs, and where they change."""
@@ -173,11 +176,15 @@ def checkpoint_epochs(folder: Path) -> dict[int, int]:
         step = step_of(name)
         if step is None or step in found or not is_state_file(name) or name.suffix in (".bin", ".safetensors"):
             continue
-        try:
-            state = load_checkpoint_file(folder / name)
-        except LoadRefused:
+        if steps is not None and step not in steps:
             continue
-        except Exception:  # noqa: BLE001 - a file no loader foresaw says nothing about epochs
+        try:
+            if (folder / name).stat().st_size > MAX_EPOCH_FILE_BYTES:
+                continue
+            state = load_checkpoint_file(folder / name)
+        except (LoadRefused, OSError):
+            continue
+        except Exception:  # noqa: BLE001 - a file no loader foresaw (or one half-written) says nothing about epochs
             continue
         for key, value in flatten(state):
             if EPOCH_KEY.search(key) and isinstance(value, (int, float)) and not isinstance(value, bool):

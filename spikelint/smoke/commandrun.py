@@ -30,7 +30,6 @@ from spikelint.smoke.steplines import MAX_EXAMPLES
 from spikelint.smoke.commandfiles import Damage
 from spikelint.smoke.commandfiles import access_times
 from spikelint.smoke.commandfiles import files_read
-from spikelint.smoke.commandfiles import checkpoint_epochs
 from spikelint.smoke.commandfiles import checkpoint_steps
 from spikelint.smoke.commandfiles import is_state_file
 from spikelint.smoke.commandfiles import truncate_newest
@@ -121,6 +120,7 @@ class CommandSmoke:
         self.epoch_length: int | None = None
         self.has_epochs = False  # the job shows epochs: --steps-per-epoch, epoch= on its lines, or in its checkpoints
         self.step_offset: int | None = None  # 1 for a job whose first step line is step 0, found by the first run
+        self.by_checkpoints = False  # the job prints no step lines: its progress is the checkpoints it writes
         self.epoch_probed_to: int | None = None  # the steps a probe ran to find the epoch length
         self.crossed: bool | None = None
         (root / "checkpoints").mkdir(exist_ok=True)
@@ -143,14 +143,16 @@ class CommandSmoke:
         self.journal.progress(f"{run.label}: still running ({stage}{quiet})")
 
     def run(self, label: str, folder: Path, resume: bool, every: int, stop_at: int | None = None,
-            signum: int = signal.SIGKILL, delay_s: float = 0.0, steps: int | None = None) -> CommandRun:
+            signum: int = signal.SIGKILL, delay_s: float = 0.0, steps: int | None = None,
+            read_epochs: bool = False) -> CommandRun:
         folder.mkdir(parents=True, exist_ok=True)
         run = CommandRun(label, self.argv(folder, resume, every, steps), self.root / "logs" / f"{label}.log")
         self.journal.progress(f"{label}: {' '.join(run.argv)}")
         run_command(run, self.progress, self.loss, self.deadline, stop_at, signum,
                     to_group=self.options.sigterm_to == "group" and signum == signal.SIGTERM,
                     grace_s=self.options.grace_period, heartbeat=self.heartbeat, signal_delay_s=delay_s,
-                    step_offset=self.step_offset or 0)
+                    step_offset=self.step_offset or 0, watch=folder, steps_from_checkpoints=self.by_checkpoints,
+                    read_epochs=read_epochs)
         if self.step_offset is None and run.steps:
             # the first uninterrupted run tells how the job counts: its first step line is step 1, or 0
             # (nanoGPT's ``iter 0`` after one step): from then on step N means N steps done
@@ -170,14 +172,24 @@ class CommandSmoke:
             return self.references[every]
         label = self.fresh_label("reference" if every == self.plan.checkpoint_every else f"reference-every-{every}")
         folder = self.root / "checkpoints" / label
-        reference = self.run(label, folder, False, every)
+        reference = self.run(label, folder, False, every, read_epochs=True)
         where = "" if label == "reference" else f" (with {{every}} = {every})"
         if reference.exit_code != 0:
             raise ReferenceFailed(f"the uninterrupted command{where} ended with {describe(reference.exit_code)}; "
                                   f"last output: {reference.tail()}")
+        if not reference.steps and reference.checkpoints_seen:
+            # a stock script that prints no step (the Trainer's {'loss': …} lines, a bar): its checkpoints are its steps
+            self.by_checkpoints = True
+            reference.steps = {step: "" for step in reference.checkpoints_seen}
+            reference.step_s = dict(reference.checkpoints_seen)
+            self.journal.progress(f"{label}: no line matched --progress-regex; progress is read from the checkpoints "
+                                  f"it wrote (steps {', '.join(map(str, sorted(reference.steps)))}): each signal goes "
+                                  "out half a checkpoint period after the checkpoint before the planned step")
         if not reference.steps:
             raise ReferenceFailed(f"the command{where} printed no line matching --progress-regex "
-                                  f"{self.options.progress_regex!r}")
+                                  f"{self.options.progress_regex!r} and wrote no numbered checkpoint to {{ckpt}} "
+                                  f"({folder}): print the step (step=N), or name checkpoints by step "
+                                  "(checkpoint-N, step-N.pt)")
         self.references[every] = reference, folder
         return reference, folder
 
@@ -202,7 +214,13 @@ class CommandSmoke:
         signum = signal.SIGTERM if spec.signal == "SIGTERM" else signal.SIGKILL
         step_s = median_step_s(reference)
         delay = step_s / 2 if spec.name == SIGTERM_MID_STEP and step_s is not None else 0.0
-        interrupted = self.run(f"{spec.name}.interrupted", folder, False, every, spec.hold_at_step, signum, delay)
+        hold_at = spec.hold_at_step
+        if self.by_checkpoints and hold_at is not None:
+            # steps are checkpoints here: signal after the checkpoint before the planned step, half a period on
+            # (a quarter more inside the next step for sigterm-mid-step), so the kill lands between two checkpoints
+            hold_at = max(every, hold_at // every * every)
+            delay = (step_s or 0.0) * (0.75 if spec.name == SIGTERM_MID_STEP else 0.5)
+        interrupted = self.run(f"{spec.name}.interrupted", folder, False, every, hold_at, signum, delay)
         result["interrupted_exit"] = [describe(interrupted.exit_code)]
         result["interrupted_at_step"] = interrupted.signalled_at_step
         if spec.signal == "SIGTERM":
@@ -249,14 +267,18 @@ class CommandSmoke:
         resumed = self.run(f"{spec.name}.resumed", folder, True, every)
         loaded = files_read(folder, read_before, written_since(folder, before_resume),
                             resumed.load_lines + [mention.text for mention in resumed.mentions])
-        if spec.name == SIGTERM_MID_STEP:
+        if spec.name == SIGTERM_MID_STEP and self.by_checkpoints:
+            result["notes"] = [f"SIGTERM sent {delay * 1000:.1f} ms after checkpoint {interrupted.signalled_at_step} "
+                               "appeared, three quarters of the uninterrupted run's checkpoint period (the job prints "
+                               "no step lines)"]
+        elif spec.name == SIGTERM_MID_STEP:
             aim = (f"SIGTERM sent {delay * 1000:.1f} ms after the step {interrupted.signalled_at_step} line, half the "
                    f"uninterrupted run's median step")
             if step_s is None or step_s < MIN_AIMED_STEP_S:
                 aim += ": steps this short cannot be aimed into, so it may have landed between two steps"
             result["notes"] = [aim]
         runs = Runs(reference, reference_folder, interrupted, resumed, folder, before_resume, damage, every,
-                    self.plan.checkpoint_every, self.plan.steps, self.options.resume_arg, loaded)
+                    self.plan.checkpoint_every, self.plan.steps, self.options.resume_arg, loaded, self.by_checkpoints)
         return judge(spec, result, runs, on_disk)
 
     def variants(self) -> list[VariantSpec]:
@@ -293,7 +315,7 @@ class CommandSmoke:
         first epoch, runs past the boundary. The reference is run again with the new length.
         """
         reference, reference_folder = self.references[self.plan.checkpoint_every]
-        saved = checkpoint_epochs(reference_folder)  # the epoch counter the checkpoints hold, where no line prints one
+        saved = reference.checkpoint_epochs  # the epoch counter the checkpoints held, where no line prints one
         self.has_epochs = bool(self.options.steps_per_epoch or reference.epochs or saved)
         self.epoch_length = self.options.steps_per_epoch or epoch_length(reference.epochs) or epoch_length(saved)
         if self.epoch_length is None and (len(set(reference.epochs.values())) == 1 or len(set(saved.values())) == 1):
@@ -339,10 +361,11 @@ class CommandSmoke:
         steps = self.plan.steps * 2
         while steps <= MAX_EPOCH_STEPS and step_s * steps * (RUNS_PER_PLAN + 2) <= (self.deadline - time.monotonic()) / 2:
             label = f"epoch-probe-{steps}"
-            probe = self.run(label, self.root / "checkpoints" / label, False, self.plan.checkpoint_every, steps=steps)
+            probe = self.run(label, self.root / "checkpoints" / label, False, self.plan.checkpoint_every, steps=steps,
+                             read_epochs=True)
             if probe.exit_code != 0:
                 return None
-            found = epoch_length(probe.epochs) or epoch_length(checkpoint_epochs(self.root / "checkpoints" / label))
+            found = epoch_length(probe.epochs) or epoch_length(probe.checkpoint_epochs)
             if found is not None:
                 self.journal.progress(f"plan: an epoch is {found} steps (the command run to step {steps} to find "
                                       "it, its epoch read from the step lines or the checkpoints)")

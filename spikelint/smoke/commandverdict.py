@@ -7,6 +7,7 @@ and losses), how they ended, and the checkpoint files the resumed run wrote.
 from __future__ import annotations
 
 import re
+import signal
 from pathlib import Path
 from typing import Any
 from typing import Iterator
@@ -39,6 +40,7 @@ from spikelint.smoke.plan import SIGTERM_MID_STEP
 from spikelint.smoke.plan import SIGTERM_PREEMPTION
 from spikelint.smoke.plan import TRUNCATED_NEWEST
 from spikelint.smoke.plan import VariantSpec
+from spikelint.smoke.steplines import LOAD_LINE
 
 NON_FINITE = ("nan", "-nan", "inf", "-inf")
 OPTIMIZER_GROUP = re.compile(r"(?:^|\.)param_groups\.\d+\.lr$")
@@ -62,6 +64,26 @@ class Runs(NamedTuple):
     steps: int
     resume_arg: str
     loaded: list[Path]  # the checkpoint files the resumed run read (its own words, else access times)
+    by_checkpoints: bool = False  # the job prints no step lines: its steps are the checkpoints it writes
+
+
+def resume_point(runs: Runs) -> int | None:
+    """The step the resumed run started after. From step lines: the one before its first. From
+    checkpoints alone: the step its own resume line names (``Resuming training from checkpoint with
+    epoch 1 and global step 16``), else the step of the checkpoint it read, else the newest complete
+    one on disk before the resume; ``None`` when nothing says."""
+    resumed = runs.resumed
+    if not runs.by_checkpoints:
+        return min(resumed.steps) - 1 if resumed.steps else None
+    named = [mention.step for mention in resumed.mentions if LOAD_LINE.search(mention.text)]
+    if named:
+        return named[0]
+    read = [step for name in runs.loaded if (step := step_of(name)) is not None]
+    if read:
+        return max(read)
+    complete = complete_steps(runs.before_resume, runs.reference_folder)
+    usable = [step for step in complete if runs.damage is None or step != runs.damage.step]
+    return usable[-1] if usable else 0
 
 
 def describe(code: int | None) -> str:
@@ -88,6 +110,40 @@ def framework_warning(run: CommandRun) -> tuple[str, str] | None:
         if found:
             return cause, " ".join(found.group().split())[:300]
     return None
+
+
+def losses_by_step(runs: Runs, resume_step: int) -> tuple[dict[int, str], dict[int, str], dict[int, str]]:
+    """(reference, resumed, interrupted) step -> loss. From step lines; for a job that prints no step,
+    from its loss lines in order, where the uninterrupted run printed exactly one per step (a stock
+    Trainer with ``--logging_steps 1``): the resumed run's first loss is then step ``resume_step + 1``."""
+    reference, resumed, interrupted = runs.reference, runs.resumed, runs.interrupted
+    if not runs.by_checkpoints:
+        return reference.steps, resumed.steps, interrupted.steps
+    if len(reference.loss_lines) != runs.steps:
+        return {}, {}, {}
+    return ({step: loss for step, loss in enumerate(reference.loss_lines, 1)},
+            {step: loss for step, loss in enumerate(resumed.loss_lines, resume_step + 1)},
+            {step: loss for step, loss in enumerate(interrupted.loss_lines, 1)})
+
+
+# Progress bookkeeping: counters of a framework's loops that say how far a loop got, not what it computed
+# (Lightning's ``loops.fit_loop.epoch_progress.total.started``, a validation loop's ``batch_progress``).
+BOOKKEEPING = re.compile(r"(?:^|\.)loops\.(?:[\w]+\.)*?\w*progress\.(?:total|current)\.(?:ready|started|processed|completed)$")
+
+
+def bookkeeping_only(differences: list[tuple[str, Any]], names: list[Path], loss_step: int | None,
+                     with_loss: int) -> bool:
+    """Every difference is a progress counter, and its consequence was tested: losses were compared and
+    equal, and a checkpoint written after the first one that differs was compared (so the resumed run
+    went at least a checkpoint period past it) with no difference but counters."""
+    if not differences or loss_step is not None or not with_loss:
+        return False
+    if not all(BOOKKEEPING.search(difference.key) for _, difference in differences):
+        return False
+    first_file = differences[0][0]
+    later = [name for name in names if step_of(name) is not None and step_of(Path(first_file)) is not None
+             and (step_of(name) or 0) > (step_of(Path(first_file)) or 0)]
+    return bool(later) or len(names) > 1
 
 
 def first_loss_difference(reference: dict[int, str], other: dict[int, str], last: int, start: int = 1) -> int | None:
@@ -157,9 +213,12 @@ def resume_problem(spec: VariantSpec, runs: Runs) -> str | None:
                     f"incomplete checkpoint and ended with {describe(resumed.exit_code)}: {in_place_fix(runs)}; "
                     f"last output: {resumed.tail()}")
         return f"resume failed: the resumed command ended with {describe(resumed.exit_code)}; last output: {resumed.tail()}"
-    if not resumed.steps:
+    if not resumed.steps and not runs.by_checkpoints:
         return "resume failed: the resumed command printed no step lines (see --progress-regex)"
-    resume_step = min(resumed.steps) - 1
+    resume_step = resume_point(runs) or 0
+    if runs.by_checkpoints and spec.signal == "SIGTERM" and runs.interrupted.exit_code == -signal.SIGTERM:
+        return (f"the command was killed by SIGTERM: it has no handler that saves at the step boundary, so every "
+                f"preemption loses the steps since its last checkpoint (up to {runs.every}); {PREEMPTION_FIX}")
     if damage is not None and damage.step is not None and resume_step >= damage.step and (
             not runs.loaded or Path(damage.path) in runs.loaded):
         return (f"resume failed: it loaded the damaged checkpoint of step {damage.step}, {damaged(damage)}: check a "
@@ -284,7 +343,7 @@ def judge(spec: VariantSpec, result: dict[str, Any], runs: Runs, on_disk: list[i
         result["message"] = problem
         return result
     reference, resumed, damage = runs.reference, runs.resumed, runs.damage
-    resume_step = min(resumed.steps) - 1
+    resume_step = resume_point(runs) or 0
     result["resumed_from_step"] = resume_step
     torn_read = damage is not None and damage.step is not None and resume_step >= damage.step
     if damage is not None and not torn_read:
@@ -304,8 +363,9 @@ def judge(spec: VariantSpec, result: dict[str, Any], runs: Runs, on_disk: list[i
     result["leaves_compared"] = leaves
     result["differences"] = [dict(difference_json(spec.name, 0, d, file), key=f"{file}:{d.key}")
                              for file, d in differences[:25]]
-    loss_step = first_loss_difference(reference.steps, resumed.steps, runs.steps, start=resume_step + 1)
-    with_loss = losses_compared(reference.steps, resumed.steps, runs.steps, start=resume_step + 1)
+    reference_losses, resumed_losses, interrupted_losses = losses_by_step(runs, resume_step)
+    loss_step = first_loss_difference(reference_losses, resumed_losses, runs.steps, start=resume_step + 1)
+    with_loss = losses_compared(reference_losses, resumed_losses, runs.steps, start=resume_step + 1)
     result["losses"] = {"compared_steps": [resume_step + 1, runs.steps], "steps_with_a_loss": with_loss,
                         "equal": (loss_step is None) if with_loss or loss_step is not None else None,
                         "first_differing_step": loss_step}
@@ -315,17 +375,28 @@ def judge(spec: VariantSpec, result: dict[str, Any], runs: Runs, on_disk: list[i
     if loaded is not None and not counter_off:
         result["notes"].append(loaded)
     interrupted = runs.interrupted
-    before = first_loss_difference(reference.steps, interrupted.steps, interrupted.last_step() or 0)
-    nan = next((step for step, text in sorted(reference.steps.items()) if text.lower() in NON_FINITE), None)
+    before = first_loss_difference(reference_losses, interrupted_losses, max(interrupted_losses, default=0))
+    nan = next((step for step, text in sorted(reference_losses.items()) if text.lower() in NON_FINITE), None)
     if before is not None:
         result["verdict"] = STATE_DIFFERS
         result["message"] = (f"the interrupted run already differed from the uninterrupted one at step {before}: "
                              "the command is not deterministic")
     elif nan is not None:
         result["verdict"] = STATE_DIFFERS
-        result["message"] = f"the loss is {reference.steps[nan]} at step {nan}: non-finite losses prove nothing"
+        result["message"] = f"the loss is {reference_losses[nan]} at step {nan}: non-finite losses prove nothing"
     elif problems:
         result["message"] = "resume failed: " + "; ".join(problems)
+    elif bookkeeping_only(differences, names, loss_step, with_loss):
+        # progress counters that fed nothing: every weight and loss after them was equal (decided by consequence)
+        result["verdict"] = VERIFIED
+        keys = sorted({f"{file}:{difference.key}" for file, difference in differences})
+        result["notes"].append(f"progress bookkeeping differs and is not state: {', '.join(keys[:4])}"
+                               f"{' …' if len(keys) > 4 else ''}; the resumed run went on past it with every weight, "
+                               "optimizer state and loss equal")
+        result["message"] = (f"resumed from step {resume_step}; {leaves} leaves of {len(names)} checkpoint file(s) "
+                             f"and the losses of steps {resume_step + 1}-{runs.steps} equal the uninterrupted run bit "
+                             f"for bit, except progress bookkeeping ({len(keys)} counter(s)) that fed nothing")
+        result["differences"] = []
     elif differences or loss_step is not None:
         result["verdict"] = STATE_DIFFERS
         named = describe_causes(causes(differences, resume_step), resume_step)

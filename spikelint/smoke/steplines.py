@@ -16,7 +16,7 @@ from typing import NamedTuple
 # No letter, digit, dot, dash or slash just before "step": "loss_step=", "max_steps",
 # "step-24.pt" in a path and "global_step24" are not the step of a step line.
 DEFAULT_PROGRESS = r"(?i)(?<![\w./-])(?:global[_ ])?step['\"]?(?:\s*[=:]\s*|\s+)(\d+)"
-DEFAULT_LOSS = r"(?i)(?<![\w./-])loss['\"]?(?:\s*[=:]\s*|\s+)([^\s,;}'\"]+)"
+DEFAULT_LOSS = r"(?i)(?<![\w./-])loss['\"]?(?:\s*[=:]\s*|\s+)['\"]?([^\s,;}'\"]+)"  # {'loss': '5.514'} too
 EPOCH = re.compile(r"(?i)(?<![\w./-])epoch['\"]?(?:\s*[=:]\s*|\s+)(\d+)")
 # Lines about checkpoints and resuming mention a step without being one ("Continuing training from
 # global step 24", the Trainer's resume line, too); so do evaluation lines ("step 0: train loss 4.2,
@@ -42,6 +42,20 @@ class Mention(NamedTuple):
 
     step: int
     text: str
+
+
+def loss_only(line: str, loss: re.Pattern[str]) -> str | None:
+    """The loss of a line that names no step (a stock Trainer's ``{'loss': '5.514', …, 'epoch': '0.5'}``),
+    ``None`` for any other line: evaluation, saving and progress-bar lines are no training loss."""
+    value = loss.search(line)
+    if value is None or NOT_A_STEP.search(line) or PROGRESS_BAR.search(line):
+        return None
+    text = value.group(1).rstrip(",;.")
+    try:
+        float(text)  # "the default loss: `ForCausalLMLoss`" names a loss, it is not one
+    except ValueError:
+        return None
+    return text
 
 
 def read_line(line: str, progress: re.Pattern[str], loss: re.Pattern[str]) -> StepLine | Mention | None:

@@ -87,6 +87,21 @@ def test_an_epoch_only_the_checkpoints_show_is_found_and_crossed(tmp_path: Path)
     assert "data position" in variant(broken, "kill-between-checkpoints")["message"]
 
 
+def test_a_job_that_prints_no_step_is_tested_through_the_checkpoints_it_writes(tmp_path: Path) -> None:
+    """A stock Trainer prints ``{'loss': …}`` and no step: the checkpoints it writes are its progress (the
+    signal goes out half a period after the checkpoint before the planned step), and its loss lines, one
+    per step, are compared in order."""
+    command = PLAIN.replace("{resume}", "--no-step-lines --step-time 0.03 {resume}")
+    good = smoke(tmp_path / "good", command, "--signal", "kill")
+    assert good["verdict"] == "verified", good["message"]
+    between = variant(good, "kill-between-checkpoints")
+    assert between["resumed_from_step"] == 24 and between["losses"]["equal"] is True
+    assert "the losses of steps 25-40" in between["message"]
+    broken = smoke(tmp_path / "broken", command + " --bug no-optimizer", "--signal", "kill")
+    assert broken["verdict"] == "state_differs"
+    assert "no optimizer state in any checkpoint file" in broken["message"]
+
+
 def test_steps_counted_from_zero_are_read_as_such(tmp_path: Path) -> None:
     """``step=0`` after the first step (nanoGPT's ``iter 0``): read one early, every resume point would be
     a step off and the off-period resume would look like one on the period."""

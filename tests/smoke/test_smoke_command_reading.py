@@ -140,3 +140,48 @@ def test_only_checkpoint_content_is_state(name: str, state: bool) -> None:
     from spikelint.smoke.commandfiles import is_state_file
 
     assert is_state_file(Path(name)) is state
+
+
+@pytest.mark.parametrize("line, loss", [
+    ("{'loss': '5.514', 'grad_norm': '1.3', 'learning_rate': '3.333e-05', 'epoch': '0.5625'}", "5.514"),
+    ("{'loss': 0.25, 'epoch': 1.0}", "0.25"),
+    ("{'eval_loss': 5.1, 'epoch': 1.0}", None),  # an evaluation, not a training step
+    ("{'train_runtime': 12.0, 'train_loss': 5.2}", None),  # the end-of-training summary
+    ("epoch 0: perplexity: 294.13 eval_loss: 5.68", None),
+    (" 38%|###8      | 9/24 [00:03<00:05, 2.9it/s, loss=5.5]", None),  # a progress bar
+    ("`loss_type=None` was set in the config but it is unrecognized. Using the default loss: `ForCausalLMLoss`.",
+     None),  # names a loss function, not a value
+])
+def test_losses_on_lines_that_name_no_step(line: str, loss: str | None) -> None:
+    from spikelint.smoke.steplines import loss_only
+
+    assert loss_only(line, LOSS) == loss
+
+
+@pytest.mark.parametrize("key, bookkeeping", [
+    ("loops.fit_loop.epoch_progress.total.ready", True),
+    ("loops.fit_loop.epoch_progress.total.started", True),
+    ("loops.fit_loop.epoch_loop.val_loop.batch_progress.current.completed", True),
+    ("loops.fit_loop.epoch_loop.batch_progress.total.processed", True),
+    ("state_dict.net.0.weight", False), ("optimizer_states.0.state.0.exp_avg", False),
+    ("loops.fit_loop.state_dict.combined_loader.0.served", False),  # the data position is state
+    ("global_step", False), ("epoch", False),
+])
+def test_progress_bookkeeping_is_a_loop_counter(key: str, bookkeeping: bool) -> None:
+    from spikelint.smoke.commandverdict import BOOKKEEPING
+
+    assert bool(BOOKKEEPING.search(key)) is bookkeeping
+
+
+def test_bookkeeping_is_excused_only_by_its_consequence() -> None:
+    from spikelint.smoke.commandverdict import bookkeeping_only
+    from spikelint.smoke.compare import Difference
+
+    counter = ("epoch=0-step=28.ckpt", Difference("loops.fit_loop.epoch_progress.total.started", "value", 1.0, ""))
+    weight = ("epoch=0-step=28.ckpt", Difference("state_dict.net.0.weight", "value", 0.1, ""))
+    names = [Path("epoch=0-step=28.ckpt"), Path("epoch=0-step=32.ckpt")]
+    assert bookkeeping_only([counter], names, None, with_loss=12)
+    assert not bookkeeping_only([counter, weight], names, None, with_loss=12)  # a weight differs too
+    assert not bookkeeping_only([counter], names, 29, with_loss=12)  # a loss differs
+    assert not bookkeeping_only([counter], names, None, with_loss=0)  # no loss compared: consequence untested
+    assert not bookkeeping_only([counter], names[:1], None, with_loss=12)  # nothing compared after it

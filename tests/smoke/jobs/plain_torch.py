@@ -15,6 +15,7 @@ import os
 import random
 import signal
 import sys
+import time
 from pathlib import Path
 from typing import Any
 
@@ -106,6 +107,10 @@ def main(argv: list[str]) -> int:
     parser.add_argument("--single", action="store_true", help="keep one checkpoint, last.pt (written atomically)")
     parser.add_argument("--count-from-zero", action="store_true",
                         help="number the step lines from 0, as nanoGPT's `iter 0` after its first step")
+    parser.add_argument("--step-time", type=float, default=0.0,
+                        help="seconds each step takes at least, as a real model's steps do")
+    parser.add_argument("--no-step-lines", action="store_true",
+                        help="print only {'loss': L} per step, no step number, as a stock Trainer logs")
     parser.add_argument("--no-epoch-lines", action="store_true",
                         help="step lines without epoch=E, as many jobs print them (the epoch is only in the checkpoints)")
     args = parser.parse_args(argv)
@@ -159,9 +164,14 @@ def main(argv: list[str]) -> int:
             optimizer.step()
             scheduler.step()
             step += 1
+            if args.step_time:
+                time.sleep(args.step_time)
             shown = "" if args.no_epoch_lines else f"epoch={epoch} "
             printed = step - 1 if args.count_from_zero else step
-            print(f"{shown}step={printed} loss={loss.item()!r} lr={scheduler.get_last_lr()[0]:.6f}", flush=True)
+            if args.no_step_lines:
+                print(f"{{'loss': {loss.item()!r}, 'learning_rate': {scheduler.get_last_lr()[0]:.6f}}}", flush=True)
+            else:
+                print(f"{shown}step={printed} loss={loss.item()!r} lr={scheduler.get_last_lr()[0]:.6f}", flush=True)
             position = batch_index + 1
             if step % args.save_every == 0 or stop["requested"]:
                 saved = save(folder, step, epoch, position, epoch_state, model, optimizer, scheduler, args.bug,
