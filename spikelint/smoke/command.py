@@ -84,7 +84,7 @@ class CommandRun:
     load_lines: list[str] = field(default_factory=list)  # lines that say what was loaded or resumed
     step_s: dict[int, float] = field(default_factory=dict)  # step -> seconds after the start when it was read
     checkpoints_seen: dict[int, float] = field(default_factory=dict)  # checkpoint step -> seconds when it appeared
-    checkpoint_epochs: dict[int, int] = field(default_factory=dict)  # checkpoint step -> the epoch counter it holds
+    checkpoint_epochs: dict[int, float] = field(default_factory=dict)  # checkpoint step -> the epoch counter it holds
     loss_lines: list[str] = field(default_factory=list)  # losses printed on lines that name no step, in order
     exit_code: int | None = None
     signalled_at_step: int | None = None  # the step line that triggered the signal
@@ -258,8 +258,10 @@ def run_command(
                     continue
                 at = time.monotonic() - started
                 run.checkpoints_seen[step] = at
-                if read_epochs:  # read now: a job that keeps its newest two deletes the rest before it ends
-                    run.checkpoint_epochs.update(checkpoint_epochs_in(watch, {step}))
+                if read_epochs:  # read now: a job that keeps its newest two deletes the rest before it ends;
+                    # the checkpoints before this one are complete by now (a folder's last file may come late)
+                    unread = {seen for seen in run.checkpoints_seen if seen not in run.checkpoint_epochs}
+                    run.checkpoint_epochs.update(checkpoint_epochs_in(watch, unread))
                 if not steps_from_checkpoints:
                     continue
                 run.steps[step], run.step_s[step] = "", at
@@ -332,6 +334,9 @@ def run_command(
         run.exit_code = process.wait()
         if watch is not None and signalled is None and due is None:
             look_at_checkpoints()  # the last checkpoint, written just before the end
+            if read_epochs:
+                unread = {seen for seen in run.checkpoints_seen if seen not in run.checkpoint_epochs}
+                run.checkpoint_epochs.update(checkpoint_epochs_in(watch, unread))
         if signalled is not None:
             run.signal_to_exit_s = time.monotonic() - signalled
         try:  # whatever the command left behind in its group (its pid is reaped: no tree walk now)
@@ -373,7 +378,7 @@ def checkpoint_steps_in(folder: Path) -> list[int]:
     return checkpoint_steps(folder) if folder.is_dir() else []
 
 
-def checkpoint_epochs_in(folder: Path, steps: set[int]) -> dict[int, int]:
+def checkpoint_epochs_in(folder: Path, steps: set[int]) -> dict[int, float]:
     from spikelint.smoke.commandfiles import checkpoint_epochs
 
     return checkpoint_epochs(folder, steps)

@@ -20,6 +20,7 @@ from typing import NamedTuple
 from spikelint.smoke.command import file_stats
 from spikelint.smoke.command import snapshot
 from spikelint.smoke.steplines import LOAD_LINE
+from spikelint.smoke.steplines import epoch_length
 
 NUMBER = re.compile(r"\d+")
 # the step of a name per naming scheme: ``checkpoint-24``, ``step=24``, ``iter_000024``, Composer's
@@ -163,7 +164,7 @@ EPOCH_KEY = re.compile(r"(?:^|\.)(?:epoch|current_epoch|cur_epoch|epoch_idx|epoc
 MAX_EPOCH_FILE_BYTES = 64 * 1024 * 1024  # the epoch counter is read from small files only, while the job runs
 
 
-def checkpoint_epochs(folder: Path, steps: set[int] | None = None) -> dict[int, int]:
+def checkpoint_epochs(folder: Path, steps: set[int] | None = None) -> dict[int, float]:
     """Step -> the epoch counter its checkpoint holds (the first one found in its files), for every
     numbered checkpoint the safe loaders read. A job that prints no ``epoch=`` still says in its
     checkpoints that it has epochs, and where they change."""
@@ -171,7 +172,7 @@ def checkpoint_epochs(folder: Path, steps: set[int] | None = None) -> dict[int, 
     from spikelint.smoke.loaders import LoadRefused
     from spikelint.smoke.loaders import load_checkpoint_file
 
-    found: dict[int, int] = {}
+    found: dict[int, float] = {}
     for name in sorted(snapshot(folder), key=lambda name: (step_of(name) or 0, str(name))):
         step = step_of(name)
         if step is None or step in found or not is_state_file(name) or name.suffix in (".bin", ".safetensors"):
@@ -188,7 +189,17 @@ def checkpoint_epochs(folder: Path, steps: set[int] | None = None) -> dict[int, 
             continue
         for key, value in flatten(state):
             if EPOCH_KEY.search(key) and isinstance(value, (int, float)) and not isinstance(value, bool):
-                found[step] = int(value)
+                found[step] = value
                 break
     return found
+
+
+def checkpoint_epoch_length(epochs: dict[int, float]) -> int | None:
+    """Steps per epoch from the epoch counter the checkpoints hold. A fractional epoch (the Trainer's
+    ``"epoch": 0.25`` at step 4) gives it exactly; a whole-number counter by where it changes, as
+    ``steplines.epoch_length`` reads the step lines."""
+    for step, epoch in sorted(epochs.items()):
+        if step > 0 and 0 < epoch and epoch != int(epoch):
+            return round(step / epoch)
+    return epoch_length({step: int(epoch) for step, epoch in epochs.items()})
 

@@ -30,6 +30,7 @@ from spikelint.smoke.steplines import MAX_EXAMPLES
 from spikelint.smoke.commandfiles import Damage
 from spikelint.smoke.commandfiles import access_times
 from spikelint.smoke.commandfiles import files_read
+from spikelint.smoke.commandfiles import checkpoint_epoch_length
 from spikelint.smoke.commandfiles import checkpoint_steps
 from spikelint.smoke.commandfiles import is_state_file
 from spikelint.smoke.commandfiles import truncate_newest
@@ -216,9 +217,11 @@ class CommandSmoke:
         delay = step_s / 2 if spec.name == SIGTERM_MID_STEP and step_s is not None else 0.0
         hold_at = spec.hold_at_step
         if self.by_checkpoints and hold_at is not None:
-            # steps are checkpoints here: signal after the checkpoint before the planned step, half a period on
-            # (a quarter more inside the next step for sigterm-mid-step), so the kill lands between two checkpoints
-            hold_at = max(every, hold_at // every * every)
+            # steps are checkpoints here: signal after the checkpoint the resume is meant to start from (the one
+            # before the planned step for a torn newest and SIGTERM), half a period on (three quarters for
+            # sigterm-mid-step), so the kill lands between two checkpoints
+            hold_at = spec.expected_resume_step if spec.signal == "SIGKILL" and not spec.truncate_newest else \
+                max(every, hold_at // every * every)
             delay = (step_s or 0.0) * (0.75 if spec.name == SIGTERM_MID_STEP else 0.5)
         interrupted = self.run(f"{spec.name}.interrupted", folder, False, every, hold_at, signum, delay)
         result["interrupted_exit"] = [describe(interrupted.exit_code)]
@@ -317,13 +320,15 @@ class CommandSmoke:
         reference, reference_folder = self.references[self.plan.checkpoint_every]
         saved = reference.checkpoint_epochs  # the epoch counter the checkpoints held, where no line prints one
         self.has_epochs = bool(self.options.steps_per_epoch or reference.epochs or saved)
-        self.epoch_length = self.options.steps_per_epoch or epoch_length(reference.epochs) or epoch_length(saved)
-        if self.epoch_length is None and (len(set(reference.epochs.values())) == 1 or len(set(saved.values())) == 1):
+        self.epoch_length = (self.options.steps_per_epoch or epoch_length(reference.epochs)
+                             or checkpoint_epoch_length(saved))
+        if self.epoch_length is None and (len(set(reference.epochs.values())) == 1
+                                          or len({int(epoch) for epoch in saved.values()}) == 1):
             self.epoch_length = self.probe_epoch(reference)
         length = self.epoch_length
         if length is None:
             self.crossed = None if not self.has_epochs else False
-            seen = set(reference.epochs.values()) or set(saved.values())
+            seen = set(reference.epochs.values()) or {int(epoch) for epoch in saved.values()}
             where = "step lines" if reference.epochs else "checkpoints"
             printed = " (neither the step lines nor the checkpoints show an epoch)" if not seen else (
                 f" (the {where} show epoch {min(seen)} all the plan long, and a longer run did not fit the time "
@@ -365,7 +370,7 @@ class CommandSmoke:
                              read_epochs=True)
             if probe.exit_code != 0:
                 return None
-            found = epoch_length(probe.epochs) or epoch_length(probe.checkpoint_epochs)
+            found = epoch_length(probe.epochs) or checkpoint_epoch_length(probe.checkpoint_epochs)
             if found is not None:
                 self.journal.progress(f"plan: an epoch is {found} steps (the command run to step {steps} to find "
                                       "it, its epoch read from the step lines or the checkpoints)")

@@ -187,10 +187,10 @@ def incomplete_newest_before(runs: Runs) -> tuple[int, int, int] | None:
 def in_place_fix(runs: Runs) -> str:
     """How to stop trusting the newest checkpoint, in the framework's own terms where it is recognised."""
     if any(name.name == TRAINER_STATE for name in snapshot(runs.reference_folder)):
-        return ("Hugging Face Trainer writes checkpoint-N/ in place and resume_from_checkpoint=True takes the "
-                "highest-numbered folder without checking it (transformers.trainer_utils.get_last_checkpoint); "
-                "pass resume_from_checkpoint=<the newest checkpoint-N whose trainer_state.json and weights load>, "
-                "or delete an incomplete folder before resuming")
+        return ("Hugging Face Trainer writes checkpoint-N/ in place, and the resume trusts the folder it is given "
+                "(the highest-numbered one here; resume_from_checkpoint=True takes it too, unchecked, through "
+                "transformers.trainer_utils.get_last_checkpoint): resume from the newest checkpoint-N whose "
+                "trainer_state.json, optimizer.pt and weights load, or delete an incomplete folder before resuming")
     return ("write each checkpoint to a temporary name and rename it when complete, check it before trusting it "
             "(load it in try/except), and fall back to the one before it; keep two")
 

@@ -185,3 +185,14 @@ def test_bookkeeping_is_excused_only_by_its_consequence() -> None:
     assert not bookkeeping_only([counter], names, 29, with_loss=12)  # a loss differs
     assert not bookkeeping_only([counter], names, None, with_loss=0)  # no loss compared: consequence untested
     assert not bookkeeping_only([counter], names[:1], None, with_loss=12)  # nothing compared after it
+
+
+@pytest.mark.parametrize("epochs, length", [
+    ({4: 0.25, 8: 0.5, 12: 0.75, 16: 1.0, 20: 1.25}, 16),  # the Trainer's fractional epoch: exact
+    ({4: 0, 8: 0, 12: 0, 16: 0, 20: 1, 24: 1, 28: 1, 32: 1, 36: 2}, 16),  # a whole-number counter: where it changes
+    ({4: 0, 8: 0}, None),  # no change seen
+])
+def test_the_epoch_length_from_the_counter_checkpoints_hold(epochs: dict, length: int | None) -> None:
+    from spikelint.smoke.commandfiles import checkpoint_epoch_length
+
+    assert checkpoint_epoch_length(epochs) == length
