@@ -26,7 +26,11 @@ MODEL = "model"
 # state and the weights drift after it, so those two come last unless a counter in them says why.
 GROUP_ORDER = (STEP_COUNTER, SCHEDULER, RNG, DATA_POSITION, OPTIMIZER, MODEL)
 
-OPTIMIZER_LEAF = re.compile(r"(?:^|\.)(?:state\.\d+\.[^.]+|param_groups\.\d+\.[^.]+(?:\.\d+)?)$")
+# an optimizer's state by its shape: ``state.<n>.<buffer>`` beside ``param_groups``, or keyed by parameter
+# name as DCP's get_optimizer_state_dict writes it (``optim.state.net1.weight.exp_avg``)
+OPTIMIZER_LEAF = re.compile(r"(?:^|\.)(?:state\.\d+\.[^.]+|param_groups\.\d+\.[^.]+(?:\.\d+)?|"
+                            r"state\.[\w.]+\.(?:exp_avg|exp_avg_sq|max_exp_avg_sq|momentum_buffer|square_avg|"
+                            r"acc_delta|sum|step))$")
 SCHEDULER_PARTS = {"last_epoch", "_step_count", "base_lrs", "_last_lr", "_get_lr_called_within_step"}
 COUNTER_PARTS = {"step", "global_step", "steps", "epoch", "iteration", "iter", "completed_steps", "num_updates",
                  "consumed_samples", "consumed_train_samples", "current_step"}

@@ -40,6 +40,7 @@ from spikelint.smoke.steplines import read_line
 # Names a partial write carries until it is complete: never a checkpoint.
 PARTIAL_SUFFIXES = (".tmp", ".temp", ".partial", ".incomplete", ".part", ".lock")
 PARTIAL_PREFIXES = ("tmp-checkpoint-", "tmp.", "tmp_", ".")
+DCP_COMMIT_MARKER = ".metadata"
 
 
 class CommandError(ValueError):
@@ -140,6 +141,8 @@ def is_partial(relative: Path) -> bool:
     """A temporary or partial write (``step-8.pt.tmp``, ``tmp-checkpoint-8/``, ``.x.partial``): not a checkpoint."""
     for part in relative.parts:
         lowered = part.lower()
+        if lowered == DCP_COMMIT_MARKER:
+            continue  # DCP writes .metadata last: it marks the folder complete, it is no partial write
         if lowered.startswith(PARTIAL_PREFIXES) or lowered.endswith(PARTIAL_SUFFIXES):
             return True
         if ".tmp" in lowered or ".partial" in lowered or ".incomplete" in lowered:

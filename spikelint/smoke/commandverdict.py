@@ -27,6 +27,9 @@ from spikelint.smoke.commandfiles import is_state_file
 from spikelint.smoke.commandfiles import step_of
 from spikelint.smoke.causes import causes
 from spikelint.smoke.causes import describe_causes
+from spikelint.smoke.causes import DATA_POSITION
+from spikelint.smoke.causes import MODEL
+from spikelint.smoke.causes import OPTIMIZER
 from spikelint.smoke.causes import RNG
 from spikelint.smoke.causes import group_of
 from spikelint.smoke.compare import flatten
@@ -94,13 +97,17 @@ def describe(code: int | None) -> str:
 # What frameworks print when a resume cannot reproduce the run: the job's own words name the cause.
 FRAMEWORK_WARNINGS = (
     (re.compile(r"You're resuming from a checkpoint that ended before the epoch ended and your dataloader is\s*"
-                r"not resumable[^\n]*"), "data position"),  # Lightning
-    (re.compile(r"[^\n]*(?:not|isn't) (?:fault[- ]tolerant|resumable)[^\n]*", re.IGNORECASE), "data position"),
+                r"not resumable[^\n]*"), "data position not restored"),  # Lightning
+    (re.compile(r"[^\n]*(?:not|isn't) (?:fault[- ]tolerant|resumable)[^\n]*", re.IGNORECASE),
+     "data position not restored"),
+    # Lightning's fit(ckpt_path="last") without a last checkpoint (ModelCheckpoint(save_last=False))
+    (re.compile(r"[^\n]*ckpt_path=\"?last\"?\)? is set, but there is no last checkpoint available[^\n]*"),
+     "no checkpoint was loaded"),
 )
 
 
 def framework_warning(run: CommandRun) -> tuple[str, str] | None:
-    """(the cause, the line) of a framework's own warning in the run's log, the first one found."""
+    """(what it says went wrong, the line) of a framework's own warning in the run's log, the first found."""
     try:
         text = run.log.read_text(encoding="utf-8", errors="replace")
     except OSError:
@@ -176,7 +183,9 @@ def damaged(damage: Damage) -> str:
 def incomplete_newest_before(runs: Runs) -> tuple[int, int, int] | None:
     """The newest checkpoint on disk before the resume, when the kill left it without all its files."""
     present = set(runs.before_resume)
-    steps = sorted({step for name in present if (step := step_of(name)) is not None})
+    steps = sorted({step for name in present if (step := step_of(name)) is not None}
+                   | {step for folder in runs.folder.iterdir() if folder.is_dir()  # a folder the kill left empty
+                      and (step := step_of(Path(folder.name))) is not None and is_state_file(Path(folder.name))})
     if not steps:
         return None
     expected = {name for name in snapshot(runs.reference_folder) if step_of(name) == steps[-1]}
@@ -196,7 +205,16 @@ def in_place_fix(runs: Runs) -> str:
 
 
 def resume_problem(spec: VariantSpec, runs: Runs) -> str | None:
-    """Why the resumed run proves nothing, before any file is compared."""
+    """Why the resumed run proves nothing, before any file is compared; a framework's own warning in the
+    resumed run's log (Lightning: no last checkpoint to load) is quoted first."""
+    problem = _resume_problem(spec, runs)
+    warned = framework_warning(runs.resumed) if problem is not None else None
+    if problem is None or warned is None:
+        return problem
+    return f"{warned[0]}: the job's own log says \"{warned[1]}\"; {problem}"
+
+
+def _resume_problem(spec: VariantSpec, runs: Runs) -> str | None:
     resumed, damage = runs.resumed, runs.damage
     if resumed.timed_out:
         return f"resume failed: the resumed command did not finish before --timeout; last output: {resumed.tail()}"
@@ -303,6 +321,22 @@ def rng_missing(folder: Path, names: list[Path]) -> bool:
     return True
 
 
+def data_position_missing(folder: Path, names: list[Path]) -> bool:
+    """No compared file holds a data position (a sampler, a loader's generator, the batches served):
+    a resumed run then draws its batches afresh, whatever else it restores."""
+    for key, value in checkpoint_leaves(folder, names):
+        shape = getattr(value, "shape", None)
+        detail = f"{value.dtype}{list(shape)}" if shape is not None and hasattr(value, "dtype") else type(value).__name__
+        if group_of(key, detail) == DATA_POSITION:
+            return False
+    return True
+
+
+DATA_FIX = ("save the sampler's or loader generator's state at the epoch's start and the batches served, and "
+            "skip them on resume (Accelerate: Accelerator(use_seedable_sampler=True) and "
+            "accelerator.skip_first_batches; Lightning: a DataLoader with state_dict/load_state_dict)")
+
+
 def stored_step(folder: Path, name: Path) -> int | None:
     """The step a loaded checkpoint holds: the number in its name, else a top-level counter in the file."""
     step = step_of(name)
@@ -338,11 +372,13 @@ def loaded_note(runs: Runs, resume_step: int) -> tuple[str | None, bool]:
 
 def judge(spec: VariantSpec, result: dict[str, Any], runs: Runs, on_disk: list[int]) -> dict[str, Any]:
     """Fill in ``result`` from the variant's runs: resume checks, file comparison, losses."""
+    if runs.resumed.exit_code == 0:
+        result["resumed_from_step"] = resume_point(runs)
     problem = resume_problem(spec, runs)
     if problem is not None:
         result["message"] = problem
         return result
-    reference, resumed, damage = runs.reference, runs.resumed, runs.damage
+    resumed, damage = runs.resumed, runs.damage
     resume_step = resume_point(runs) or 0
     result["resumed_from_step"] = resume_step
     torn_read = damage is not None and damage.step is not None and resume_step >= damage.step
@@ -374,7 +410,6 @@ def judge(spec: VariantSpec, result: dict[str, Any], runs: Runs, on_disk: list[i
                        *comparison.not_compared, *comparison.notes, *placement_notes(spec, runs, resume_step, on_disk)]
     if loaded is not None and not counter_off:
         result["notes"].append(loaded)
-    interrupted = runs.interrupted
     before = first_loss_difference(reference_losses, interrupted_losses, max(interrupted_losses, default=0))
     nan = next((step for step, text in sorted(reference_losses.items()) if text.lower() in NON_FINITE), None)
     if before is not None:
@@ -406,13 +441,21 @@ def judge(spec: VariantSpec, result: dict[str, Any], runs: Runs, on_disk: list[i
             parts[1] = f"the {named or 'state differs'}"
         warned = framework_warning(resumed)
         if warned is not None:  # the job's own words come first: they name what was not restored
-            parts.insert(0, f"{warned[0]} not restored: the job's own log says \"{warned[1]}\"")
+            parts.insert(0, f"{warned[0]}: the job's own log says \"{warned[1]}\"")
         if differences:
             file, first = differences[0]
             delta = f", largest |difference| {first.max_abs_diff:.3g}" if first.max_abs_diff is not None else ""
             parts.append(f"first differing key {file}:{first.key} ({first.kind}{delta})")
         if loss_step is not None:
             parts.append(f"losses differ from step {loss_step}")
+        found_causes = {cause.group for cause in causes(differences, resume_step)}
+        if differences and found_causes <= {MODEL, OPTIMIZER} and not counter_off and warned is None and \
+                not rng_missing(runs.reference_folder, names) and data_position_missing(runs.reference_folder, names):
+            # only the weights and their moments differ, the RNG was restored, and nothing says where the data
+            # was: the resumed run trained on other batches (the cause comes first, its consequences after)
+            parts.insert(0, "data position not restored: no checkpoint file holds a sampler, loader generator or "
+                            "batches served, and only the weights and optimizer moments differ after the resume, "
+                            f"so the resumed run trained on other batches; {DATA_FIX}")
         if loss_step == resume_step + 1 and rng_missing(runs.reference_folder, names):
             parts.append("no RNG state in any checkpoint file and the losses differ from the first resumed step: "
                          "save torch.get_rng_state() (and NumPy's, Python's and CUDA's generators) in the checkpoint "

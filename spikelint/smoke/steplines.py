@@ -44,9 +44,21 @@ class Mention(NamedTuple):
     text: str
 
 
+# a tqdm bar on stderr without its newline, and the job's own line glued after it in the merged output:
+# "Epoch 0:   0%|          | 0/4 [00:00<?, ?it/s]step=1 loss=6.89"
+GLUED_BAR = re.compile(r"^.*\d+%\|[^|]*\|[^\[\]]*\[[^\]]*\](?=\S)")
+
+
+def after_glued_bar(line: str) -> str:
+    """The line without a progress bar that another line was printed straight after."""
+    glued = GLUED_BAR.match(line)
+    return line[glued.end():] if glued else line
+
+
 def loss_only(line: str, loss: re.Pattern[str]) -> str | None:
     """The loss of a line that names no step (a stock Trainer's ``{'loss': '5.514', …, 'epoch': '0.5'}``),
     ``None`` for any other line: evaluation, saving and progress-bar lines are no training loss."""
+    line = after_glued_bar(line)
     value = loss.search(line)
     if value is None or NOT_A_STEP.search(line) or PROGRESS_BAR.search(line):
         return None
@@ -60,6 +72,7 @@ def loss_only(line: str, loss: re.Pattern[str]) -> str | None:
 
 def read_line(line: str, progress: re.Pattern[str], loss: re.Pattern[str]) -> StepLine | Mention | None:
     """What one output line is: a step, a mention of a step, or neither."""
+    line = after_glued_bar(line)
     found = progress.search(line)
     if not found:
         return None

@@ -30,6 +30,9 @@ from spikelint.smoke.compare import Difference
     ("global_step", "int", STEP_COUNTER),
     ("model.0.weight", "torch.float32[16, 8]", MODEL),
     ("optimizer_name", "str", MODEL),  # a substring is no optimizer state
+    ("app.optim.state.net1.weight.exp_avg_sq", "torch.float32[16, 8]", OPTIMIZER),  # DCP: keyed by parameter name
+    ("app.optim.state.net1.bias.step", "torch.float32[]", OPTIMIZER),
+    ("app.model.net1.weight", "torch.float32[16, 8]", MODEL),
 ])
 def test_each_leaf_lands_in_its_group(key: str, detail: str, group: str) -> None:
     assert group_of(key, detail) == group

@@ -35,6 +35,8 @@ LOSS = re.compile(DEFAULT_LOSS)
     ("iteration 9: step: 9, loss: 2.5,", 9, "2.5", None),
     ("step=4", 4, "", None),
     ("step 12 | loss 0.5 | val_loss 0.6", 12, "0.5", None),  # a train step that also prints val_loss
+    # a tqdm bar on stderr without its newline, the job's line glued after it in the merged output
+    ("Epoch 0:   0%|          | 0/4 [00:00<?, ?it/s]epoch=0 step=1 loss=6.89", 1, "6.89", 0),
 ])
 def test_step_lines_are_read_with_their_loss_and_epoch(line: str, step: int, loss: str, epoch: int | None) -> None:
     assert read_line(line, PROGRESS, LOSS) == StepLine(step, loss, epoch)
@@ -89,6 +91,7 @@ def test_the_plan_must_resume_in_a_later_epoch_and_run_past_a_boundary() -> None
     ("checkpoint-28/model.safetensors.partial", True), ("weights.incomplete", True), ("ckpt/x.pt.tmp.1234", True),
     ("step-28.pt", False), ("checkpoint-28/optimizer.pt", False), ("last.ckpt", False),
     ("temperature-sweep/step-4.pt", False),
+    ("step-16/.metadata", False),  # DCP's commit marker, written last: the folder is complete with it
 ])
 def test_partial_writes_are_not_checkpoints(name: str, partial: bool) -> None:
     assert is_partial(Path(name)) is partial
