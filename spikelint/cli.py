@@ -42,6 +42,7 @@ output formats (--format):
   junit   JUnit XML for GitLab, Jenkins and other CI test reports
   gitlab  GitLab Code Quality JSON
   github  GitHub Actions annotations (::error file=...) and a summary
+  html    one self-contained page (no script, nothing fetched): counts per rule, findings by file
   several reports from one lint: pair each --format with its --output, e.g.
     --format sarif --output s.sarif --format junit --output j.xml --format text
   (at most one --format without --output: it goes to standard output)

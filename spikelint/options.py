@@ -23,7 +23,7 @@ if TYPE_CHECKING:
 EXIT_OK = 0
 EXIT_FINDINGS = 1
 EXIT_USAGE = 2
-FORMATS = ("text", "json", "sarif", "junit", "gitlab", "github")
+FORMATS = ("text", "json", "sarif", "junit", "gitlab", "github", "html")
 SEVERITY_RANK = {"info": 0, "warning": 1, "error": 2}
 
 

@@ -175,6 +175,7 @@ def tool_version(report: Report) -> str:
 # The renderer modules import the helpers above, so they are imported after them.
 from spikelint.report.github import render_github  # noqa: E402
 from spikelint.report.gitlab import render_gitlab  # noqa: E402
+from spikelint.report.html import render_html  # noqa: E402
 from spikelint.report.json_report import render_json  # noqa: E402
 from spikelint.report.junit import render_junit  # noqa: E402
 from spikelint.report.sarif import render_sarif  # noqa: E402
@@ -189,6 +190,7 @@ RENDERERS: dict[str, Renderer] = {
     "junit": render_junit,
     "gitlab": render_gitlab,
     "github": render_github,
+    "html": render_html,
 }
 
 __all__ = [

@@ -14,7 +14,7 @@ from spikelint.report import repo_path
 
 
 def test_one_renderer_per_product_format():
-    assert set(RENDERERS) == {"text", "json", "sarif", "junit", "gitlab", "github"}
+    assert set(RENDERERS) == {"text", "json", "sarif", "junit", "gitlab", "github", "html"}
 
 
 @pytest.mark.parametrize("name", sorted(RENDERERS))
