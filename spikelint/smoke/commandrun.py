@@ -39,6 +39,7 @@ from spikelint.smoke.commandverdict import Runs
 from spikelint.smoke.commandverdict import describe
 from spikelint.smoke.commandverdict import empty_variant
 from spikelint.smoke.commandverdict import judge
+from spikelint.smoke.commandverdict import losses_by_step
 from spikelint.smoke.commandverdict import why_disagree
 from spikelint.smoke.plan import KILL_DURING_WRITE
 from spikelint.smoke.plan import SIGTERM_MID_STEP
@@ -50,6 +51,9 @@ from spikelint.smoke.plan import VariantSpec
 from spikelint.smoke.plan import make_plan
 from spikelint.smoke.steplines import epoch_length
 from spikelint.smoke.report import base_summary
+from spikelint.smoke.report_page import Curve
+from spikelint.smoke.report_page import losses
+from spikelint.smoke.report_page import render_page
 from spikelint.smoke.report import render_json
 from spikelint.smoke.report import render_text
 from spikelint.smoke.report import setup_error_summary
@@ -122,6 +126,8 @@ class CommandSmoke:
         self.has_epochs = False  # the job shows epochs: --steps-per-epoch, epoch= on its lines, or in its checkpoints
         self.step_offset: int | None = None  # 1 for a job whose first step line is step 0, found by the first run
         self.by_checkpoints = False  # the job prints no step lines: its progress is the checkpoints it writes
+        self.curves: list[Curve] = []  # each variant's losses, for report.html
+        self.reference_losses: dict[int, float] = {}
         self.epoch_probed_to: int | None = None  # the steps a probe ran to find the epoch length
         self.crossed: bool | None = None
         (root / "checkpoints").mkdir(exist_ok=True)
@@ -282,7 +288,13 @@ class CommandSmoke:
             result["notes"] = [aim]
         runs = Runs(reference, reference_folder, interrupted, resumed, folder, before_resume, damage, every,
                     self.plan.checkpoint_every, self.plan.steps, self.options.resume_arg, loaded, self.by_checkpoints)
-        return judge(spec, result, runs, on_disk)
+        judged = judge(spec, result, runs, on_disk)
+        drawn_reference, drawn_resumed, drawn_interrupted = losses_by_step(runs, judged["resumed_from_step"] or 0)
+        if every == self.plan.checkpoint_every:
+            self.reference_losses = losses(drawn_reference)
+        self.curves.append(Curve(spec.name, judged["verdict"], losses(drawn_interrupted), losses(drawn_resumed),
+                                 interrupted.signalled_at_step, judged["resumed_from_step"]))
+        return judged
 
     def variants(self) -> list[VariantSpec]:
         """The plan's variants, and with a SIGTERM one the same signal delivered half a step later.
@@ -484,9 +496,12 @@ def run_command_smoke(options: SmokeOptions, plan: SmokePlan, stdout: TextIO, st
         summary["checkpoints_kept"] = True
         try:
             write_json_atomically(folder.summary, summary)
+            page = render_page(summary, smoke.reference_losses if smoke else {}, smoke.curves if smoke else [])
+            folder.page.write_text(page, encoding="utf-8")
         except OSError as error:
             summary = setup_error_summary(f"cannot write {folder.summary}: {error.strerror or error}")
-        journal.progress(f"finished: {summary['verdict']} (exit {summary['exit_code']}), run folder {folder.root}")
+        journal.progress(f"finished: {summary['verdict']} (exit {summary['exit_code']}), run folder {folder.root} "
+                         f"(the losses drawn in {folder.page.name})")
     finally:
         journal.close()
     stdout.write(render_json(summary) if options.format == "json" else render_text(summary))

@@ -49,6 +49,11 @@ class RunFolder(NamedTuple):
     def summary(self) -> Path:
         return self.root / "summary.json"
 
+    @property
+    def page(self) -> Path:
+        """``report.html``: the losses drawn, the variants and the differences (``smoke/report_page.py``)."""
+        return self.root / "report.html"
+
     def log_for(self, label: str, rank: int) -> Path:
         return self.logs / f"{label}.rank{rank}.log"
 

@@ -26,6 +26,7 @@ def smoke(tmp_path: Path, command: str, *options: str) -> dict:
     summary = result.summary()
     assert validation_errors("smoke-summary.v1.schema.json", summary) == []
     assert result.exit_code == summary["exit_code"]
+    assert "<svg" in (tmp_path / "run" / "report.html").read_text(encoding="utf-8") or not summary["variants"]
     return summary
 
 
