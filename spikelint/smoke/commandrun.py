@@ -246,7 +246,11 @@ class CommandSmoke:
                 f"or its preemption checkpoint takes too long; {PREEMPTION_FIX}; last output: {interrupted.tail()}")
             return result
         if interrupted.exit_code == 0 and (interrupted.last_step() or 0) >= self.plan.steps:
-            if spec.signal == "SIGTERM":
+            if spec.signal == "SIGTERM" and (interrupted.delivered_at_step or 0) >= self.plan.steps - 1:
+                result["message"] = (
+                    f"the SIGTERM went out {interrupted.signal_point()}, inside the last step, and the command "
+                    "finished and exited 0: nothing was left to preempt; give it more --steps")
+            elif spec.signal == "SIGTERM":
                 result["message"] = (
                     f"after SIGTERM (sent {interrupted.signal_point()}) the command went on to step "
                     f"{interrupted.last_step()} and exited 0: it ignores SIGTERM, and a scheduler would SIGKILL it "
@@ -400,8 +404,8 @@ class CommandSmoke:
                         "(pass --steps-per-epoch N, a smaller data set, or a longer --timeout)")
         unread = [r["name"] for r in results if r.get("leaves_compared") == 0]
         if unread:
-            gaps.append(f"no checkpoint content could be read in {', '.join(unread)}, so only losses were compared "
-                        "(the notes name the files and why)")
+            gaps.append(f"no checkpoint content was compared in {', '.join(unread)} (none written after the resume, "
+                        "or none readable: the notes say which), so only losses were")
         return gaps
 
     def observed(self) -> dict[str, Any]:

@@ -370,6 +370,30 @@ def loaded_note(runs: Runs, resume_step: int) -> tuple[str | None, bool]:
             f"{'skips' if off > 0 else 'repeats'} {abs(off)} step(s) after every resume"), True
 
 
+def without_checkpoints(result: dict[str, Any], runs: Runs, resume_step: int) -> dict[str, Any]:
+    """The resumed run wrote no checkpoint file (a best-only ModelCheckpoint whose score never improved
+    again): its losses are all there is. Differing losses prove the resume wrong; equal ones pass the
+    variant with nothing compared on disk, which makes the whole run INCOMPLETE, never VERIFIED."""
+    reference_losses, resumed_losses, _ = losses_by_step(runs, resume_step)
+    loss_step = first_loss_difference(reference_losses, resumed_losses, runs.steps, start=resume_step + 1)
+    with_loss = losses_compared(reference_losses, resumed_losses, runs.steps, start=resume_step + 1)
+    result["losses"] = {"compared_steps": [resume_step + 1, runs.steps], "steps_with_a_loss": with_loss,
+                        "equal": (loss_step is None) if with_loss or loss_step is not None else None,
+                        "first_differing_step": loss_step}
+    result["first_divergent_step"] = loss_step
+    if loss_step is not None:
+        result["verdict"] = STATE_DIFFERS
+        result["message"] = (f"resumed from step {resume_step}; the resumed command wrote no checkpoint file to "
+                             f"compare, and its losses differ from the uninterrupted run's from step {loss_step}")
+    elif with_loss:
+        result["verdict"] = VERIFIED
+        result["message"] = (f"resumed from step {resume_step}; the losses of steps {resume_step + 1}-{runs.steps} "
+                             "equal the uninterrupted run, but the resumed command wrote no checkpoint file to compare")
+    else:
+        result["message"] = "resume failed: the resumed command wrote no checkpoint files and printed no loss to compare"
+    return result
+
+
 def judge(spec: VariantSpec, result: dict[str, Any], runs: Runs, on_disk: list[int]) -> dict[str, Any]:
     """Fill in ``result`` from the variant's runs: resume checks, file comparison, losses."""
     if runs.resumed.exit_code == 0:
@@ -392,8 +416,7 @@ def judge(spec: VariantSpec, result: dict[str, Any], runs: Runs, on_disk: list[i
     names = sorted((name for name in written_since(runs.folder, runs.before_resume) if is_state_file(name)),
                    key=lambda name: (step_of(name) is None, step_of(name) or 0, str(name)))
     if not names:
-        result["message"] = "resume failed: the resumed command wrote no checkpoint files to compare"
-        return result
+        return without_checkpoints(result, runs, resume_step)
     comparison = compare_checkpoints(runs.reference_folder, runs.folder, names)
     leaves, differences, problems = comparison.leaves, comparison.differences, comparison.problems
     result["leaves_compared"] = leaves

@@ -111,7 +111,8 @@ def units(root: Path, names: Iterable[Path]) -> list[Unit]:
     """The units of the given files: the shards of a DCP folder become that folder, once."""
     found: dict[str, Unit] = {}
     for name in names:
-        if name.suffix == DCP_SUFFIX and (root / name.parent / DCP_METADATA).is_file():
+        if (name.suffix == DCP_SUFFIX or name.name == DCP_METADATA) and (root / name.parent / DCP_METADATA).is_file():
+            # the shards and the .metadata are one state (the metadata alone holds a path and a random save id)
             folder = name.parent
             label = "." if folder == Path(".") else folder.as_posix()
             found.setdefault(label, Unit(label, folder, "dcp"))

@@ -382,3 +382,14 @@ def test_compare_folders_keeps_the_command_driver_shape(tmp_path: Path) -> None:
     leaves, differences, problems = compare_folders(reference, other, [Path("step-4.pt")])
     assert (leaves, differences) == (0, [])
     assert problems == ["step-4.pt was written by the resumed run but not by the uninterrupted one"]
+
+
+def test_a_dcp_folder_and_its_metadata_are_one_unit(tmp_path: Path) -> None:
+    """DCP's ``.metadata`` names the folder it was written to and a random save id: compared alone it
+    would differ between two identical runs; it is read as part of the folder's state."""
+    folder = tmp_path / "step-4"
+    folder.mkdir()
+    (folder / ".metadata").write_bytes(b"meta")
+    (folder / "__0_0.distcp").write_bytes(b"shard")
+    found = units(tmp_path, [Path("step-4/.metadata"), Path("step-4/__0_0.distcp")])
+    assert [(unit.name, unit.format) for unit in found] == [("step-4", "dcp")]
