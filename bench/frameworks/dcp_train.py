@@ -6,12 +6,12 @@
 Why our own: pytorch/tutorials' distributed_checkpoint_recipe.rst is an mp.spawn + NCCL snippet
 that saves after one step and has no training loop or resume; pytorch/examples'
 distributed/FSDP2/example.py exits without two GPUs and writes torch.save files (it uses only
-DCP's state_dict helpers). This script keeps the recipe's AppState (Stateful, get_state_dict /
-set_state_dict of model and optimizer, nothing else) and ToyModel verbatim, on DDP with gloo on
-CPU, and follows the FSDP2 example's loop: torch.manual_seed at start, a fresh random batch from
+DCP's state_dict helpers). This script follows the recipe's pattern in code of its own (a Stateful
+holding the model's and optimizer's state through get_state_dict / set_state_dict, nothing else) with
+a tiny model, on DDP with gloo on CPU, and a loop shaped like the FSDP2 example's: torch.manual_seed at start, a fresh random batch from
 the global generator every step, Adam, the checkpoint folder's name telling the step.
 
-* every --save-every steps and at the last step: dcp.save({"app": AppState}) to DIR/step-N/
+* every --save-every steps and at the last step: dcp.save({"app": TrainingState}) to DIR/step-N/
   (DCP writes one __R_0.distcp per rank and .metadata last);
 * --resume: dcp.load the newest DIR/step-N/ (by N) and continue at step N+1;
 * rank 0 prints `step N loss L` after each step and `saved checkpoint DIR/step-N`,
@@ -33,31 +33,24 @@ from torch.distributed.checkpoint.stateful import Stateful
 from torch.nn.parallel import DistributedDataParallel as DDP
 
 
-class AppState(Stateful):
-    """As in the DCP recipe: the model's and optimizer's state dicts, through DCP's helpers."""
+class TrainingState(Stateful):
+    """What DCP saves and loads: the model's and the optimizer's state dicts through DCP's own helpers
+    (the pattern the DCP recipe teaches), and nothing else: no RNG, no data position."""
 
-    def __init__(self, model, optimizer=None):
-        self.model = model
-        self.optimizer = optimizer
+    def __init__(self, model, optimizer):
+        self.model, self.optimizer = model, optimizer
 
     def state_dict(self):
-        model_state_dict, optimizer_state_dict = get_state_dict(self.model, self.optimizer)
-        return {"model": model_state_dict, "optim": optimizer_state_dict}
+        weights, moments = get_state_dict(self.model, self.optimizer)
+        return {"weights": weights, "optimizer": moments}
 
     def load_state_dict(self, state_dict):
-        set_state_dict(self.model, self.optimizer,
-                       model_state_dict=state_dict["model"], optim_state_dict=state_dict["optim"])
+        set_state_dict(self.model, self.optimizer, model_state_dict=state_dict["weights"],
+                       optim_state_dict=state_dict["optimizer"])
 
 
-class ToyModel(nn.Module):
-    def __init__(self):
-        super().__init__()
-        self.net1 = nn.Linear(16, 16)
-        self.relu = nn.ReLU()
-        self.net2 = nn.Linear(16, 8)
-
-    def forward(self, x):
-        return self.net2(self.relu(self.net1(x)))
+def tiny_model():
+    return nn.Sequential(nn.Linear(16, 24), nn.Tanh(), nn.Linear(24, 8))
 
 
 def newest_checkpoint(ckpt_dir):
@@ -78,14 +71,14 @@ def main():
     dist.init_process_group("gloo")
     rank = dist.get_rank()
     torch.manual_seed(0)
-    model = DDP(ToyModel())
+    model = DDP(tiny_model())
     optimizer = torch.optim.Adam(model.parameters(), lr=0.1)
     loss_fn = nn.MSELoss()
 
     start = 0
     if args.resume and (last := newest_checkpoint(args.ckpt_dir)) is not None:
         path = os.path.join(args.ckpt_dir, f"step-{last}")
-        dcp.load({"app": AppState(model, optimizer)}, checkpoint_id=path)
+        dcp.load({"app": TrainingState(model, optimizer)}, checkpoint_id=path)
         start = last
         if rank == 0:
             print(f"resumed from {path} at step {last}", flush=True)
@@ -104,7 +97,7 @@ def main():
             print(f"step {step} loss {loss.item()!r}", flush=True)
         if step % args.save_every == 0 or step == args.steps:
             path = os.path.join(args.ckpt_dir, f"step-{step}")
-            dcp.save({"app": AppState(model, optimizer)}, checkpoint_id=path)
+            dcp.save({"app": TrainingState(model, optimizer)}, checkpoint_id=path)
             if rank == 0:
                 print(f"saved checkpoint {path}", flush=True)
 
