@@ -52,7 +52,7 @@ class NanoGPT:
         return [PY, self.script, "config/tiny_char.py", f"--out_dir={ckpt}"] + (["--init_from=resume"] if resume else [])
 
     def final_state(self, ckpt):
-        return torch.load(os.path.join(ckpt, "ckpt.pt"), map_location="cpu", weights_only=False)
+        return torch.load(os.path.join(ckpt, "ckpt.pt"), map_location="cpu", weights_only=True)
 
 
 class Lightning:
@@ -78,7 +78,7 @@ class Lightning:
         return c
 
     def final_state(self, ckpt):
-        return torch.load(os.path.join(ckpt, "probe", "final.pt"), map_location="cpu", weights_only=False)
+        return torch.load(os.path.join(ckpt, "probe", "final.pt"), map_location="cpu", weights_only=True)
 
 
 class LightningLast(Lightning):
@@ -106,7 +106,7 @@ class DCP:
         from torch.distributed.checkpoint.format_utils import dcp_to_torch_save
         out = ckpt + "-final.pt"
         dcp_to_torch_save(os.path.join(ckpt, "step-24"), out)
-        return torch.load(out, map_location="cpu", weights_only=False)
+        return torch.load(out, map_location="cpu", weights_only=True)
 
 
 class DCPSeeded(DCP):
