@@ -31,6 +31,7 @@ from spikelint.smoke.causes import DATA_POSITION
 from spikelint.smoke.causes import MODEL
 from spikelint.smoke.causes import OPTIMIZER
 from spikelint.smoke.causes import RNG
+from spikelint.smoke.causes import SCHEDULER_PARTS
 from spikelint.smoke.causes import group_of
 from spikelint.smoke.compare import flatten
 from spikelint.smoke.command import snapshot
@@ -321,6 +322,14 @@ def rng_missing(folder: Path, names: list[Path]) -> bool:
     return True
 
 
+LEARNING_RATE = re.compile(r"(?:^|\.)param_groups\.\d+\.lr$")
+
+
+def scheduler_missing(folder: Path, names: list[Path]) -> bool:
+    """No compared file holds anything shaped like an LR scheduler's state (``last_epoch``, ``_step_count``)."""
+    return not any(SCHEDULER_PARTS & set(key.lower().split(".")) for key, _ in checkpoint_leaves(folder, names))
+
+
 def data_position_missing(folder: Path, names: list[Path]) -> bool:
     """No compared file holds a data position (a sampler, a loader's generator, the batches served):
     a resumed run then draws its batches afresh, whatever else it restores."""
@@ -483,6 +492,11 @@ def judge(spec: VariantSpec, result: dict[str, Any], runs: Runs, on_disk: list[i
             parts.append("no RNG state in any checkpoint file and the losses differ from the first resumed step: "
                          "save torch.get_rng_state() (and NumPy's, Python's and CUDA's generators) in the checkpoint "
                          "and restore them on resume, or dropout and augmentation draw differently after every resume")
+        if any(LEARNING_RATE.search(difference.key) for _, difference in differences) and \
+                scheduler_missing(runs.reference_folder, names):
+            parts.insert(0, "LR scheduler not restored: the optimizer's learning rate differs after the resume and no "
+                            "checkpoint file holds a scheduler's state; save scheduler.state_dict() in the checkpoint "
+                            "and load it on resume, or the schedule restarts from its first step")
         if optimizer_missing(runs.reference_folder, names):
             parts.append("no optimizer state in any checkpoint file, only the model's: save optimizer.state_dict() "
                          "in the checkpoint and load it on resume, or every resume restarts the optimizer's moments")

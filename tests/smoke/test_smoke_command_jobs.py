@@ -113,6 +113,16 @@ def test_steps_counted_from_zero_are_read_as_such(tmp_path: Path) -> None:
     assert off["resumed_from_step"] % 2 == 1, off  # an odd step, off the period, as planned
 
 
+@pytest.mark.parametrize(("bug", "named"), [("no-scheduler", "scheduler"), ("restart-epoch", "data position")])
+def test_planted_bugs_are_named_with_long_epochs_and_no_epoch_on_the_lines(tmp_path: Path, bug: str, named: str) -> None:
+    """Epochs of 64 steps, longer than the default plan, and step lines without epoch=: the plan finds the
+    epoch in the checkpoints, runs past it, and names what the job does not restore."""
+    command = PLAIN.replace("{resume}", f"--samples 256 --no-epoch-lines --bug {bug} {{resume}}")
+    summary = smoke(tmp_path, command, "--signal", "kill")
+    assert summary["verdict"] == "state_differs" and summary["plan"]["epoch_boundary_crossed"] is True
+    assert named in variant(summary, "kill-between-checkpoints")["message"]
+
+
 def test_a_job_with_epochs_the_plan_cannot_cross_is_incomplete(tmp_path: Path) -> None:
     """4,096 batches an epoch: past the longest plan a smoke test runs. Every variant passes, but no
     resume ran past an epoch end: INCOMPLETE, exit 3, naming what was not tested."""
