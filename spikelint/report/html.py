@@ -29,6 +29,13 @@ def escape(text: str) -> str:
     return html_escape(text)
 
 
+def prose(text: str) -> str:
+    """Escaped text whose `backticked` spans (commands, values, as the catalog writes them) are code."""
+    import re
+
+    return re.sub(r"`([^`]+)`", r"<code>\1</code>", escape(text))
+
+
 MAX_SOURCE_CHARS = 160  # a minified line is shown around its column, not whole
 
 STYLE = """
@@ -51,6 +58,7 @@ pre { margin: .3rem 0 0; padding: .3rem .5rem; background: #f6f8fa; border-radiu
 .message { overflow-wrap: anywhere; }
 table.findings { table-layout: fixed; } col.at { width: 5.5rem; } col.level { width: 6.5rem; } col.rule { width: 12rem; }
 .none { padding: 1rem; background: #dafbe1; border-radius: 6px; }
+ul.files { columns: 2; padding-left: 1.2rem; font-size: .9rem; } ul.files a { color: #0969da; }
 footer { margin-top: 2rem; color: #59636e; font-size: .85rem; }
 """
 
@@ -81,13 +89,16 @@ def _rule_table(findings: list[Finding], rules: dict[str, Rule]) -> list[str]:
         summary = rule.summary if rule is not None else count.name
         rows.append(f'<tr><td><code>{escape(count.rule)}</code> {escape(count.name)}</td>'
                     f'<td><span class="sev {escape(count.severity)}">{escape(count.severity)}</span></td>'
-                    f'<td>{escape(summary)}</td><td class="num">{count.count}</td><td class="num">{count.files}</td></tr>')
+                    f'<td>{prose(summary)}</td><td class="num">{count.count}</td><td class="num">{count.files}</td></tr>')
     rows.append("</tbody></table>")
     return rows
 
 
 def _findings_by_file(findings: list[Finding], report: Report, options: RenderOptions) -> list[str]:
-    rows = ["<h2>Findings</h2>"]
+    paths = list(dict.fromkeys(finding.path for finding in findings))
+    rows = ["<h2>Findings</h2>", '<ul class="files">' + "".join(
+        f'<li><a href="#{escape(_anchor(path))}">{escape(path)}</a> '
+        f'({sum(1 for finding in findings if finding.path == path)})</li>' for path in paths) + "</ul>"]
     current = None
     for finding in findings:
         if finding.path != current:
@@ -103,7 +114,7 @@ def _findings_by_file(findings: list[Finding], report: Report, options: RenderOp
         rows.append(f'<tr><td class="num">{finding.line}:{finding.column}</td>'
                     f'<td><span class="sev {escape(finding.severity)}">{escape(finding.severity)}</span></td>'
                     f"<td><code>{escape(finding.rule)}</code><br>{escape(finding.name)}</td>"
-                    f'<td class="message">{escape(finding.message)}{shown}</td></tr>')
+                    f'<td class="message">{prose(finding.message)}{shown}</td></tr>')
     rows.append("</tbody></table>")
     return rows
 

@@ -67,6 +67,13 @@ def test_what_a_finding_says_is_escaped_never_markup() -> None:
     assert "value '<script>alert(1)</script>' & \"quotes\"" in " ".join(page.text)
 
 
+def test_backticked_spans_are_code_and_every_file_is_linked() -> None:
+    finding = make_finding(message="set `set -o pipefail` first <now>")
+    text = render_html(Report([finding], 1), RenderOptions())
+    assert "<code>set -o pipefail</code> first &lt;now&gt;" in text
+    assert '<a href="#file-a-yaml">a.yaml</a>' in text and 'id="file-a-yaml"' in text
+
+
 def test_a_long_minified_line_is_cut_around_the_column() -> None:
     line = "x" * 5000 + "image: busybox:latest" + "y" * 5000
     finding = make_finding(column=5001)
