@@ -67,7 +67,7 @@ def _check_parser(subparsers: argparse._SubParsersAction) -> None:
     parser.add_argument("--fail-on", choices=("error", "warning", "info", "never"), help="lowest severity that "
                         "makes the exit code 1 (default: error)")
     parser.add_argument("--baseline", metavar="FILE", help="report only findings not in this baseline "
-                        "(default: the configuration's baseline:)")
+                        "(default: the configuration's baseline:; `none`: every finding, the baselined ones too)")
     parser.add_argument("--write-baseline", metavar="FILE", help="write the current findings as a baseline, exit 0")
     parser.add_argument("--diff", metavar="REV", help="report only findings that are new since Git revision REV "
                         "(not reported when its tree is linted the same way)")

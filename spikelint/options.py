@@ -202,10 +202,15 @@ def read_baseline(path: Path) -> set[str]:
     return {entry["fingerprint"] for entry in data["findings"] if isinstance(entry, dict) and "fingerprint" in entry}
 
 
+NO_BASELINE = "none"  # ``--baseline none``: see every finding although the configuration names a baseline
+
+
 def gate_baseline(given: str | None, config: Config) -> set[str] | None:
     """The baseline a gating command applies: ``--baseline FILE``, else the configuration's
     ``baseline:`` (relative to the configuration file, so the hooks find it from any folder);
     ``None`` when neither names one.  A configured file that is missing is a configuration error."""
+    if given == NO_BASELINE:
+        return None  # every finding, the baselined ones too
     if given:
         return read_baseline(Path(given))
     if config.baseline is None:

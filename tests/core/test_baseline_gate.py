@@ -188,3 +188,11 @@ def test_a_baseline_written_before_still_matches_where_it_did(run_cli, tmp_path:
     write(tmp_path, {"run.sh": SCRIPT.replace("--epochs 3", "--epochs 4")})  # where the old key did not match
     moved = run_cli(["check", "--baseline", "old.json", "--format", "json"], cwd=tmp_path)
     assert moved.pairs() == {("run.sh", 3, "SPK501"), ("run.sh", 3, "SPK502")}
+
+
+def test_baseline_none_shows_every_finding_although_the_configuration_names_one(run_cli, tmp_path: Path) -> None:
+    write(tmp_path, {".spikelint.yaml": CONFIG, "values.yaml": VALUES_LATEST, "run.sh": SCRIPT})
+    assert run_cli(["check", "--write-baseline", ".spikelint-baseline.json"], cwd=tmp_path).code == 0
+    assert run_cli(["check", "--format", "json"], cwd=tmp_path).json()["findings"] == []
+    every = run_cli(["check", "--format", "json", "--baseline", "none"], cwd=tmp_path)
+    assert every.code == 1 and len(every.json()["findings"]) == 3 and every.json()["summary"]["baselined"] == 0
