@@ -335,10 +335,15 @@ def is_reference(value: str) -> bool:
     return bool(REFERENCE_PREFIXES.match(text)) or bool(_PLACEHOLDER_SHAPES.match(text) and text[:1] in "$<%{")
 
 
+# an image pinned by digest (``gcr.io/knative-releases/…/proxy@sha256:<64 hex>``), as operators pass
+# their helper images in env vars named ``AUTH_PROXY_IMAGE``: public, never a credential
+_PINNED_IMAGE = lazy_regex(r"^[a-z0-9][a-z0-9._-]*(?:[:/][A-Za-z0-9._-]+)+@sha256:[0-9a-f]{64}$")
+
+
 def is_not_a_credential_literal(value: str) -> bool:
     """Literals that cannot be a credential whatever their key: booleans, numbers, paths, plain URLs."""
     text = value.strip().strip("'\"").strip()
-    if _BOOLEAN_OR_NUMBER.match(text) or _PATH.match(text):
+    if _BOOLEAN_OR_NUMBER.match(text) or _PATH.match(text) or _PINNED_IMAGE.match(text):
         return True
     return bool(_URL.match(text)) and "@" not in text
 

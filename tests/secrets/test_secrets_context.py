@@ -9,6 +9,8 @@ from __future__ import annotations
 
 from datetime import date
 
+import pytest
+
 from spikelint.adapters import workloads_in
 from spikelint.checks.registry import CheckContext
 from spikelint.checks.secrets import secrets_in_document
@@ -57,3 +59,14 @@ def test_without_workloads_in_the_context_the_general_detector_reports_the_value
 def test_the_engine_fills_the_context_one_finding_for_the_value() -> None:
     findings = lint_snippet("k8s/pod.yaml", POD)
     assert [(finding.rule, finding.line) for finding in findings if finding.rule.startswith("SPK20")] == [("SPK202", 11)]
+
+
+@pytest.mark.parametrize(("name", "value", "secret"), [
+    ("AUTH_PROXY_IMAGE", "gcr.io/example-releases/auth-proxy@sha256:" + "0a1b2c3d" * 8, False),  # a pinned image
+    ("AUTH_PROXY_IMAGE", "registry.example.io/team/proxy:1.4.2@sha256:" + "9f8e7d6c" * 8, False),
+    ("AUTH_TOKEN", "q8Zr3Lk2Vm9Xw4Pt7Nc1Hb6Yd5Gf0Ja2", True),  # a random literal under a secret name still is one
+])
+def test_an_image_pinned_by_digest_is_no_credential(name: str, value: str, secret: bool) -> None:
+    from spikelint.checks.secrets_env import env_literal
+
+    assert env_literal(name, value) is secret
