@@ -262,8 +262,9 @@ def run_command(
                 at = time.monotonic() - started
                 run.checkpoints_seen[step] = at
                 if read_epochs:  # read now: a job that keeps its newest two deletes the rest before it ends;
-                    # the checkpoints before this one are complete by now (a folder's last file may come late)
-                    unread = {seen for seen in run.checkpoints_seen if seen not in run.checkpoint_epochs}
+                    # the one before is read again (a folder's last file may come late), each at most twice
+                    earlier = [seen for seen in run.checkpoints_seen if seen < step]
+                    unread = {step} | ({max(earlier)} if earlier and max(earlier) not in run.checkpoint_epochs else set())
                     run.checkpoint_epochs.update(checkpoint_epochs_in(watch, unread))
                 if not steps_from_checkpoints:
                     continue
@@ -337,9 +338,8 @@ def run_command(
         run.exit_code = process.wait()
         if watch is not None and signalled is None and due is None:
             look_at_checkpoints()  # the last checkpoint, written just before the end
-            if read_epochs:
-                unread = {seen for seen in run.checkpoints_seen if seen not in run.checkpoint_epochs}
-                run.checkpoint_epochs.update(checkpoint_epochs_in(watch, unread))
+            if read_epochs and run.checkpoints_seen and max(run.checkpoints_seen) not in run.checkpoint_epochs:
+                run.checkpoint_epochs.update(checkpoint_epochs_in(watch, {max(run.checkpoints_seen)}))
         if signalled is not None:
             run.signal_to_exit_s = time.monotonic() - signalled
         try:  # whatever the command left behind in its group (its pid is reaped: no tree walk now)
