@@ -253,8 +253,18 @@ def run_command(
             except ProcessLookupError:
                 pass
 
-        def look_at_checkpoints() -> None:
+        def reached(step: int) -> None:
+            """A step was read (a line, or a checkpoint): signal now, or after the delay, once ``stop_at_step`` is."""
             nonlocal signalled, due
+            if stop_at_step is not None and run.signalled_at_step is None and step >= stop_at_step:
+                run.signalled_at_step = step
+                if signal_delay_s > 0:
+                    due = time.monotonic() + signal_delay_s
+                else:
+                    signalled = time.monotonic()
+                    deliver()
+
+        def look_at_checkpoints() -> None:
             assert watch is not None
             for step in checkpoint_steps_in(watch):
                 if step in run.checkpoints_seen:
@@ -269,13 +279,7 @@ def run_command(
                 if not steps_from_checkpoints:
                     continue
                 run.steps[step], run.step_s[step] = "", at
-                if stop_at_step is not None and run.signalled_at_step is None and step >= stop_at_step:
-                    run.signalled_at_step = step
-                    if signal_delay_s > 0:
-                        due = time.monotonic() + signal_delay_s
-                    else:
-                        signalled = time.monotonic()
-                        deliver()
+                reached(step)
 
         while True:
             now = time.monotonic()
@@ -328,13 +332,7 @@ def run_command(
                 read = read._replace(step=read.step + step_offset)
                 step = read.step
                 record_step(run, read, line, last_output - started)
-                if stop_at_step is not None and run.signalled_at_step is None and step >= stop_at_step:
-                    run.signalled_at_step = step
-                    if signal_delay_s > 0:
-                        due = time.monotonic() + signal_delay_s
-                    else:
-                        signalled = time.monotonic()
-                        deliver()
+                reached(step)
         run.exit_code = process.wait()
         if watch is not None and signalled is None and due is None:
             look_at_checkpoints()  # the last checkpoint, written just before the end

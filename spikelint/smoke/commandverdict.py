@@ -379,10 +379,9 @@ def loaded_note(runs: Runs, resume_step: int) -> tuple[str | None, bool]:
             f"{'skips' if off > 0 else 'repeats'} {abs(off)} step(s) after every resume"), True
 
 
-def without_checkpoints(result: dict[str, Any], runs: Runs, resume_step: int) -> dict[str, Any]:
-    """The resumed run wrote no checkpoint file (a best-only ModelCheckpoint whose score never improved
-    again): its losses are all there is. Differing losses prove the resume wrong; equal ones pass the
-    variant with nothing compared on disk, which makes the whole run INCOMPLETE, never VERIFIED."""
+def record_losses(result: dict[str, Any], runs: Runs, resume_step: int) -> tuple[int | None, int]:
+    """The resumed run's losses against the reference's from ``resume_step + 1``, written into ``result``:
+    (the first step that differs, how many steps had a loss on both sides)."""
     reference_losses, resumed_losses, _ = losses_by_step(runs, resume_step)
     loss_step = first_loss_difference(reference_losses, resumed_losses, runs.steps, start=resume_step + 1)
     with_loss = losses_compared(reference_losses, resumed_losses, runs.steps, start=resume_step + 1)
@@ -390,6 +389,14 @@ def without_checkpoints(result: dict[str, Any], runs: Runs, resume_step: int) ->
                         "equal": (loss_step is None) if with_loss or loss_step is not None else None,
                         "first_differing_step": loss_step}
     result["first_divergent_step"] = loss_step
+    return loss_step, with_loss
+
+
+def without_checkpoints(result: dict[str, Any], runs: Runs, resume_step: int) -> dict[str, Any]:
+    """The resumed run wrote no checkpoint file (a best-only ModelCheckpoint whose score never improved
+    again): its losses are all there is. Differing losses prove the resume wrong; equal ones pass the
+    variant with nothing compared on disk, which makes the whole run INCOMPLETE, never VERIFIED."""
+    loss_step, with_loss = record_losses(result, runs, resume_step)
     if loss_step is not None:
         result["verdict"] = STATE_DIFFERS
         result["message"] = (f"resumed from step {resume_step}; the resumed command wrote no checkpoint file to "
@@ -431,13 +438,8 @@ def judge(spec: VariantSpec, result: dict[str, Any], runs: Runs, on_disk: list[i
     result["leaves_compared"] = leaves
     result["differences"] = [dict(difference_json(spec.name, 0, d, file), key=f"{file}:{d.key}")
                              for file, d in differences[:25]]
-    reference_losses, resumed_losses, interrupted_losses = losses_by_step(runs, resume_step)
-    loss_step = first_loss_difference(reference_losses, resumed_losses, runs.steps, start=resume_step + 1)
-    with_loss = losses_compared(reference_losses, resumed_losses, runs.steps, start=resume_step + 1)
-    result["losses"] = {"compared_steps": [resume_step + 1, runs.steps], "steps_with_a_loss": with_loss,
-                        "equal": (loss_step is None) if with_loss or loss_step is not None else None,
-                        "first_differing_step": loss_step}
-    result["first_divergent_step"] = loss_step
+    reference_losses, _, interrupted_losses = losses_by_step(runs, resume_step)
+    loss_step, with_loss = record_losses(result, runs, resume_step)
     result["notes"] = [f"compared files: {', '.join(str(name) for name in names)}", *result.get("notes", []),
                        *comparison.not_compared, *comparison.notes, *placement_notes(spec, runs, resume_step, on_disk)]
     if loaded is not None and not counter_off:
