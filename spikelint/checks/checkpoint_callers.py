@@ -8,10 +8,8 @@ import re
 
 from spikelint.util.lazyre import lazy_regex
 from spikelint.util.pytree import child_nodes
+from spikelint.util.pytree import last_name
 
-
-def _last_name(func: ast.AST) -> str:
-    return func.attr if isinstance(func, ast.Attribute) else func.id if isinstance(func, ast.Name) else ""
 
 
 # a name in an ``if`` that keeps the best model: ``if val_loss < best_loss``, ``if is_best``, ``if improved``
@@ -22,11 +20,11 @@ def _improvement_test(test: ast.AST) -> bool:
     """``val < best_val``, ``acc >= self.best_acc``, ``is_best``, ``metric.improved``: the branch
     runs only when the model got better."""
     if isinstance(test, (ast.Name, ast.Attribute)):
-        return bool(IMPROVEMENT_NAME.search(_last_name(test)))
+        return bool(IMPROVEMENT_NAME.search(last_name(test)))
     for node in ast.walk(test):
         if isinstance(node, ast.Compare) and any(isinstance(op, (ast.Lt, ast.LtE, ast.Gt, ast.GtE)) for op in node.ops):
             sides = [node.left, *node.comparators]
-            if any(isinstance(part, (ast.Name, ast.Attribute)) and IMPROVEMENT_NAME.search(_last_name(part))
+            if any(isinstance(part, (ast.Name, ast.Attribute)) and IMPROVEMENT_NAME.search(last_name(part))
                    for side in sides for part in ast.walk(side)):
                 return True
     return False
@@ -42,7 +40,7 @@ def called_only_when_improved(scope: ast.AST, module: ast.Module) -> bool:
     stack: list[tuple[ast.AST, bool]] = [(child, False) for child in child_nodes(module)]
     while stack:
         node, under = stack.pop()
-        if isinstance(node, ast.Call) and _last_name(node.func) == scope.name:
+        if isinstance(node, ast.Call) and last_name(node.func) == scope.name:
             calls += 1
             guarded += under
         if isinstance(node, ast.If):

@@ -26,6 +26,7 @@ from spikelint.model import FileKind
 from spikelint.model import Problem
 from spikelint.util.pytree import ast_nodes
 from spikelint.util.pytree import child_nodes
+from spikelint.util.pytree import last_name
 
 SAVE_RECEIVERS = lazy_regex(r"^(torch|torch\.distributed\.checkpoint|dcp|DCP|dist_cp|distcp|ptd_checkpoint|"
                             r"xm|torch_xla\.core\.xla_model)$|accelerator$|accelerate$")
@@ -348,13 +349,10 @@ BESIDE_CALLS = frozenset(("save", "save_state", "dump", "safe_dump", "save_file"
 DUMPS = frozenset(("dumps", "dump", "safe_dump"))
 
 
-def _last_name(func: ast.AST) -> str:
-    return func.attr if isinstance(func, ast.Attribute) else func.id if isinstance(func, ast.Name) else ""
-
 
 def _training_call(call: ast.Call) -> bool:
     """``loss.backward()``, ``optimizer.step()``, ``scaler.step(optimizer)``, ``train_one_epoch(…)``."""
-    name = _last_name(call.func)
+    name = last_name(call.func)
     if name == "backward" or TRAIN_CALL.match(name):
         return True
     if name == "step" and isinstance(call.func, ast.Attribute):
@@ -374,7 +372,7 @@ class _Training:
         for node in _scope_nodes(scope):
             for child in child_nodes(node):
                 self.parents[id(child)] = node
-            if isinstance(node, ast.Call) and (_training_call(node) or _last_name(node.func) in nested):
+            if isinstance(node, ast.Call) and (_training_call(node) or last_name(node.func) in nested):
                 calls.append(node)
         self.loops: set[int] = set()
         self.loops_end = 0  # the last line of the last training loop
@@ -409,8 +407,8 @@ def _stateless_optimizer(module: ast.Module) -> bool:
     """Every optimizer the file builds is plain SGD without momentum, whose ``state_dict()`` holds no
     state: there is nothing of it for a checkpoint to keep."""
     built = [node for node in ast_nodes(module) if isinstance(node, ast.Call)
-             and OPTIMIZER_CLASS.search(_last_name(node.func))]
-    return bool(built) and all(_last_name(node.func) == "SGD" and not any(
+             and OPTIMIZER_CLASS.search(last_name(node.func))]
+    return bool(built) and all(last_name(node.func) == "SGD" and not any(
         item.arg == "momentum" and not (isinstance(item.value, ast.Constant) and not item.value.value)
         for item in node.keywords) and len(node.args) < 3 for node in built)
 
@@ -427,7 +425,7 @@ def _is_export(call: ast.Call, saved: ast.AST, training: _Training, bindings: _B
     chain = [call, *training.ancestors(call)]
     for node in chain:
         if isinstance(node, ast.If) and any(isinstance(part, (ast.Name, ast.Attribute))
-                                            and _last_name(part).lower() in SAVE_MODEL_FLAGS
+                                            and last_name(part).lower() in SAVE_MODEL_FLAGS
                                             for part in ast.walk(node.test)):
             return True
     names = [saved.id] if isinstance(saved, ast.Name) else []
@@ -435,7 +433,7 @@ def _is_export(call: ast.Call, saved: ast.AST, training: _Training, bindings: _B
     for node in _path_nodes(call, bindings):
         for part in ast.walk(node):
             if isinstance(part, (ast.Name, ast.Attribute)):
-                names.append(_last_name(part))
+                names.append(last_name(part))
             elif isinstance(part, ast.Constant) and isinstance(part.value, str):
                 files.append(part.value)
     words = {word.lower() for text in [*names, *files] for word in WORD.findall(text)}
@@ -463,13 +461,13 @@ def _step_in_name(call: ast.Call, bindings: _Bindings) -> bool:
             parts: list[ast.AST] = []
             if isinstance(inner, ast.FormattedValue):
                 parts.append(inner.value)
-            elif isinstance(inner, ast.Call) and _last_name(inner.func) in ("format", "str"):
+            elif isinstance(inner, ast.Call) and last_name(inner.func) in ("format", "str"):
                 parts.extend([*inner.args, *(item.value for item in inner.keywords)])
             elif isinstance(inner, ast.BinOp) and isinstance(inner.op, ast.Mod):
                 parts.append(inner.right)
             for part in parts:
                 for leaf in ast.walk(part):
-                    name = _last_name(leaf) if isinstance(leaf, (ast.Name, ast.Attribute)) else ""
+                    name = last_name(leaf) if isinstance(leaf, (ast.Name, ast.Attribute)) else ""
                     if name and (name == "it" or STEP.search(name)):
                         return True
     return False
@@ -492,14 +490,14 @@ def _saved_beside(call: ast.Call, scope: ast.AST, bindings: _Bindings) -> Conten
     for node in _scope_nodes(scope):
         if not isinstance(node, ast.Call) or node is call:
             continue
-        name = _last_name(node.func)
+        name = last_name(node.func)
         if name not in BESIDE_CALLS and not CHECKPOINT_CALL.search(name):
             continue
         if name == "save_state":  # accelerate's full state: optimizer and scheduler included
             optimizer = scheduler = True
         values = [*node.args, *(item.value for item in node.keywords)]
         if name in ("write", "write_text"):  # f.write(json.dumps({...}))
-            values = [inner for value in values if isinstance(value, ast.Call) and _last_name(value.func) in DUMPS
+            values = [inner for value in values if isinstance(value, ast.Call) and last_name(value.func) in DUMPS
                       for inner in value.args]
         for value in values:
             pairs.append(("", value))

@@ -43,3 +43,8 @@ def child_nodes(node: ast.AST) -> list[ast.AST]:
         elif isinstance(value, node_type):
             found.append(value)
     return found
+
+
+def last_name(node: ast.AST) -> str:
+    """``torch.save`` -> ``save``, ``save`` -> ``save``; ``''`` for anything else (a call, a subscript)."""
+    return node.attr if isinstance(node, ast.Attribute) else node.id if isinstance(node, ast.Name) else ""
