@@ -39,7 +39,8 @@ class RenderOptions:
     under each text finding.  ``path_prefix``: the current folder relative to the repository
     root (what ``git rev-parse --show-prefix`` prints, e.g. ``"deploy/"``), prepended to
     paths in formats that locate files from the repository root (SARIF, GitLab, GitHub,
-    the JUnit ``file`` attribute).  ``fail_on``: the run's ``--fail-on``, so JUnit marks as
+    the JUnit ``file`` attribute).  ``width``: the text format's line length (a terminal's
+    width, else 100).  ``fail_on``: the run's ``--fail-on``, so JUnit marks as
     failures exactly what fails the gate.  ``root_uri``: where ``%SRCROOT%`` is, when known.
     """
 
@@ -48,6 +49,7 @@ class RenderOptions:
     path_prefix: str = ""
     fail_on: str = "info"  # JUnit: findings below this severity are not failures ("never": none are)
     root_uri: str = ""  # the repository root as a file:// URI ending in "/" (SARIF originalUriBaseIds)
+    width: int = 100  # text: columns a message line is wrapped to (0: never wrapped)
 
 
 def ordered(findings: Iterable[Finding]) -> list[Finding]:

@@ -47,6 +47,15 @@ def use_color(stream_is_tty: bool) -> bool:
     return stream_is_tty and "NO_COLOR" not in os.environ
 
 
+def text_width(stream_is_tty: bool) -> int:
+    """A terminal's width (60–160 columns), else 100: the text format's lines fit where they are read."""
+    if not stream_is_tty:
+        return 100
+    import shutil
+
+    return min(max(shutil.get_terminal_size((100, 24)).columns, 60), 160)
+
+
 LONG_RUN = 10  # from this many findings of several rules, text output ends with the per-rule table
 
 
@@ -67,7 +76,7 @@ def emit_report(report: Report, fmt: str, output: str | None, prefix: str | None
     elif prefix is None:
         prefix = repository_prefix()
     options = RenderOptions(color=color, show_source=code_frame, path_prefix=prefix, fail_on=fail_on,
-                            root_uri=_root_uri(prefix))
+                            root_uri=_root_uri(prefix), width=text_width(output is None and sys.stdout.isatty()))
     rendered = RENDERERS[fmt](report, options)
     if output:
         try:

@@ -1,12 +1,16 @@
-"""The human format: ``path:line:col: SPK101 [error] message`` plus the offending source line.
+"""The human format: ``path:line:col: SPK101 [error] what`` plus the offending source line and the fix.
 
 The first line of each finding is the grep- and editor-friendly form (editors jump to
 ``path:line:col``); the snippet underneath shows what to change.  Secret rules never show
-their source line, since it holds the secret.
+their source line, since it holds the secret.  A message reads "what — fix (because: why)":
+the fix and the reason go on lines of their own (``= fix:``, ``= because:``), and every line is
+wrapped at spaces to ``RenderOptions.width``, so that no finding runs to hundreds of columns (a
+token never contains a space, so wrapping never cuts one for the final mask).
 """
 
 from __future__ import annotations
 
+import textwrap
 from typing import TYPE_CHECKING
 from typing import Sequence
 
@@ -36,25 +40,72 @@ def render_text(report: Report, options: RenderOptions) -> str:
     """One header line per finding, sorted; the summary line is the caller's (stderr)."""
     lines: list[str] = []
     for finding in ordered(report.findings):
-        lines.append(_header(finding, options.color))
-        if options.show_source and not is_secret_rule(finding.rule):
+        message = _printable(finding.message)
+        if not options.show_source:  # --concise: one line a finding, for grep and editors
+            lines.extend(_header(finding, message, options.color, 0))
+            continue
+        what, fix, because = message_parts(message)
+        lines.extend(_header(finding, what, options.color, options.width))
+        if not is_secret_rule(finding.rule):
             lines.extend(_snippet(finding, report.sources.get(finding.path), options.color))
+        for label, text in (("fix", fix), ("because", because)):
+            if text:
+                lines.extend(_note(label, text, options.color, options.width))
     return "".join(line + "\n" for line in lines)
+
+
+FIX_SEPARATOR = " — "
+ORPHAN = 16  # a wrapped message's last line shorter than this joins the line before
+BECAUSE = " (because: "
+
+
+def message_parts(message: str) -> tuple[str, str, str]:
+    """A message's what, fix and because: ``"what — fix (because: why)"``; missing parts are empty."""
+    because = ""
+    if message.endswith(")") and BECAUSE in message:
+        message, _, because = message.rpartition(BECAUSE)
+        because = because[:-1]
+    what, _, fix = message.partition(FIX_SEPARATOR)
+    return what, fix, because
+
+
+def _wrap(text: str, width: int, first: int, indent: str) -> list[str]:
+    """``text`` cut at spaces into lines of ``width`` columns, the first ``first`` columns shorter."""
+    if width <= 0 or len(text) + first <= width:
+        return [text]
+    lines = textwrap.wrap(" " * first + text, width, subsequent_indent=indent, break_long_words=False,
+                          break_on_hyphens=False, drop_whitespace=True)
+    if not lines:
+        return [text]
+    lines[0] = lines[0][first:] if lines[0].startswith(" " * first) else lines[0].lstrip()
+    if len(lines) > 1 and len(lines[-1].strip()) < ORPHAN:  # no line holds a lone word or two
+        tail = lines.pop().strip()
+        lines[-1] += " " + tail
+    return lines
+
+
+def _note(label: str, text: str, color: bool, width: int) -> list[str]:
+    lead = f"  = {label}: "
+    wrapped = _wrap(text, width, len(lead), " " * len(lead))
+    return [_paint(lead, DIM, color) + wrapped[0], *wrapped[1:]]
 
 
 def _paint(text: str, code: str, color: bool) -> str:
     return f"{code}{text}{RESET}" if color and text else text
 
 
-def _header(finding: Finding, color: bool) -> str:
+def _header(finding: Finding, what: str, color: bool, width: int) -> list[str]:
+    """``path:line:col: RULE [severity] what``, the ``what`` wrapped under a four-space indent."""
     where = f"{shell_inert_path(finding.path)}:{finding.line}:{finding.column}:"
     severity_color = SEVERITY_COLOR.get(finding.severity, BOLD)
-    return " ".join((
+    prefix = " ".join((where, finding.rule, f"[{finding.severity}]")) + " "
+    wrapped = _wrap(what, width, len(prefix), "    ")
+    painted = " ".join((
         _paint(where, BOLD, color),
         _paint(finding.rule, BOLD + severity_color, color),
         _paint(f"[{finding.severity}]", severity_color, color),
-        _printable(finding.message),
-    ))
+    )) + " "
+    return [painted + wrapped[0], *wrapped[1:]]
 
 
 def _printable(text: str) -> str:

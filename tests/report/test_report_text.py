@@ -14,7 +14,7 @@ from spikelint.report.text import MAX_WIDTH
 from spikelint.report.text import render_text
 
 HEADER = re.compile(r"^(?P<path>.+):(?P<line>\d+):(?P<column>\d+): (?P<rule>SPK\d{3}) \[(?P<severity>error|warning|info)\] (?P<message>.+)$")
-PLAIN = RenderOptions(color=False)
+PLAIN = RenderOptions(color=False, width=0)  # one line a message: the format without wrapping
 
 
 def headers(output: str) -> list[re.Match[str]]:
@@ -97,7 +97,7 @@ def test_no_ansi_without_color(sample_report):
 
 
 def test_ansi_with_color(sample_report):
-    output = render_text(sample_report, RenderOptions(color=True))
+    output = render_text(sample_report, RenderOptions(color=True, width=0))
     assert "\x1b[31m" in output
     stripped = re.sub(r"\x1b\[[0-9;]*m", "", output)
     assert stripped == render_text(sample_report, PLAIN)
@@ -167,3 +167,45 @@ def test_huge_minified_line_shows_only_a_window():
     assert len(rows) == 150
     assert max(len(row) for row in rows) < MAX_WIDTH + 200
     assert caret_span(rows[1], rows[2]) == "x:latest"
+
+
+LONG = ("outputs written to '/checkpoints/bert' (--output_dir) land on emptyDir volume 'scratch' (mounted at "
+        "/checkpoints), which is deleted with the pod: a preemption, eviction or retry loses them — back that "
+        "mount with a persistentVolumeClaim (or a Run:ai data source), or list the path in persistent_paths if "
+        "it is persistent (because: 1 GPU requested; runs python train.py)")
+
+
+def test_a_long_message_is_wrapped_with_the_fix_and_reason_on_lines_of_their_own():
+    finding = make_finding(path="job.yaml", line=1, column=1, message=LONG)
+    output = render_text(Report([finding], 1, sources={"job.yaml": ["args: [--output_dir, /checkpoints/bert]"]}),
+                         RenderOptions(width=100))
+    lines = output.splitlines()
+    assert max(map(len, lines)) <= 100
+    assert lines[0].startswith("job.yaml:1:1: SPK101 [error] outputs written to '/checkpoints/bert'")
+    assert all(line.startswith("    ") for line in lines[1:lines.index("  1 | args: [--output_dir, /checkpoints/bert]")])
+    fix = next(n for n, line in enumerate(lines) if line.startswith("  = fix: back that mount"))
+    assert lines[fix + 1].startswith(" " * len("  = fix: ")) and "persistent_paths" in lines[fix + 1]
+    assert lines[-1] == "  = because: 1 GPU requested; runs python train.py"
+    # nothing lost, nothing added: the parts put back together are the message
+    snippet = lines.index("  1 | args: [--output_dir, /checkpoints/bert]")
+    what = " ".join([lines[0].split("[error] ", 1)[1], *(line.strip() for line in lines[1:snippet])])
+    fix_text = " ".join([lines[fix].split("= fix: ", 1)[1], *(line.strip() for line in lines[fix + 1:-1])])
+    assert f"{what} — {fix_text} (because: {lines[-1].split('= because: ', 1)[1]})" == LONG
+
+
+def test_no_line_holds_a_lone_word_and_a_token_is_never_cut():
+    token_like = "x" * 40
+    message = "word " * 18 + "tail"  # 94 characters: the last word would sit alone on a line
+    finding = make_finding(path="a.yaml", line=1, column=1, message=f"{message} {token_like}")
+    lines = render_text(Report([finding], 1, sources={}), RenderOptions(width=100)).splitlines()
+    assert token_like in "\n".join(lines)
+    assert all(len(line.strip()) >= 16 for line in lines)
+
+
+def test_short_messages_and_concise_output_stay_on_one_line():
+    finding = make_finding(path="a.yaml", line=1, column=1, message=LONG)
+    output = render_text(Report([finding], 1, sources={}), RenderOptions(show_source=False, width=100))
+    assert output.splitlines() == [f"a.yaml:1:1: SPK101 [error] {LONG}"]
+    short = make_finding(path="a.yaml", line=1, column=1, message="image 'x:latest' is mutable — pin it")
+    assert render_text(Report([short], 1, sources={}), RenderOptions(width=100)).splitlines() == [
+        "a.yaml:1:1: SPK101 [error] image 'x:latest' is mutable", "  = fix: pin it"]
