@@ -49,6 +49,7 @@ from spikelint.smoke.plan import SmokeOptions
 from spikelint.smoke.plan import SmokePlan
 from spikelint.smoke.plan import VariantSpec
 from spikelint.smoke.plan import make_plan
+from spikelint.smoke.plan import successive_variant
 from spikelint.smoke.steplines import epoch_length
 from spikelint.smoke.report import base_summary
 from spikelint.smoke.report_page import Curve
@@ -221,13 +222,14 @@ class CommandSmoke:
         signum = signal.SIGTERM if spec.signal == "SIGTERM" else signal.SIGKILL
         step_s = median_step_s(reference)
         delay = step_s / 2 if spec.name == SIGTERM_MID_STEP and step_s is not None else 0.0
-        hold_at = spec.hold_at_step
+        hold_at, again_at = spec.hold_at_step, spec.again_at_step
         if self.by_checkpoints and hold_at is not None:
             # steps are checkpoints here: signal after the checkpoint the resume is meant to start from (the one
             # before the planned step for a torn newest and SIGTERM), half a period on (three quarters for
             # sigterm-mid-step), so the kill lands between two checkpoints
-            hold_at = spec.expected_resume_step if spec.signal == "SIGKILL" and not spec.truncate_newest else \
-                max(every, hold_at // every * every)
+            plain_kill = spec.signal == "SIGKILL" and not spec.truncate_newest and again_at is None
+            hold_at = spec.expected_resume_step if plain_kill else max(every, hold_at // every * every)
+            again_at = again_at // every * every if again_at is not None else None
             delay = (step_s or 0.0) * (0.75 if spec.name == SIGTERM_MID_STEP else 0.5)
         interrupted = self.run(f"{spec.name}.interrupted", folder, False, every, hold_at, signum, delay)
         result["interrupted_exit"] = [describe(interrupted.exit_code)]
@@ -260,9 +262,25 @@ class CommandSmoke:
                     f"the command finished (step {interrupted.last_step()}) before the SIGKILL sent after step "
                     f"{interrupted.signalled_at_step} landed: give it more --steps")
             return result
+        interrupted_from = 0
+        if again_at is not None:
+            self.journal.progress(f"{spec.name}: SIGKILL to the command {interrupted.signal_point()} (checkpoints on "
+                                  f"disk: {on_disk_text(folder, checkpoint_steps(folder))}); resuming it to kill it again")
+            first = self.run(f"{spec.name}.resumed-first", folder, True, every, again_at, signal.SIGKILL, delay)
+            if first.signalled_at_step is None or first.exit_code == 0:
+                result["message"] = (f"the first resumed command ended ({describe(first.exit_code)}) before the SIGKILL "
+                                     f"planned after step {spec.again_at_step} landed; last output: {first.tail()}")
+                return result
+            first_step = min(first.steps, default=None)
+            interrupted_from = first_step - 1 if first_step is not None and not self.by_checkpoints else \
+                spec.hold_at_step // every * every if spec.hold_at_step is not None else 0
+            result["notes"] = [f"SIGKILL {interrupted.signal_point()}; the resumed run SIGKILLed again "
+                               f"{first.signal_point()}; resumed a second time"]
+            interrupted = first
         on_disk = checkpoint_steps(folder)
         result["checkpoints_before_interruption"] = on_disk
-        self.journal.progress(f"{spec.name}: {spec.signal} to the command {interrupted.signal_point()} "
+        whom = "the resumed command" if interrupted_from else "the command"
+        self.journal.progress(f"{spec.name}: {spec.signal} to {whom} {interrupted.signal_point()} "
                               f"(checkpoints on disk: {on_disk_text(folder, on_disk)})")
         damage: Damage | None = None
         if spec.truncate_newest:
@@ -291,7 +309,8 @@ class CommandSmoke:
                 aim += ": steps this short cannot be aimed into, so it may have landed between two steps"
             result["notes"] = [aim]
         runs = Runs(reference, reference_folder, interrupted, resumed, folder, before_resume, damage, every,
-                    self.plan.checkpoint_every, self.plan.steps, self.options.resume_arg, loaded, self.by_checkpoints)
+                    self.plan.checkpoint_every, self.plan.steps, self.options.resume_arg, loaded, self.by_checkpoints,
+                    interrupted_from)
         judged = judge(spec, result, runs, on_disk)
         drawn_reference, drawn_resumed, drawn_interrupted = losses_by_step(runs, judged["resumed_from_step"] or 0)
         if every == self.plan.checkpoint_every:
@@ -301,12 +320,15 @@ class CommandSmoke:
         return judged
 
     def variants(self) -> list[VariantSpec]:
-        """The plan's variants, and with a SIGTERM one the same signal delivered half a step later.
+        """The plan's variants, the successive resume, and with a SIGTERM one the same signal half a step later.
 
         The plain ``sigterm`` lands as the step line is read, between two steps; a handler that
         saves (or exits) at once passes there and fails inside a step, where half of it is done.
         """
         specs = list(self.plan.variants)
+        successive = successive_variant(self.plan)
+        if successive is not None:
+            specs.append(successive)
         for spec in self.plan.variants:
             if spec.name == SIGTERM_PREEMPTION:
                 specs.append(spec._replace(

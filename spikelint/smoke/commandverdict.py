@@ -69,6 +69,7 @@ class Runs(NamedTuple):
     resume_arg: str
     loaded: list[Path]  # the checkpoint files the resumed run read (its own words, else access times)
     by_checkpoints: bool = False  # the job prints no step lines: its steps are the checkpoints it writes
+    interrupted_from: int = 0  # the step the interrupted run started after (a resumed run killed again: > 0)
 
 
 def resume_point(runs: Runs) -> int | None:
@@ -120,6 +121,26 @@ def framework_warning(run: CommandRun) -> tuple[str, str] | None:
     return None
 
 
+def carried_over(runs: Runs) -> str:
+    """For a second resume: what the checkpoint it loaded, written by the first resumed run, already had
+    wrong. One resume reads what the uninterrupted process saved; only a second reads what a resumed
+    process saved, so a difference there (judged harmless bookkeeping after one resume) is the cause."""
+    names = [name for name in runs.loaded if is_state_file(name)]
+    if not runs.interrupted_from or not names:
+        return ""
+    comparison = compare_checkpoints(runs.reference_folder, runs.folder, names)
+    if not comparison.differences:
+        return ""
+    keys = sorted({f"{file}:{difference.key}" for file, difference in comparison.differences})
+    counters = all(BOOKKEEPING.search(difference.key) for _, difference in comparison.differences)
+    what = "progress counters" if counters else "state"
+    return (f"state not saved back after a resume: the checkpoint the first resumed run wrote "
+            f"({', '.join(map(str, names[:2]))}) already differs from the uninterrupted run's in {what} "
+            f"{', '.join(keys[:3])}{' …' if len(keys) > 3 else ''}, and the second resume read it"
+            + (": the job resumes from these counters, so save them counted from step 0, not from the process "
+               "start" if counters else ""))
+
+
 def losses_by_step(runs: Runs, resume_step: int) -> tuple[dict[int, str], dict[int, str], dict[int, str]]:
     """(reference, resumed, interrupted) step -> loss. From step lines; for a job that prints no step,
     from its loss lines in order, where the uninterrupted run printed exactly one per step (a stock
@@ -131,7 +152,7 @@ def losses_by_step(runs: Runs, resume_step: int) -> tuple[dict[int, str], dict[i
         return {}, {}, {}
     return ({step: loss for step, loss in enumerate(reference.loss_lines, 1)},
             {step: loss for step, loss in enumerate(resumed.loss_lines, resume_step + 1)},
-            {step: loss for step, loss in enumerate(interrupted.loss_lines, 1)})
+            {step: loss for step, loss in enumerate(interrupted.loss_lines, runs.interrupted_from + 1)})
 
 
 # Progress bookkeeping: counters of a framework's loops that say how far a loop got, not what it computed
@@ -446,7 +467,12 @@ def judge(spec: VariantSpec, result: dict[str, Any], runs: Runs, on_disk: list[i
         result["notes"].append(loaded)
     before = first_loss_difference(reference_losses, interrupted_losses, max(interrupted_losses, default=0))
     nan = next((step for step, text in sorted(reference_losses.items()) if text.lower() in NON_FINITE), None)
-    if before is not None:
+    if before is not None and runs.interrupted_from:
+        result["verdict"] = STATE_DIFFERS
+        result["message"] = (f"the first resumed run (from step {runs.interrupted_from}) already differed from the "
+                             f"uninterrupted one at step {before}, before it was killed again: the first resume "
+                             "is not exact (see the other SIGKILL variants)")
+    elif before is not None:
         result["verdict"] = STATE_DIFFERS
         result["message"] = (f"the interrupted run already differed from the uninterrupted one at step {before}: "
                              "the command is not deterministic")
@@ -483,7 +509,8 @@ def judge(spec: VariantSpec, result: dict[str, Any], runs: Runs, on_disk: list[i
         if loss_step is not None:
             parts.append(f"losses differ from step {loss_step}")
         found_causes = {cause.group for cause in causes(differences, resume_step)}
-        if differences and found_causes <= {MODEL, OPTIMIZER} and not counter_off and warned is None and \
+        carried = carried_over(runs)
+        if differences and found_causes <= {MODEL, OPTIMIZER} and not counter_off and warned is None and not carried and \
                 not rng_missing(runs.reference_folder, names) and data_position_missing(runs.reference_folder, names):
             # only the weights and their moments differ, the RNG was restored, and nothing says where the data
             # was: the resumed run trained on other batches (the cause comes first, its consequences after)
@@ -499,6 +526,8 @@ def judge(spec: VariantSpec, result: dict[str, Any], runs: Runs, on_disk: list[i
             parts.insert(0, "LR scheduler not restored: the optimizer's learning rate differs after the resume and no "
                             "checkpoint file holds a scheduler's state; save scheduler.state_dict() in the checkpoint "
                             "and load it on resume, or the schedule restarts from its first step")
+        if carried:
+            parts.insert(0, carried)
         if optimizer_missing(runs.reference_folder, names):
             parts.append("no optimizer state in any checkpoint file, only the model's: save optimizer.state_dict() "
                          "in the checkpoint and load it on resume, or every resume restarts the optimizer's moments")

@@ -23,6 +23,7 @@ TRUNCATED_NEWEST = "truncated-newest"
 SIGTERM_PREEMPTION = "sigterm"
 SIGTERM_MID_STEP = "sigterm-mid-step"  # --cmd only: the signal held back half a step after the step line
 KILL_OFF_PERIOD = "kill-off-period"
+SUCCESSIVE_RESUME = "successive-resume"  # --cmd only: the resumed run is killed again and resumed a second time
 RESTART_CHOICES = ("fork", "exec")
 SIGTERM_TARGETS = ("pid", "group")
 OFF_PERIOD_INTERVALS = (3, 5, 7)  # odd, so resume points miss accumulation windows of 2, 4, 8, 16
@@ -75,6 +76,7 @@ class VariantSpec(NamedTuple):
     truncate_newest: bool  # the parent damages the newest checkpoint before the resume
     expected_resume_step: int
     checkpoint_every: int | None = None  # a variant's own interval (None: the plan's)
+    again_at_step: int | None = None  # the resumed run is SIGKILLed again after this step, then resumed once more
 
 
 class SmokePlan(NamedTuple):
@@ -216,6 +218,35 @@ def make_plan(options: SmokeOptions) -> SmokePlan:
         kill_at_step=kill_at,
         variants=tuple(variants),
         probe_steps=frozenset(checkpoints) | {kill_at} | (extra - {0}),
+    )
+
+
+def successive_variant(plan: SmokePlan) -> VariantSpec | None:
+    """Kill, resume, kill the resumed run after its first checkpoint of its own, resume a second time.
+
+    A first resume loads a checkpoint the uninterrupted process wrote; only the second loads one a
+    resumed process wrote, so state that a resume restores but does not save back (a data position
+    counted since the process started, a counter re-created at start) shows here and nowhere else.
+    ``None`` when the run is too short for a second kill between two checkpoints.
+    """
+    if not any(spec.name == KILL_BETWEEN for spec in plan.variants):
+        return None
+    every = plan.checkpoint_every
+    resumed_from = plan.kill_at_step // every * every
+    second_from = resumed_from + every
+    again = second_from + max(1, every // 2)
+    if again >= plan.steps:
+        return None
+    return VariantSpec(
+        SUCCESSIVE_RESUME,
+        "SIGKILL",
+        f"SIGKILL at step {plan.kill_at_step}, resume from step {resumed_from}, SIGKILL again at step {again} "
+        f"(after the resumed run's own checkpoint of step {second_from}), resume a second time",
+        hold_at_step=plan.kill_at_step,
+        pause_in_write_at_step=None,
+        truncate_newest=False,
+        expected_resume_step=second_from,
+        again_at_step=again,
     )
 
 

@@ -18,7 +18,8 @@ import time
 from pathlib import Path
 from typing import Any
 
-BUGS = ("forget-accumulation", "no-fallback", "load-torn", "ignore-sigterm", "no-sigterm-handler", "save-in-handler")
+BUGS = ("forget-accumulation", "no-fallback", "load-torn", "ignore-sigterm", "no-sigterm-handler", "save-in-handler",
+        "counter-since-start")
 
 
 def main(argv: list[str]) -> int:
@@ -47,12 +48,16 @@ def main(argv: list[str]) -> int:
     state: dict[str, Any] = {"w": 0.0, "momentum": 0.0, "accumulated": 0.0, "step": 0}
     folder = Path(args.ckpt_dir)
     folder.mkdir(parents=True, exist_ok=True)
+    done_here = {"steps": 0}  # steps this process ran
 
     def save(name: str) -> None:
         version, internal, gauss = rng.getstate()
         saved = dict(state, rng=[version, list(internal), gauss])
         if args.bug == "forget-accumulation":
             del saved["accumulated"]
+        if args.bug == "counter-since-start":  # the data position is a progress counter, counted since this process began
+            saved["rng"] = None
+            saved["loops"] = {"fit_loop": {"batch_progress": {"total": {"completed": done_here["steps"]}}}}
         temporary = folder / f".{name}.tmp"
         temporary.write_text(json.dumps(saved), encoding="utf-8")
         os.replace(temporary, folder / name)
@@ -71,8 +76,14 @@ def main(argv: list[str]) -> int:
                     break
                 print(f"refused {path.name}: {error}", flush=True)
                 continue
-            version, internal, gauss = saved.pop("rng")
-            rng.setstate((version, tuple(internal), gauss))
+            saved_rng = saved.pop("rng")
+            loops = saved.pop("loops", None)
+            if saved_rng is None:  # fast-forward the data by the progress counter
+                for _ in range(loops["fit_loop"]["batch_progress"]["total"]["completed"]):
+                    rng.gauss(0.0, 1.0)
+            else:
+                version, internal, gauss = saved_rng
+                rng.setstate((version, tuple(internal), gauss))
             state.update(saved)
             break
     while state["step"] < args.max_steps:
@@ -86,6 +97,7 @@ def main(argv: list[str]) -> int:
             state["accumulated"] = 0.0
         time.sleep(args.step_time * 3 / 4)  # the rest: the step is done only when its counter moves
         state["step"] += 1
+        done_here["steps"] += 1
         print(f"step={state['step']} loss={error * error!r}", flush=True)
         if state["step"] % args.save_every == 0:
             save(f"step-{state['step']}.json")

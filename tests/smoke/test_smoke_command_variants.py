@@ -66,6 +66,46 @@ def test_state_lost_inside_an_accumulation_window_fails_only_off_period_and_the_
     assert "Variants disagree" in summary["message"] and "off the job's period" in summary["message"]
 
 
+def test_a_counter_restored_but_not_saved_back_passes_one_resume_and_fails_the_second(tmp_path: Path) -> None:
+    """The job positions its data by a progress counter that it saves counted since the process began: a first
+    resume reads the uninterrupted run's counter (right), the counters it saves are off (bookkeeping that fed
+    nothing, as far as one resume can tell), and only a second resume reads one of them."""
+    result = run_smoke(tmp_path / "run", "--steps", "24", "--signal", "kill", "--format", "json", "--cmd",
+                       COMMAND + " --bug counter-since-start")
+    summary = result.summary()
+    assert validation_errors("smoke-summary.v1.schema.json", summary) == []
+    assert result.exit_code == 1 and summary["verdict"] == "state_differs"
+    found = variants(summary)
+    assert found["kill-between-checkpoints"]["verdict"] == "verified"
+    assert "progress bookkeeping" in found["kill-between-checkpoints"]["message"]
+    again = found["successive-resume"]
+    assert again["verdict"] == "state_differs" and again["resumed_from_step"] == 16
+    assert again["message"].startswith("state not saved back after a resume: the checkpoint the first resumed run "
+                                       "wrote (step-16.json) already differs")
+    assert "save them counted from step 0" in again["message"] and "data position not restored" not in again["message"]
+    assert "the resumed run SIGKILLed again after step 18" in " ".join(again["notes"])
+
+
+def test_a_correct_command_passes_the_successive_resume(tmp_path: Path) -> None:
+    result = run_smoke(tmp_path / "run", "--steps", "24", "--signal", "kill", "--format", "json", "--cmd", COMMAND)
+    summary = result.summary()
+    assert result.exit_code == 0 and summary["verdict"] == "verified", summary["message"]
+    again = variants(summary)["successive-resume"]
+    assert again["resumed_from_step"] == 16 and again["losses"]["equal"] is True
+    assert (tmp_path / "run" / "logs" / "successive-resume.resumed-first.log").is_file()
+
+
+def test_a_plan_too_short_for_a_second_kill_has_no_successive_resume() -> None:
+    from spikelint.smoke.plan import SmokeOptions
+    from spikelint.smoke.plan import make_plan
+    from spikelint.smoke.plan import successive_variant
+
+    assert successive_variant(make_plan(SmokeOptions(steps=12, checkpoint_every=4, signal="kill"))) is None
+    spec = successive_variant(make_plan(SmokeOptions(steps=24, checkpoint_every=4, signal="kill")))
+    assert spec is not None and (spec.hold_at_step, spec.again_at_step, spec.expected_resume_step) == (14, 18, 16)
+    assert successive_variant(make_plan(SmokeOptions(steps=24, checkpoint_every=4, signal="term"))) is None
+
+
 def test_a_torn_newest_checkpoint_crashing_the_resume_or_loaded_as_is_fails_with_the_file_named(tmp_path: Path) -> None:
     crash = run_smoke(tmp_path / "crash", "--steps", "12", "--signal", "kill", "--cmd", COMMAND + " --bug no-fallback")
     summary = crash.summary()
