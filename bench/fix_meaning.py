@@ -54,7 +54,7 @@ from spikelint.fix.meaning import workloads_of
 from spikelint.model import FileKind
 
 SPIKELINT = str(Path(sys.executable).with_name("spikelint"))
-KINDS = ("slurm", "shell", "dockerfile", "yaml", "json")
+KINDS = ("slurm", "shell", "dockerfile", "yaml", "json", "notebook")
 
 # what each fixed rule may insert (independent of spikelint's own patterns)
 PIPEFAIL_WHOLE_LINE = re.compile(r"^[ \t]*set -o pipefail[ \t]*$")
@@ -106,8 +106,9 @@ def report_kind(kind: str, text: str) -> str | None:
 
 
 def sbatch_directives(text: str) -> tuple[list[str], int]:
-    """The ``#SBATCH`` lines sbatch reads (its ``_get_script_opts``: a line counts when it *starts*
-    with ``#SBATCH``; comment and blank lines are skipped; the first other line ends the block),
+    """The ``#SBATCH`` lines sbatch reads (``_opt_batch_script`` in src/sbatch/opt.c: a line counts
+    when it *starts* with ``#SBATCH``, at column 0; other lines whose first non-blank character is
+    ``#``, and blank lines, are skipped; the first other line ends the block),
     and the 1-based line that ends the block (0: the file is all block)."""
     found: list[str] = []
     for number, line in enumerate(text.splitlines(), 1):
@@ -116,7 +117,7 @@ def sbatch_directives(text: str) -> tuple[list[str], int]:
             continue
         if not stripped.startswith("#"):
             return found, number
-        if line.startswith("#SBATCH") and (len(line) == 7 or line[7] in " \t"):
+        if line.startswith("#SBATCH"):  # sbatch compares the prefix only, at column 0
             found.append(line.rstrip())
     return found, 0
 
@@ -249,6 +250,28 @@ def docker_differences(old: list[tuple[str, str]], new: list[tuple[str, str]], r
     return found
 
 
+NO_BASH_BASE = re.compile(r"(?:^|[/:_.-])(?:alpine|busybox|distroless|scratch|wolfi|chainguard)(?:$|[/:_.@-])", re.I)
+
+
+def bashless_stage_shell(new: list[tuple[str, str]], old: list[tuple[str, str]]) -> list[str]:
+    """Added SHELL instructions naming /bin/bash in a stage whose image descends (through stage
+    names) from a base known to ship without bash: every later RUN of the stage would fail."""
+    added = Counter(new) - Counter(old)
+    roots: dict[str, str] = {}
+    root = ""
+    found = []
+    for keyword, arguments in new:
+        if keyword == "FROM":
+            words = [word for word in arguments.split() if not word.startswith("--")]
+            base = words[0] if words else ""
+            root = roots.get(base.lower(), base)
+            if len(words) >= 3 and words[1].lower() == "as":
+                roots[words[2].lower()] = root
+        elif keyword == "SHELL" and added[(keyword, arguments)] and "bash" in arguments and NO_BASH_BASE.search(root):
+            found.append(f"SHELL naming bash added in a stage built on {root}, which has no bash")
+    return found
+
+
 def shell_form_after_shell(new: list[tuple[str, str]], old: list[tuple[str, str]]) -> list[str]:
     """Shell-form CMD/ENTRYPOINT/HEALTHCHECK that an added SHELL now governs (the container's own
     command runs under ``bash -o pipefail`` instead of ``/bin/sh``: intended? it is a change)."""
@@ -266,6 +289,13 @@ def shell_form_after_shell(new: list[tuple[str, str]], old: list[tuple[str, str]
     return notes
 
 
+def inserted_line(line: str, rules: set[str]) -> bool:
+    """A whole line one of the fixed rules inserts."""
+    line = line.rstrip("\r\n")
+    return bool((PIPEFAIL_WHOLE_LINE.match(line) or DOCKER_PIPEFAIL_SHELL.match(line)) and "SPK501" in rules
+                or TTL_LINE.match(line) and "SPK702" in rules)
+
+
 def edit_inventory(old: str, new: str, rules: set[str]) -> tuple[list[str], list[str], list[str]]:
     """(every edit as 'line N: +text', the edits no fixed rule explains, the SPK202 rewrites that
     only the data comparison judges)."""
@@ -277,17 +307,25 @@ def edit_inventory(old: str, new: str, rules: set[str]) -> tuple[list[str], list
     for tag, i1, i2, j1, j2 in matcher.get_opcodes():
         if tag == "equal":
             continue
+        if tag == "replace":  # a whole inserted line next to a line edited in place: split them
+            kept = [number for number in range(j1, j2) if not inserted_line(new_lines[number], rules)]
+            for number in range(j1, j2):
+                if number not in kept:
+                    edits.append(f"line {number + 1}: +{new_lines[number].strip()!r}")
+            if len(kept) == i2 - i1:
+                tag, j_numbers = "inplace", kept
+            else:
+                j_numbers = []
         if tag == "insert":
             for number in range(j1, j2):
                 added = new_lines[number].rstrip("\r\n")
                 edits.append(f"line {number + 1}: +{added.strip()!r}")
-                ok = (PIPEFAIL_WHOLE_LINE.match(added) or DOCKER_PIPEFAIL_SHELL.match(added)) and "SPK501" in rules \
-                    or TTL_LINE.match(added) and "SPK702" in rules
-                if not ok:
+                if not inserted_line(added, rules):
                     (lenient if "SPK202" in rules else odd).append(f"line {number + 1}: inserted {added.strip()[:80]!r}")
             continue
-        if tag == "replace" and i2 - i1 == j2 - j1:
-            for first, second, number in zip(old_lines[i1:i2], new_lines[j1:j2], range(j1, j2)):
+        if tag == "inplace":
+            for first, number in zip(old_lines[i1:i2], j_numbers):
+                second = new_lines[number]
                 inner = difflib.SequenceMatcher(a=first, b=second, autojunk=False)
                 for tag2, a1, a2, b1, b2 in inner.get_opcodes():
                     if tag2 == "equal":
@@ -307,6 +345,28 @@ def edit_inventory(old: str, new: str, rules: set[str]) -> tuple[list[str], list
     return edits, odd, lenient
 
 
+def notebook_differences(old: str, new: str) -> list[str]:
+    """A notebook whose outputs were cleared (SPK207) must keep its cells, their types, sources and
+    metadata; only outputs and execution counts may change."""
+    try:
+        first, second = json.loads(old), json.loads(new)
+    except ValueError as error:
+        return [f"notebook does not load: {error}"]
+    cells, others = first.get("cells", []), second.get("cells", [])
+    if len(cells) != len(others):
+        return [f"cells {len(cells)} -> {len(others)}"]
+    found = []
+    for index, (one, two) in enumerate(zip(cells, others)):
+        for key in (one.keys() | two.keys()) - {"outputs", "execution_count"}:
+            if one.get(key) != two.get(key):
+                found.append(f"cell {index + 1}: {key} changed")
+        if two.get("outputs") or two.get("execution_count") is not None:
+            found.append(f"cell {index + 1}: outputs left")
+    if {k: v for k, v in first.items() if k != "cells"} != {k: v for k, v in second.items() if k != "cells"}:
+        found.append("notebook metadata changed")
+    return found[:5]
+
+
 # --------------------------------------------------------------------------- one file
 
 
@@ -318,7 +378,7 @@ def compare(path: str, kind: str, spk_kind: str, old: str, new: str, rules: set[
     proof = meaning_change(before_workloads, after_workloads, rules)
     if proof:
         differences.append(f"meaning_change: {proof}")
-    if normalised(before_workloads, (), set()) == normalised(after_workloads, (), set()) and rules:
+    if before_workloads and rules and normalised(before_workloads, (), set()) == normalised(after_workloads, (), set()):
         notes.append("workloads equal even without erasing the fixed property")
     if kind == "slurm" or kind == "shell":
         old_directives, old_end = sbatch_directives(old)
@@ -338,6 +398,7 @@ def compare(path: str, kind: str, spk_kind: str, old: str, new: str, rules: set[
     elif kind == "dockerfile":
         old_seq, new_seq = docker_instructions(old), docker_instructions(new)
         differences.extend(f"instructions: {item}" for item in docker_differences(old_seq, new_seq, rules))
+        differences.extend(bashless_stage_shell(new_seq, old_seq))
         notes.extend(shell_form_after_shell(new_seq, old_seq))
     else:
         old_data, new_data = load_all(kind, old), load_all(kind, new)
@@ -370,6 +431,7 @@ def main(argv: list[str]) -> int:
     parser.add_argument("--show-edits", action="store_true", help="print every edit of every file")
     args = parser.parse_args(argv)
     repo = args.repo.resolve()
+    pins = str(Path(args.pins).resolve()) if args.pins else None  # before the chdir below
     if git(repo, "status", "--porcelain"):
         print(f"{repo}: the work tree is not clean; commit or reset it first", file=sys.stderr)
         return 2
@@ -393,12 +455,13 @@ def main(argv: list[str]) -> int:
         texts[source.path], kinds[source.path] = text, (kind, source.kind)
         workloads[source.path] = workloads_of(source.path, source.kind, text, config)
     checked = Counter(kind for kind, _ in kinds.values())
+    checked["notebook"] = sum(1 for source in discovery.files if source.kind == FileKind.NOTEBOOK)
     with_workloads = Counter(kinds[path][0] for path, found in workloads.items() if found)
     findings_before = findings_by_file(repo, [])
 
     # 2. the real fix
     command = [SPIKELINT, "fix", "."] + (["--unsafe"] if args.unsafe else []) + (
-        ["--pins", str(Path(args.pins).resolve())] if args.pins else [])
+        ["--pins", pins] if pins else [])
     code, out, err, seconds = run(command, repo)
     log = Path(tempfile.mkdtemp(prefix="fix_meaning-")) / "fix-output.txt"
     log.write_text(f"$ {shlex.join(command)}\n--- stdout\n{out}\n--- stderr\n{err}", encoding="utf-8")
@@ -415,15 +478,18 @@ def main(argv: list[str]) -> int:
     results = []
     for path in changed:
         new = (repo / path).read_bytes().decode("utf-8")
-        if path not in kinds:
-            results.append({"path": path, "kind": "other", "rules": [], "edits": [], "notes": [],
-                            "differences": ["an edited file of a kind this script does not compare"], "workloads": 0})
-            continue
-        kind, spk_kind = kinds[path]
         gone = Counter({rule: findings_before[(p, rule)] - findings_after[(p, rule)]
                         for p, rule in findings_before if p == path})
         rules = {rule for rule, count in gone.items() if count > 0}
-        result = compare(path, kind, spk_kind, texts[path], new, rules, config, workloads[path])
+        if path in kinds:
+            kind, spk_kind = kinds[path]
+            result = compare(path, kind, spk_kind, texts[path], new, rules, config, workloads[path])
+        else:
+            old = git(repo, "show", f"HEAD:{path}")
+            result = {"path": path, "kind": "notebook" if path.endswith(".ipynb") else "other",
+                      "rules": sorted(rules), "edits": [], "notes": [], "workloads": 0,
+                      "differences": notebook_differences(old, new) if path.endswith(".ipynb")
+                      else ["an edited file of a kind this script does not compare"]}
         result["fixed"] = dict(+gone)
         appeared = {rule: findings_after[(p, rule)] - findings_before[(p, rule)]
                     for p, rule in findings_after if p == path and findings_after[(p, rule)] > findings_before[(p, rule)]}

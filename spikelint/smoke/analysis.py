@@ -17,7 +17,6 @@ from typing import Any
 
 import torch
 
-from spikelint.smoke.compare import Difference
 from spikelint.smoke.compare import compare_digests
 from spikelint.smoke.compare import compare_states
 from spikelint.smoke.compare import leaf_from_json
@@ -35,12 +34,12 @@ from spikelint.smoke.protocol import PROBE
 from spikelint.smoke.protocol import READY
 from spikelint.smoke.protocol import RESTORED
 from spikelint.smoke.protocol import STEP
+from spikelint.smoke.result import STATE_DIFFERS
+from spikelint.smoke.result import VERIFIED
+from spikelint.smoke.result import VariantResult
+from spikelint.smoke.result import describe_exit
+from spikelint.smoke.result import difference_json
 
-VERIFIED = "verified"
-STATE_DIFFERS = "state_differs"
-RESUME_FAILED = "resume_failed"
-SETUP_ERROR = "setup_error"
-INCOMPLETE = "incomplete"  # every variant run passed, but the plan could not cover what the job has (exit 3)
 MAX_DIFFERENCES_PER_RANK = 25
 
 
@@ -80,17 +79,6 @@ class RunRecord:
         return f"processes ended without finishing ({endings}){tail}"
 
 
-def describe_exit(code: int | None) -> str:
-    if code is None:
-        return "still running"
-    if code < 0:
-        import signal
-
-        try:
-            return f"killed by {signal.Signals(-code).name}"
-        except ValueError:
-            return f"killed by signal {-code}"
-    return f"exit {code}"
 
 
 def _last(messages: list[dict[str, Any]]) -> dict[str, Any] | None:
@@ -180,16 +168,6 @@ def final_piece(key: str) -> str:
     return parts[0]
 
 
-def difference_json(variant: str, rank: int, difference: Difference, piece: str) -> dict[str, Any]:
-    return {
-        "variant": variant,
-        "rank": rank,
-        "key": difference.key,
-        "piece": piece,
-        "kind": difference.kind,
-        "max_abs_diff": difference.max_abs_diff,
-        "detail": difference.detail,
-    }
 
 
 class FinalStates:
@@ -276,59 +254,43 @@ def analyse_variant(
     reference: RunRecord,
     states: FinalStates,
     last_step: int,
-) -> dict[str, Any]:
-    """The JSON-ready result of one variant, verdict included."""
+) -> VariantResult:
+    """The result of one variant, verdict included."""
     spec = interruption.spec
-    result: dict[str, Any] = {
-        "name": spec.name,
-        "signal": spec.signal,
-        "description": spec.description,
-        "verdict": RESUME_FAILED,
-        "message": "",
-        "interrupted_at_step": interruption.interrupted_at_step,
-        "interrupted_exit": [describe_exit(code) for code in interruption.record.exit_codes]
-        if interruption.record
-        else [],
-        "checkpoints_before_interruption": interruption.checkpoints_before,
-        "expected_resume_step": spec.expected_resume_step,
-        "resumed_from_step": None,
-        "refused_checkpoints": [],
-        "removed_temporaries": [],
-        "leaves_compared": 0,
-        "losses": None,
-        "data_position": None,
-        "restore_check": None,
-        "first_divergent_step": None,
-        "differences": [],
-        "restart": resumed.restart if resumed is not None else "fork",
-    }
+    result = VariantResult.of(
+        spec,
+        interrupted_at_step=interruption.interrupted_at_step,
+        interrupted_exit=[describe_exit(code) for code in interruption.record.exit_codes] if interruption.record else [],
+        checkpoints_before_interruption=interruption.checkpoints_before,
+        restart=resumed.restart if resumed is not None else "fork",
+    )
     if spec.signal == "SIGTERM":
-        result["sigterm"] = {
+        result.sigterm = {
             "checkpoint_write_s": interruption.sigterm_write_s,
             "signal_to_exit_s": interruption.sigterm_exit_s,
         }
     if interruption.failure:
-        result["message"] = interruption.failure
+        result.message = interruption.failure
         return result
     if resumed is None or not resumed.completed:
         reason = resumed.failure_reason() if resumed is not None else "the resume did not run"
-        result["message"] = f"resume failed: {reason}"
+        result.message = f"resume failed: {reason}"
         if resumed is not None:
             for error in resumed.errors:
-                result["refused_checkpoints"] += [dict(item, rank=error.get("rank", 0)) for item in error.get("refused", [])]
-                result["removed_temporaries"] += error.get("removed_temporaries", [])
+                result.refused_checkpoints += [dict(item, rank=error.get("rank", 0)) for item in error.get("refused", [])]
+                result.removed_temporaries += error.get("removed_temporaries", [])
         return result
     restored_steps = {int(restored["step"]) for restored in resumed.restored if restored is not None}
     resume_step = min(restored_steps) if restored_steps else 0
-    result["resumed_from_step"] = resume_step
+    result.resumed_from_step = resume_step
     for restored in resumed.restored:
         if restored is None:
             continue
         for refusal in restored.get("refused", []):
-            result["refused_checkpoints"].append(dict(refusal, rank=restored.get("rank", 0)))
-        result["removed_temporaries"] += restored.get("removed_temporaries", [])
+            result.refused_checkpoints.append(dict(refusal, rank=restored.get("rank", 0)))
+        result.removed_temporaries += restored.get("removed_temporaries", [])
     if resume_step in interruption.damaged_steps:
-        result["message"] = f"resume failed: it loaded the damaged checkpoint of step {resume_step}"
+        result.message = f"resume failed: it loaded the damaged checkpoint of step {resume_step}"
         return result
 
     notes: list[str] = []
@@ -393,43 +355,43 @@ def analyse_variant(
     if overwritten:
         notes.append("right after load_state_dict these differed, then the resumed steps overwrote them: "
                      + ", ".join(piece["where"] for piece in overwritten))
-    result["leaves_compared"] = leaves
-    result["differences"] = differences
-    result["losses"] = {
+    result.leaves_compared = leaves
+    result.differences = differences
+    result.losses = {
         "compared_steps": [resume_step + 1, last_step],
         "equal": loss_divergence is None,
         "first_differing_step": loss_divergence,
     }
-    result["data_position"] = _merge_positions(positions)
-    result["restore_check"] = {"checked": checked or end_checked, "step": resume_step, "not_restored": not_restored,
+    result.data_position = _merge_positions(positions)
+    result.restore_check = {"checked": checked or end_checked, "step": resume_step, "not_restored": not_restored,
                                "differs_at_end": later}
     divergences = [step for step in (loss_divergence, index_divergence) if step is not None]
-    result["first_divergent_step"] = min(divergences) if divergences else None
+    result.first_divergent_step = min(divergences) if divergences else None
     if before_divergence is not None:
-        result["verdict"] = STATE_DIFFERS
-        result["message"] = (
+        result.verdict = STATE_DIFFERS
+        result.message = (
             f"the interrupted run already differed from the uninterrupted one at step {before_divergence}, "
             "before any resume: saving a checkpoint changes the run, or the job is not deterministic"
         )
         return result
     nan = non_finite_loss(reference.steps[0]) or non_finite_loss(resumed.steps[0])
     if nan is not None:
-        result["verdict"] = STATE_DIFFERS
-        result["message"] = (
+        result.verdict = STATE_DIFFERS
+        result.message = (
             f"the loss is {nan[1]} at step {nan[0]}: a run whose losses are not finite proves nothing about "
             "its resume (NaN equals NaN bit for bit); fix the job or its learning rate first"
         )
-        result["notes"] = notes
+        result.notes = notes
         return result
-    position_ok = result["data_position"]["equal"] in (True, None)
+    position_ok = result.data_position["equal"] in (True, None)
     if not differences and loss_divergence is None and position_ok and not at_end:
-        result["verdict"] = VERIFIED
-        result["message"] = _verified_message(result, resume_step, last_step)
-        result["notes"] = notes
+        result.verdict = VERIFIED
+        result.message = _verified_message(result, resume_step, last_step)
+        result.notes = notes
         return result
-    result["verdict"] = STATE_DIFFERS
-    result["message"] = _differs_message(result, not_restored, resume_step)
-    result["notes"] = notes
+    result.verdict = STATE_DIFFERS
+    result.message = _differs_message(result, not_restored, resume_step)
+    result.notes = notes
     return result
 
 
@@ -447,47 +409,47 @@ def _merge_positions(positions: list[dict[str, Any]]) -> dict[str, Any]:
     }
 
 
-def _verified_message(result: dict[str, Any], resume_step: int, last_step: int) -> str:
-    replayed = (result["interrupted_at_step"] or resume_step) - resume_step
+def _verified_message(result: VariantResult, resume_step: int, last_step: int) -> str:
+    replayed = (result.interrupted_at_step or resume_step) - resume_step
     parts = [f"resumed from step {resume_step}"]
     if replayed > 0:
         parts.append(f"{replayed} lost step{'s' if replayed != 1 else ''} replayed")
-    if result["refused_checkpoints"]:
-        parts.append(f"{len(result['refused_checkpoints'])} damaged checkpoint(s) refused")
-    if result["removed_temporaries"]:
-        parts.append(f"{len(result['removed_temporaries'])} torn temporary file(s) ignored")
-    summary = f"{result['leaves_compared']} leaves and the losses of steps {resume_step + 1}-{last_step}"
-    if result["data_position"]["available"]:
+    if result.refused_checkpoints:
+        parts.append(f"{len(result.refused_checkpoints)} damaged checkpoint(s) refused")
+    if result.removed_temporaries:
+        parts.append(f"{len(result.removed_temporaries)} torn temporary file(s) ignored")
+    summary = f"{result.leaves_compared} leaves and the losses of steps {resume_step + 1}-{last_step}"
+    if (result.data_position or {}).get("available"):
         summary += " and the sample order"
     return f"{', '.join(parts)}; {summary} equal the uninterrupted run bit for bit"
 
 
-def _differs_message(result: dict[str, Any], not_restored: list[dict[str, Any]], resume_step: int) -> str:
+def _differs_message(result: VariantResult, not_restored: list[dict[str, Any]], resume_step: int) -> str:
     parts = [f"resumed from step {resume_step}, but the state differs"]
     if not_restored:
         parts.append(
             "not restored by the checkpoint: " + ", ".join(piece["where"] for piece in not_restored)
             + f" (differs from the uninterrupted run right after loading step {resume_step})"
         )
-    later = result["restore_check"]["differs_at_end"]
+    later = (result.restore_check or {}).get("differs_at_end")
     if later:
         parts.append("differs from the uninterrupted run at the end: " + ", ".join(piece["where"] for piece in later))
-    if result["differences"]:
-        first = result["differences"][0]
+    if result.differences:
+        first = result.differences[0]
         largest = first["max_abs_diff"]
         delta = f", largest |difference| {largest:.3g}" if largest is not None else ""
         parts.append(f"first differing key {first['key']} ({first['kind']}{delta})")
-    if result["first_divergent_step"] is not None:
-        parts.append(f"divergence starts at step {result['first_divergent_step']}")
-    elif not result["differences"]:
+    if result.first_divergent_step is not None:
+        parts.append(f"divergence starts at step {result.first_divergent_step}")
+    elif not result.differences:
         parts.append(
             "latent: the job's saved state and every loss match, but what it holds in memory differs at the end "
             "(weights that ship, such as an EMA, or state that a longer run would feel); add it to state_dict()"
         )
-    elif all(d["piece"].startswith("rng") for d in result["differences"]):
+    elif all(d["piece"].startswith("rng") for d in result.differences):
         parts.append("latent: the model and every loss match, only generator state differs; the next steps would diverge")
-    position = result["data_position"]
-    if position["available"] and not position["equal"]:
+    position = result.data_position or {}
+    if position.get("available") and not position.get("equal"):
         parts.append(
             f"data position wrong: {position['repeated_samples']} samples repeated, "
             f"{position['skipped_samples']} skipped"
@@ -495,36 +457,4 @@ def _differs_message(result: dict[str, Any], not_restored: list[dict[str, Any]],
     return "; ".join(parts)
 
 
-def why_variants_disagree(results: list[dict[str, Any]]) -> str:
-    """When some variants pass and others fail, what tells them apart."""
-    passed = [result for result in results if result["verdict"] == VERIFIED]
-    failed = [result for result in results if result["verdict"] != VERIFIED]
-    if not passed or not failed:
-        return ""
-    reasons = []
-    if any(result.get("restart") == "exec" for result in failed) and all(
-        result.get("restart") != "exec" for result in passed
-    ):
-        reasons.append(
-            "only the resume in a fresh interpreter failed: the job's state depends on something fork shares with "
-            "the parent (an RNG drawn at import time, set or dict order under the string-hash seed, object "
-            "addresses); a real restart has none of it"
-        )
-    odd = [result for result in failed if result.get("resumed_from_step") is not None and result["resumed_from_step"] % 2]
-    if odd and all((result.get("resumed_from_step") or 0) % 2 == 0 for result in passed):
-        steps = ", ".join(f"{result['name']} from step {result['resumed_from_step']}" for result in odd)
-        reasons.append(
-            f"the variants that failed resumed off the job's period ({steps}): state that lives only between "
-            "two period boundaries, such as accumulated gradients or a micro-step counter, is not in the checkpoint"
-        )
-    if not reasons:
-        reasons.append("failed: " + ", ".join(r["name"] for r in failed) + "; passed: " + ", ".join(r["name"] for r in passed))
-    return "Variants disagree: " + "; ".join(reasons)
 
-
-def overall_verdict(results: list[dict[str, Any]]) -> str:
-    verdicts = {result["verdict"] for result in results}
-    for verdict in (RESUME_FAILED, STATE_DIFFERS):
-        if verdict in verdicts:
-            return verdict
-    return VERIFIED if results else SETUP_ERROR

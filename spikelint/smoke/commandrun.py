@@ -15,9 +15,10 @@ from pathlib import Path
 from typing import Any
 from typing import TextIO
 
-from spikelint.smoke.analysis import INCOMPLETE
-from spikelint.smoke.analysis import VERIFIED
-from spikelint.smoke.analysis import overall_verdict
+from spikelint.smoke.result import INCOMPLETE
+from spikelint.smoke.result import VERIFIED
+from spikelint.smoke.result import overall_verdict
+from spikelint.smoke.result import VariantResult
 from spikelint.smoke.command import CommandError
 from spikelint.smoke.command import CommandRun
 from spikelint.smoke.command import expand
@@ -210,13 +211,13 @@ class CommandSmoke:
             return label
         return next(f"{label}-{n}" for n in range(2, 10_000) if not (taken / f"{label}-{n}").exists())
 
-    def variant(self, spec: VariantSpec) -> dict[str, Any]:
+    def variant(self, spec: VariantSpec) -> VariantResult:
         every = spec.checkpoint_every or self.plan.checkpoint_every
         result = empty_variant(spec)
         try:
             reference, reference_folder = self.reference(every)
         except ReferenceFailed as error:
-            result["message"] = str(error)
+            result.message = str(error)
             return result
         folder = self.root / "checkpoints" / spec.name
         signum = signal.SIGTERM if spec.signal == "SIGTERM" else signal.SIGKILL
@@ -232,16 +233,16 @@ class CommandSmoke:
             again_at = again_at // every * every if again_at is not None else None
             delay = (step_s or 0.0) * (0.75 if spec.name == SIGTERM_MID_STEP else 0.5)
         interrupted = self.run(f"{spec.name}.interrupted", folder, False, every, hold_at, signum, delay)
-        result["interrupted_exit"] = [describe(interrupted.exit_code)]
-        result["interrupted_at_step"] = interrupted.signalled_at_step
+        result.interrupted_exit = [describe(interrupted.exit_code)]
+        result.interrupted_at_step = interrupted.signalled_at_step
         if spec.signal == "SIGTERM":
-            result["sigterm"] = {"checkpoint_write_s": None, "signal_to_exit_s": interrupted.signal_to_exit_s}
+            result.sigterm = {"checkpoint_write_s": None, "signal_to_exit_s": interrupted.signal_to_exit_s}
         if interrupted.signalled_at_step is None:
-            result["message"] = (f"the command ended ({describe(interrupted.exit_code)}) before printing step "
+            result.message = (f"the command ended ({describe(interrupted.exit_code)}) before printing step "
                                  f"{spec.hold_at_step}; last output: {interrupted.tail()}")
             return result
         if interrupted.grace_expired:
-            result["message"] = (
+            result.message = (
                 f"the command did not exit within the {self.options.grace_period:g} s grace period after SIGTERM "
                 f"(sent {interrupted.signal_point()}), "
                 "so it was SIGKILLed as Kubernetes does after terminationGracePeriodSeconds: it ignores SIGTERM, "
@@ -249,16 +250,16 @@ class CommandSmoke:
             return result
         if interrupted.exit_code == 0 and (interrupted.last_step() or 0) >= self.plan.steps:
             if spec.signal == "SIGTERM" and (interrupted.delivered_at_step or 0) >= self.plan.steps - 1:
-                result["message"] = (
+                result.message = (
                     f"the SIGTERM went out {interrupted.signal_point()}, inside the last step, and the command "
                     "finished and exited 0: nothing was left to preempt; give it more --steps")
             elif spec.signal == "SIGTERM":
-                result["message"] = (
+                result.message = (
                     f"after SIGTERM (sent {interrupted.signal_point()}) the command went on to step "
                     f"{interrupted.last_step()} and exited 0: it ignores SIGTERM, and a scheduler would SIGKILL it "
                     f"after the grace period; {PREEMPTION_FIX}")
             else:
-                result["message"] = (
+                result.message = (
                     f"the command finished (step {interrupted.last_step()}) before the SIGKILL sent after step "
                     f"{interrupted.signalled_at_step} landed: give it more --steps")
             return result
@@ -268,17 +269,17 @@ class CommandSmoke:
                                   f"disk: {on_disk_text(folder, checkpoint_steps(folder))}); resuming it to kill it again")
             first = self.run(f"{spec.name}.resumed-first", folder, True, every, again_at, signal.SIGKILL, delay)
             if first.signalled_at_step is None or first.exit_code == 0:
-                result["message"] = (f"the first resumed command ended ({describe(first.exit_code)}) before the SIGKILL "
+                result.message = (f"the first resumed command ended ({describe(first.exit_code)}) before the SIGKILL "
                                      f"planned after step {spec.again_at_step} landed; last output: {first.tail()}")
                 return result
             first_step = min(first.steps, default=None)
             interrupted_from = first_step - 1 if first_step is not None and not self.by_checkpoints else \
                 spec.hold_at_step // every * every if spec.hold_at_step is not None else 0
-            result["notes"] = [f"SIGKILL {interrupted.signal_point()}; the resumed run SIGKILLed again "
+            result.notes = [f"SIGKILL {interrupted.signal_point()}; the resumed run SIGKILLed again "
                                f"{first.signal_point()}; resumed a second time"]
             interrupted = first
         on_disk = checkpoint_steps(folder)
-        result["checkpoints_before_interruption"] = on_disk
+        result.checkpoints_before_interruption = on_disk
         whom = "the resumed command" if interrupted_from else "the command"
         self.journal.progress(f"{spec.name}: {spec.signal} to {whom} {interrupted.signal_point()} "
                               f"(checkpoints on disk: {on_disk_text(folder, on_disk)})")
@@ -286,7 +287,7 @@ class CommandSmoke:
         if spec.truncate_newest:
             torn = truncate_newest(folder, reference_folder)
             if isinstance(torn, str):
-                result["message"] = torn
+                result.message = torn
                 return result
             damage = torn
             self.journal.event("checkpoint_damaged", variant=spec.name, path=damage.path, step=damage.step,
@@ -299,7 +300,7 @@ class CommandSmoke:
         loaded = files_read(folder, read_before, written_since(folder, before_resume),
                             resumed.load_lines + [mention.text for mention in resumed.mentions])
         if spec.name == SIGTERM_MID_STEP and self.by_checkpoints:
-            result["notes"] = [f"SIGTERM sent {delay * 1000:.1f} ms after checkpoint {interrupted.signalled_at_step} "
+            result.notes = [f"SIGTERM sent {delay * 1000:.1f} ms after checkpoint {interrupted.signalled_at_step} "
                                "appeared, three quarters of the uninterrupted run's checkpoint period (the job prints "
                                "no step lines)"]
         elif spec.name == SIGTERM_MID_STEP:
@@ -307,16 +308,16 @@ class CommandSmoke:
                    f"uninterrupted run's median step")
             if step_s is None or step_s < MIN_AIMED_STEP_S:
                 aim += ": steps this short cannot be aimed into, so it may have landed between two steps"
-            result["notes"] = [aim]
+            result.notes = [aim]
         runs = Runs(reference, reference_folder, interrupted, resumed, folder, before_resume, damage, every,
                     self.plan.checkpoint_every, self.plan.steps, self.options.resume_arg, loaded, self.by_checkpoints,
                     interrupted_from)
         judged = judge(spec, result, runs, on_disk)
-        drawn_reference, drawn_resumed, drawn_interrupted = losses_by_step(runs, judged["resumed_from_step"] or 0)
+        drawn_reference, drawn_resumed, drawn_interrupted = losses_by_step(runs, judged.resumed_from_step or 0)
         if every == self.plan.checkpoint_every:
             self.reference_losses = losses(drawn_reference)
-        self.curves.append(Curve(spec.name, judged["verdict"], losses(drawn_interrupted), losses(drawn_resumed),
-                                 interrupted.signalled_at_step, judged["resumed_from_step"]))
+        self.curves.append(Curve(spec.name, judged.verdict, losses(drawn_interrupted), losses(drawn_resumed),
+                                 interrupted.signalled_at_step, judged.resumed_from_step))
         return judged
 
     def variants(self) -> list[VariantSpec]:
@@ -417,14 +418,14 @@ class CommandSmoke:
             steps *= 2
         return None
 
-    def coverage_gaps(self, results: list[dict[str, Any]]) -> list[str]:
+    def coverage_gaps(self, results: list[VariantResult]) -> list[str]:
         """What the plan could not test that the job has: VERIFIED claims every part of the plan ran and
         every compared state and loss was equal, so each gap makes the verdict INCOMPLETE (exit 3)."""
         gaps = []
         if self.has_epochs and not self.crossed:
             gaps.append("no resume ran past an epoch end, so a data order that is not restored was not tested "
                         "(pass --steps-per-epoch N, a smaller data set, or a longer --timeout)")
-        unread = [r["name"] for r in results if r.get("leaves_compared") == 0]
+        unread = [r.name for r in results if r.leaves_compared == 0]
         if unread:
             gaps.append(f"no checkpoint content was compared in {', '.join(unread)} (none written after the resume, "
                         "or none readable: the notes say which), so only losses were")
@@ -461,16 +462,16 @@ class CommandSmoke:
                 continue
             if time.monotonic() >= self.deadline:
                 result = empty_variant(spec)
-                result["message"] = "not run: the time limit (--timeout) was reached"
+                result.message = "not run: the time limit (--timeout) was reached"
             else:
                 result = self.variant(spec)
-            self.journal.progress(f"compared {result['name']}: {result['verdict']}: {result['message']}")
+            self.journal.progress(f"compared {result.name}: {result.verdict}: {result.message}")
             results.append(result)
         verdict = overall_verdict(results)
-        failing = [r for r in results if r["verdict"] != VERIFIED]
+        failing = [r for r in results if r.verdict != VERIFIED]
         untested = self.coverage_gaps(results)
         if failing:
-            message = f"{len(failing)} of {len(results)} variants failed; {failing[0]['name']}: {failing[0]['message']}"
+            message = f"{len(failing)} of {len(results)} variants failed; {failing[0].name}: {failing[0].message}"
             why = why_disagree(results)
             if why:
                 message += f". {why}"
@@ -483,8 +484,8 @@ class CommandSmoke:
                        "(every run a new process)")
         summary = base_summary(verdict, message)
         summary["warnings"] += warnings
-        summary["variants"] = results
-        summary["differences"] = [d for r in results for d in r["differences"]]
+        summary["variants"] = [result.to_json() for result in results]
+        summary["differences"] = [d for r in results for d in r.differences]
         return summary
 
 

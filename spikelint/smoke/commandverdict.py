@@ -13,12 +13,12 @@ from typing import Any
 from typing import Iterator
 from typing import NamedTuple
 
-from spikelint.smoke.analysis import RESUME_FAILED
-from spikelint.smoke.analysis import STATE_DIFFERS
-from spikelint.smoke.analysis import VERIFIED
-from spikelint.smoke.analysis import describe_exit
-from spikelint.smoke.analysis import difference_json
-from spikelint.smoke.analysis import why_variants_disagree
+from spikelint.smoke.result import STATE_DIFFERS
+from spikelint.smoke.result import VERIFIED
+from spikelint.smoke.result import VariantResult
+from spikelint.smoke.result import describe_exit
+from spikelint.smoke.result import difference_json
+from spikelint.smoke.result import why_variants_disagree
 from spikelint.smoke.command import CommandRun
 from spikelint.smoke.command import written_since
 from spikelint.smoke.commandfiles import Damage
@@ -188,14 +188,8 @@ def losses_compared(reference: dict[int, str], other: dict[int, str], last: int,
     return sum(1 for step in range(start, last + 1) if reference.get(step) and other.get(step))
 
 
-def empty_variant(spec: VariantSpec) -> dict[str, Any]:
-    return {
-        "name": spec.name, "signal": spec.signal, "description": spec.description, "verdict": RESUME_FAILED,
-        "message": "", "interrupted_at_step": None, "interrupted_exit": [], "checkpoints_before_interruption": [],
-        "expected_resume_step": spec.expected_resume_step, "resumed_from_step": None, "refused_checkpoints": [],
-        "removed_temporaries": [], "leaves_compared": 0, "losses": None, "data_position": None,
-        "restore_check": None, "first_divergent_step": None, "differences": [], "restart": "exec",
-    }
+def empty_variant(spec: VariantSpec) -> VariantResult:
+    return VariantResult.of(spec, restart="exec")
 
 
 def damaged(damage: Damage) -> str:
@@ -400,51 +394,51 @@ def loaded_note(runs: Runs, resume_step: int) -> tuple[str | None, bool]:
             f"{'skips' if off > 0 else 'repeats'} {abs(off)} step(s) after every resume"), True
 
 
-def record_losses(result: dict[str, Any], runs: Runs, resume_step: int) -> tuple[int | None, int]:
+def record_losses(result: VariantResult, runs: Runs, resume_step: int) -> tuple[int | None, int]:
     """The resumed run's losses against the reference's from ``resume_step + 1``, written into ``result``:
     (the first step that differs, how many steps had a loss on both sides)."""
     reference_losses, resumed_losses, _ = losses_by_step(runs, resume_step)
     loss_step = first_loss_difference(reference_losses, resumed_losses, runs.steps, start=resume_step + 1)
     with_loss = losses_compared(reference_losses, resumed_losses, runs.steps, start=resume_step + 1)
-    result["losses"] = {"compared_steps": [resume_step + 1, runs.steps], "steps_with_a_loss": with_loss,
+    result.losses = {"compared_steps": [resume_step + 1, runs.steps], "steps_with_a_loss": with_loss,
                         "equal": (loss_step is None) if with_loss or loss_step is not None else None,
                         "first_differing_step": loss_step}
-    result["first_divergent_step"] = loss_step
+    result.first_divergent_step = loss_step
     return loss_step, with_loss
 
 
-def without_checkpoints(result: dict[str, Any], runs: Runs, resume_step: int) -> dict[str, Any]:
+def without_checkpoints(result: VariantResult, runs: Runs, resume_step: int) -> VariantResult:
     """The resumed run wrote no checkpoint file (a best-only ModelCheckpoint whose score never improved
     again): its losses are all there is. Differing losses prove the resume wrong; equal ones pass the
     variant with nothing compared on disk, which makes the whole run INCOMPLETE, never VERIFIED."""
     loss_step, with_loss = record_losses(result, runs, resume_step)
     if loss_step is not None:
-        result["verdict"] = STATE_DIFFERS
-        result["message"] = (f"resumed from step {resume_step}; the resumed command wrote no checkpoint file to "
+        result.verdict = STATE_DIFFERS
+        result.message = (f"resumed from step {resume_step}; the resumed command wrote no checkpoint file to "
                              f"compare, and its losses differ from the uninterrupted run's from step {loss_step}")
     elif with_loss:
-        result["verdict"] = VERIFIED
-        result["message"] = (f"resumed from step {resume_step}; the losses of steps {resume_step + 1}-{runs.steps} "
+        result.verdict = VERIFIED
+        result.message = (f"resumed from step {resume_step}; the losses of steps {resume_step + 1}-{runs.steps} "
                              "equal the uninterrupted run, but the resumed command wrote no checkpoint file to compare")
     else:
-        result["message"] = "resume failed: the resumed command wrote no checkpoint files and printed no loss to compare"
+        result.message = "resume failed: the resumed command wrote no checkpoint files and printed no loss to compare"
     return result
 
 
-def judge(spec: VariantSpec, result: dict[str, Any], runs: Runs, on_disk: list[int]) -> dict[str, Any]:
+def judge(spec: VariantSpec, result: VariantResult, runs: Runs, on_disk: list[int]) -> VariantResult:
     """Fill in ``result`` from the variant's runs: resume checks, file comparison, losses."""
     if runs.resumed.exit_code == 0:
-        result["resumed_from_step"] = resume_point(runs)
+        result.resumed_from_step = resume_point(runs)
     problem = resume_problem(spec, runs)
     if problem is not None:
-        result["message"] = problem
+        result.message = problem
         return result
     resumed, damage = runs.resumed, runs.damage
     resume_step = resume_point(runs) or 0
-    result["resumed_from_step"] = resume_step
+    result.resumed_from_step = resume_step
     torn_read = damage is not None and damage.step is not None and resume_step >= damage.step
     if damage is not None and not torn_read:
-        result["refused_checkpoints"] = [{
+        result.refused_checkpoints = [{
             "path": damage.path, "step": damage.step or 0, "rank": 0,
             "reason": f"truncated to {damage.truncated_to} of {damage.size_bytes} bytes; the resumed command "
                       f"loaded {runs.loaded[0] if runs.loaded else 'the checkpoint'} of step {resume_step} instead"}]
@@ -456,44 +450,44 @@ def judge(spec: VariantSpec, result: dict[str, Any], runs: Runs, on_disk: list[i
         return without_checkpoints(result, runs, resume_step)
     comparison = compare_checkpoints(runs.reference_folder, runs.folder, names)
     leaves, differences, problems = comparison.leaves, comparison.differences, comparison.problems
-    result["leaves_compared"] = leaves
-    result["differences"] = [dict(difference_json(spec.name, 0, d, file), key=f"{file}:{d.key}")
+    result.leaves_compared = leaves
+    result.differences = [dict(difference_json(spec.name, 0, d, file), key=f"{file}:{d.key}")
                              for file, d in differences[:25]]
     reference_losses, _, interrupted_losses = losses_by_step(runs, resume_step)
     loss_step, with_loss = record_losses(result, runs, resume_step)
-    result["notes"] = [f"compared files: {', '.join(str(name) for name in names)}", *result.get("notes", []),
+    result.notes = [f"compared files: {', '.join(str(name) for name in names)}", *result.notes,
                        *comparison.not_compared, *comparison.notes, *placement_notes(spec, runs, resume_step, on_disk)]
     if loaded is not None and not counter_off:
-        result["notes"].append(loaded)
+        result.notes.append(loaded)
     before = first_loss_difference(reference_losses, interrupted_losses, max(interrupted_losses, default=0))
     nan = next((step for step, text in sorted(reference_losses.items()) if text.lower() in NON_FINITE), None)
     if before is not None and runs.interrupted_from:
-        result["verdict"] = STATE_DIFFERS
-        result["message"] = (f"the first resumed run (from step {runs.interrupted_from}) already differed from the "
+        result.verdict = STATE_DIFFERS
+        result.message = (f"the first resumed run (from step {runs.interrupted_from}) already differed from the "
                              f"uninterrupted one at step {before}, before it was killed again: the first resume "
                              "is not exact (see the other SIGKILL variants)")
     elif before is not None:
-        result["verdict"] = STATE_DIFFERS
-        result["message"] = (f"the interrupted run already differed from the uninterrupted one at step {before}: "
+        result.verdict = STATE_DIFFERS
+        result.message = (f"the interrupted run already differed from the uninterrupted one at step {before}: "
                              "the command is not deterministic")
     elif nan is not None:
-        result["verdict"] = STATE_DIFFERS
-        result["message"] = f"the loss is {reference_losses[nan]} at step {nan}: non-finite losses prove nothing"
+        result.verdict = STATE_DIFFERS
+        result.message = f"the loss is {reference_losses[nan]} at step {nan}: non-finite losses prove nothing"
     elif problems:
-        result["message"] = "resume failed: " + "; ".join(problems)
+        result.message = "resume failed: " + "; ".join(problems)
     elif bookkeeping_only(differences, names, loss_step, with_loss):
         # progress counters that fed nothing: every weight and loss after them was equal (decided by consequence)
-        result["verdict"] = VERIFIED
+        result.verdict = VERIFIED
         keys = sorted({f"{file}:{difference.key}" for file, difference in differences})
-        result["notes"].append(f"progress bookkeeping differs and is not state: {', '.join(keys[:4])}"
+        result.notes.append(f"progress bookkeeping differs and is not state: {', '.join(keys[:4])}"
                                f"{' …' if len(keys) > 4 else ''}; the resumed run went on past it with every weight, "
                                "optimizer state and loss equal")
-        result["message"] = (f"resumed from step {resume_step}; {leaves} leaves of {len(names)} checkpoint file(s) "
+        result.message = (f"resumed from step {resume_step}; {leaves} leaves of {len(names)} checkpoint file(s) "
                              f"and the losses of steps {resume_step + 1}-{runs.steps} equal the uninterrupted run bit "
                              f"for bit, except progress bookkeeping ({len(keys)} counter(s)) that fed nothing")
-        result["differences"] = []
+        result.differences = []
     elif differences or loss_step is not None:
-        result["verdict"] = STATE_DIFFERS
+        result.verdict = STATE_DIFFERS
         named = describe_causes(causes(differences, resume_step), resume_step)
         parts = [f"resumed from step {resume_step}, but the {named or 'state differs'}"]
         if counter_off and loaded is not None:
@@ -531,15 +525,15 @@ def judge(spec: VariantSpec, result: dict[str, Any], runs: Runs, on_disk: list[i
         if optimizer_missing(runs.reference_folder, names):
             parts.append("no optimizer state in any checkpoint file, only the model's: save optimizer.state_dict() "
                          "in the checkpoint and load it on resume, or every resume restarts the optimizer's moments")
-        result["message"] = "; ".join(parts)
+        result.message = "; ".join(parts)
     else:
-        result["verdict"] = VERIFIED
+        result.verdict = VERIFIED
         refused = f", the torn {damage.path} refused" if damage is not None else ""
         if damage is not None and torn_read:
             refused = (f"; the torn {damage.path} was not read: the job loaded "
                        f"{', '.join(map(str, runs.loaded))}, an intact checkpoint of the same step")
         compared = f"{leaves} leaves of {len(names)} checkpoint file(s)"
-        result["message"] = (
+        result.message = (
             f"resumed from step {resume_step}{refused}; {compared} and the losses of steps {resume_step + 1}-"
             f"{runs.steps} equal the uninterrupted run bit for bit" if with_loss else
             f"resumed from step {resume_step}{refused}; {compared} equal the uninterrupted run bit for bit; no loss "
@@ -547,10 +541,10 @@ def judge(spec: VariantSpec, result: dict[str, Any], runs: Runs, on_disk: list[i
     return result
 
 
-def why_disagree(results: list[dict[str, Any]]) -> str:
+def why_disagree(results: list[VariantResult]) -> str:
     """When some variants pass and others fail, what tells them apart."""
-    passed = [result for result in results if result["verdict"] == VERIFIED]
-    failed = {result["name"] for result in results if result["verdict"] != VERIFIED}
+    passed = [result for result in results if result.verdict == VERIFIED]
+    failed = {result.name for result in results if result.verdict != VERIFIED}
     if not passed or not failed:
         return ""
     if failed == {TRUNCATED_NEWEST}:

@@ -11,7 +11,7 @@ from pathlib import Path
 
 from spikelint.smoke import measure
 from spikelint.smoke.analysis import Interruption
-from spikelint.smoke.analysis import describe_exit
+from spikelint.smoke.result import describe_exit
 from spikelint.smoke.analysis import record_of
 from spikelint.smoke.checkpoint import list_checkpoints
 from spikelint.smoke.child import ChildConfig

@@ -23,13 +23,16 @@ from typing import TextIO
 
 from spikelint import __version__
 from spikelint.schemas import validation_errors
-from spikelint.smoke import analysis
 from spikelint.smoke import measure
 from spikelint.smoke.analysis import FinalStates
 from spikelint.smoke.analysis import Interruption
 from spikelint.smoke.analysis import RunRecord
 from spikelint.smoke.analysis import analyse_variant
-from spikelint.smoke.analysis import overall_verdict
+from spikelint.smoke.result import RESUME_FAILED
+from spikelint.smoke.result import VERIFIED
+from spikelint.smoke.result import VariantResult
+from spikelint.smoke.result import overall_verdict
+from spikelint.smoke.result import why_variants_disagree
 from spikelint.smoke.child import INTERRUPTED
 from spikelint.smoke.child import REFERENCE
 from spikelint.smoke.child import RESUMED
@@ -316,13 +319,13 @@ class SmokeRun:
 
     # ---------------------------------------------------------------- summary
 
-    def summary(self, reference: RunRecord, results: list[dict[str, Any]], gpu: Any) -> dict[str, Any]:
+    def summary(self, reference: RunRecord, results: list[VariantResult], gpu: Any) -> dict[str, Any]:
         verdict = overall_verdict(results)
-        failing = [result for result in results if result["verdict"] != analysis.VERIFIED]
+        failing = [result for result in results if result.verdict != VERIFIED]
         proved = self.proof_mode(results)
         if failing:
-            message = f"{len(failing)} of {len(results)} variants failed; {failing[0]['name']}: {failing[0]['message']}"
-            why = analysis.why_variants_disagree(results)
+            message = f"{len(failing)} of {len(results)} variants failed; {failing[0].name}: {failing[0].message}"
+            why = why_variants_disagree(results)
             if why:
                 message += f". {why}"
             if self.processes.nondeterministic_ops:
@@ -331,7 +334,7 @@ class SmokeRun:
         else:
             message = f"resume verified bit for bit in all {len(results)} interruption variants ({proved})"
         summary = base_summary(verdict, message)
-        sigterm = next((r.get("sigterm") for r in results if r.get("sigterm")), None)
+        sigterm = next((r.sigterm for r in results if r.sigterm), None)
         summary["measurements"] = {
             "total_wall_s": time.monotonic() - self.started,
             "startup": measure.startup_measurements(self.processes.records, self.import_torch_s, self.deterministic_mode_s),
@@ -345,18 +348,18 @@ class SmokeRun:
                 sigterm.get("checkpoint_write_s") if sigterm else None, sigterm.get("signal_to_exit_s") if sigterm else None
             ),
         }
-        summary["variants"] = results
-        summary["differences"] = [difference for result in results for difference in result["differences"]]
+        summary["variants"] = [result.to_json() for result in results]
+        summary["differences"] = [difference for result in results for difference in result.differences]
         measured = summary["measurements"]["sigterm"]
         if measured and not measured["fits_grace_period"]:
             self.warnings.append("the SIGTERM checkpoint does not fit the 30 s grace period")
         return summary
 
-    def proof_mode(self, results: list[dict[str, Any]]) -> str:
+    def proof_mode(self, results: list[VariantResult]) -> str:
         """Which kind of restart the verdict rests on."""
         if self.options.restart == "exec":
             return "every run in a fresh interpreter"
-        execs = [result["name"] for result in results if result.get("restart") == "exec"]
+        execs = [result.name for result in results if result.restart == "exec"]
         if execs:
             return f"runs forked from one parent; the {', '.join(execs)} resume in a fresh interpreter"
         return "every run forked from one parent: import-time and string-hash state were shared, see --restart exec"
@@ -389,7 +392,7 @@ class SmokeRun:
 
     def clean_up(self, verdict: str) -> bool:
         """Checkpoints and final states are removed after a verified run, kept for inspection otherwise."""
-        if verdict != analysis.VERIFIED:
+        if verdict != VERIFIED:
             return True
         if self.checkpoint_root is not None:
             shutil.rmtree(self.checkpoint_root, ignore_errors=True)
@@ -409,7 +412,7 @@ class SmokeRun:
         self.processes.sampler.stop()
         self.processes.sampler = NoSampler()
         self.journal.progress(f"resume failed: {message}")
-        summary = base_summary(analysis.RESUME_FAILED, (
+        summary = base_summary(RESUME_FAILED, (
             f"{message}; every checkpoint would be refused, so no interruption was run: store NumPy arrays as "
             "tensors, versions as strings, or register the type with torch.serialization.add_safe_globals"
         ))
@@ -460,9 +463,9 @@ class SmokeRun:
         for interruption, resumed in interruptions:
             result = analyse_variant(interruption, resumed, reference, states, self.plan.steps)
             results.append(result)
-            self.journal.event("compared", variant=result["name"], verdict=result["verdict"],
-                               leaves=result["leaves_compared"], first_divergent_step=result["first_divergent_step"])
-            self.journal.progress(f"compared {result['name']}: {result['verdict']}")
+            self.journal.event("compared", variant=result.name, verdict=result.verdict,
+                               leaves=result.leaves_compared, first_divergent_step=result.first_divergent_step)
+            self.journal.progress(f"compared {result.name}: {result.verdict}")
         return self.summary(reference, results, gpu)
 
 

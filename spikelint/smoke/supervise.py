@@ -12,7 +12,7 @@ from pathlib import Path
 from typing import Any
 
 from spikelint.smoke.analysis import RunRecord
-from spikelint.smoke.analysis import describe_exit
+from spikelint.smoke.result import describe_exit
 from spikelint.smoke.analysis import record_of
 from spikelint.smoke.child import ChildConfig
 from spikelint.smoke.child import child_target
