@@ -146,8 +146,8 @@ def fail_setup(message: str, options: SmokeOptions | None, stdout: TextIO, stder
     """Exit 2 before a run folder exists: the message, and the summary JSON when asked for."""
     print(f"spikelint smoke: setup error: {message}", file=stderr)
     if options is not None and options.format == "json":
-        from spikelint.smoke.report import render_json
-        from spikelint.smoke.report import setup_error_summary
+        from spikelint.smoke.report.summary import render_json
+        from spikelint.smoke.report.summary import setup_error_summary
 
         stdout.write(render_json(setup_error_summary(message)))
     return EXIT_SETUP_ERROR
@@ -188,7 +188,7 @@ def main(
     started = time.monotonic()
     words = list(sys.argv[1:] if argv is None else argv)
     if words[:1] == ["diff"]:
-        from spikelint.smoke.diff import main as diff_main
+        from spikelint.smoke.compare.diff import main as diff_main
 
         return diff_main(words[1:], stdout, stderr)
     try:
@@ -218,7 +218,7 @@ def main(
                 re.compile(pattern)
             except re.error as error:
                 return fail_setup(f"{flag} is not a regular expression: {error}", options, stdout, stderr)
-        from spikelint.smoke.commandrun import run_command_smoke
+        from spikelint.smoke.command.driver import run_command_smoke
 
         return run_command_smoke(options, plan, stdout, stderr, started)
     import_started = time.monotonic()
@@ -231,7 +231,7 @@ def main(
         return fail_setup(f"import torch failed: {type(error).__name__}: {error}", options, stdout, stderr)
     import_torch_s = time.monotonic() - import_started
 
-    from spikelint.smoke.orchestrate import run_smoke
+    from spikelint.smoke.harness.orchestrate import run_smoke
 
     return run_smoke(
         options,

@@ -10,12 +10,16 @@ import math
 from dataclasses import dataclass
 from typing import NamedTuple
 
-from spikelint.smoke.steplines import DEFAULT_LOSS
-from spikelint.smoke.steplines import DEFAULT_PROGRESS
 
 SIGNAL_CHOICES = ("kill", "term", "both")
 DEVICE_CHOICES = ("cpu", "cuda", "auto")
 FORMAT_CHOICES = ("text", "json")
+
+# --progress-regex / --loss-regex defaults: what a step line and a loss look like in most jobs' output.
+# No letter, digit, dot, dash or slash just before "step": "loss_step=", "max_steps",
+# "step-24.pt" in a path and "global_step24" are not the step of a step line.
+DEFAULT_PROGRESS = r"(?i)(?<![\w./-])(?:global[_ ])?step['\"]?(?:\s*[=:]\s*|\s+)(\d+)"
+DEFAULT_LOSS = r"(?i)(?<![\w./-])loss['\"]?(?:\s*[=:]\s*|\s+)['\"]?([^\s,;}'\"]+)"  # {'loss': '5.514'} too
 
 KILL_BETWEEN = "kill-between-checkpoints"
 KILL_DURING_WRITE = "kill-during-write"

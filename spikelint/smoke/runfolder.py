@@ -51,7 +51,7 @@ class RunFolder(NamedTuple):
 
     @property
     def page(self) -> Path:
-        """``report.html``: the losses drawn, the variants and the differences (``smoke/report_page.py``)."""
+        """``report.html``: the losses drawn, the variants and the differences (``smoke/report/page.py``)."""
         return self.root / "report.html"
 
     def log_for(self, label: str, rank: int) -> Path:

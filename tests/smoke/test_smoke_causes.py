@@ -6,16 +6,16 @@ import pytest
 
 pytest.importorskip("torch")
 
-from spikelint.smoke.causes import DATA_POSITION
-from spikelint.smoke.causes import MODEL
-from spikelint.smoke.causes import OPTIMIZER
-from spikelint.smoke.causes import RNG
-from spikelint.smoke.causes import SCHEDULER
-from spikelint.smoke.causes import STEP_COUNTER
-from spikelint.smoke.causes import causes
-from spikelint.smoke.causes import describe_causes
-from spikelint.smoke.causes import group_of
-from spikelint.smoke.compare import Difference
+from spikelint.smoke.compare.causes import DATA_POSITION
+from spikelint.smoke.compare.causes import MODEL
+from spikelint.smoke.compare.causes import OPTIMIZER
+from spikelint.smoke.compare.causes import RNG
+from spikelint.smoke.compare.causes import SCHEDULER
+from spikelint.smoke.compare.causes import STEP_COUNTER
+from spikelint.smoke.compare.causes import causes
+from spikelint.smoke.compare.causes import describe_causes
+from spikelint.smoke.compare.causes import group_of
+from spikelint.smoke.compare.leaves import Difference
 
 
 @pytest.mark.parametrize("key, detail, group", [

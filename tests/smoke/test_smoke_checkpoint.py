@@ -11,20 +11,20 @@ import pytest
 torch = pytest.importorskip("torch")
 np = pytest.importorskip("numpy")
 
-from spikelint.smoke.checkpoint import CheckpointFile  # noqa: E402
-from spikelint.smoke.checkpoint import CheckpointRefused  # noqa: E402
-from spikelint.smoke.checkpoint import checkpoint_name  # noqa: E402
-from spikelint.smoke.checkpoint import checksum_path  # noqa: E402
-from spikelint.smoke.checkpoint import tensor_layout_check  # noqa: E402
-from spikelint.smoke.checkpoint import weights_only_refusal  # noqa: E402
-from spikelint.smoke.checkpoint import list_checkpoints  # noqa: E402
-from spikelint.smoke.checkpoint import load_checkpoint  # noqa: E402
-from spikelint.smoke.checkpoint import newest_valid  # noqa: E402
-from spikelint.smoke.checkpoint import prune_checkpoints  # noqa: E402
-from spikelint.smoke.checkpoint import quarantine  # noqa: E402
-from spikelint.smoke.checkpoint import remove_stale_temporaries  # noqa: E402
-from spikelint.smoke.checkpoint import save_atomically  # noqa: E402
-from spikelint.smoke.checkpoint import write_checkpoint  # noqa: E402
+from spikelint.smoke.harness.checkpoint import CheckpointFile  # noqa: E402
+from spikelint.smoke.harness.checkpoint import CheckpointRefused  # noqa: E402
+from spikelint.smoke.harness.checkpoint import checkpoint_name  # noqa: E402
+from spikelint.smoke.harness.checkpoint import checksum_path  # noqa: E402
+from spikelint.smoke.harness.checkpoint import tensor_layout_check  # noqa: E402
+from spikelint.smoke.harness.checkpoint import weights_only_refusal  # noqa: E402
+from spikelint.smoke.harness.checkpoint import list_checkpoints  # noqa: E402
+from spikelint.smoke.harness.checkpoint import load_checkpoint  # noqa: E402
+from spikelint.smoke.harness.checkpoint import newest_valid  # noqa: E402
+from spikelint.smoke.harness.checkpoint import prune_checkpoints  # noqa: E402
+from spikelint.smoke.harness.checkpoint import quarantine  # noqa: E402
+from spikelint.smoke.harness.checkpoint import remove_stale_temporaries  # noqa: E402
+from spikelint.smoke.harness.checkpoint import save_atomically  # noqa: E402
+from spikelint.smoke.harness.checkpoint import write_checkpoint  # noqa: E402
 
 
 def job_state(step: int) -> dict[str, object]:

@@ -12,8 +12,8 @@ pytest.importorskip("torch")
 from smoke_helpers import run_smoke
 
 from spikelint.schemas import validation_errors
-from spikelint.smoke.command import CommandError
-from spikelint.smoke.command import expand
+from spikelint.smoke.command.process import CommandError
+from spikelint.smoke.command.process import expand
 
 EXAMPLE = f"{sys.executable} -m spikelint.smoke.example_train --max-steps {{steps}} --save-every {{every}} --ckpt-dir {{ckpt}} {{resume}}"
 
@@ -89,8 +89,8 @@ def test_a_command_that_never_prints_progress_is_a_setup_error(tmp_path: Path) -
 
 
 def test_the_report_says_how_a_signalled_process_really_ended() -> None:
-    from spikelint.smoke.report import base_summary
-    from spikelint.smoke.report import render_text
+    from spikelint.smoke.report.summary import base_summary
+    from spikelint.smoke.report.summary import render_text
 
     summary = base_summary("verified", "ok")
     summary["variants"] = [{"name": "sigterm", "verdict": "verified", "message": "m", "interrupted_exit": ["exit 0"],

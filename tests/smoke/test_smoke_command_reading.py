@@ -9,19 +9,19 @@ from pathlib import Path
 
 import pytest
 
-from spikelint.smoke.command import is_partial
-from spikelint.smoke.command import snapshot
-from spikelint.smoke.commandfiles import files_read
-from spikelint.smoke.commandfiles import newest_checkpoint
-from spikelint.smoke.commandfiles import step_of
-from spikelint.smoke.commandrun import crosses
-from spikelint.smoke.steplines import DEFAULT_LOSS
-from spikelint.smoke.steplines import DEFAULT_PROGRESS
-from spikelint.smoke.steplines import Mention
-from spikelint.smoke.steplines import StepLine
-from spikelint.smoke.steplines import epoch_length
-from spikelint.smoke.steplines import output_lines
-from spikelint.smoke.steplines import read_line
+from spikelint.smoke.command.process import is_partial
+from spikelint.smoke.command.process import snapshot
+from spikelint.smoke.command.files import files_read
+from spikelint.smoke.command.files import newest_checkpoint
+from spikelint.smoke.command.files import step_of
+from spikelint.smoke.command.driver import crosses
+from spikelint.smoke.plan import DEFAULT_LOSS
+from spikelint.smoke.plan import DEFAULT_PROGRESS
+from spikelint.smoke.command.steplines import Mention
+from spikelint.smoke.command.steplines import StepLine
+from spikelint.smoke.command.steplines import epoch_length
+from spikelint.smoke.command.steplines import output_lines
+from spikelint.smoke.command.steplines import read_line
 
 PROGRESS = re.compile(DEFAULT_PROGRESS)
 LOSS = re.compile(DEFAULT_LOSS)
@@ -140,7 +140,7 @@ def test_without_words_the_loaded_file_is_the_one_whose_access_time_moved(tmp_pa
     ("train.log", False),
 ])
 def test_only_checkpoint_content_is_state(name: str, state: bool) -> None:
-    from spikelint.smoke.commandfiles import is_state_file
+    from spikelint.smoke.command.files import is_state_file
 
     assert is_state_file(Path(name)) is state
 
@@ -156,7 +156,7 @@ def test_only_checkpoint_content_is_state(name: str, state: bool) -> None:
      None),  # names a loss function, not a value
 ])
 def test_losses_on_lines_that_name_no_step(line: str, loss: str | None) -> None:
-    from spikelint.smoke.steplines import loss_only
+    from spikelint.smoke.command.steplines import loss_only
 
     assert loss_only(line, LOSS) == loss
 
@@ -171,14 +171,14 @@ def test_losses_on_lines_that_name_no_step(line: str, loss: str | None) -> None:
     ("global_step", False), ("epoch", False),
 ])
 def test_progress_bookkeeping_is_a_loop_counter(key: str, bookkeeping: bool) -> None:
-    from spikelint.smoke.commandverdict import BOOKKEEPING
+    from spikelint.smoke.command.verdict import BOOKKEEPING
 
     assert bool(BOOKKEEPING.search(key)) is bookkeeping
 
 
 def test_bookkeeping_is_excused_only_by_its_consequence() -> None:
-    from spikelint.smoke.commandverdict import bookkeeping_only
-    from spikelint.smoke.compare import Difference
+    from spikelint.smoke.command.verdict import bookkeeping_only
+    from spikelint.smoke.compare.leaves import Difference
 
     counter = ("epoch=0-step=28.ckpt", Difference("loops.fit_loop.epoch_progress.total.started", "value", 1.0, ""))
     weight = ("epoch=0-step=28.ckpt", Difference("state_dict.net.0.weight", "value", 0.1, ""))
@@ -196,6 +196,6 @@ def test_bookkeeping_is_excused_only_by_its_consequence() -> None:
     ({4: 0, 8: 0}, None),  # no change seen
 ])
 def test_the_epoch_length_from_the_counter_checkpoints_hold(epochs: dict, length: int | None) -> None:
-    from spikelint.smoke.commandfiles import checkpoint_epoch_length
+    from spikelint.smoke.command.files import checkpoint_epoch_length
 
     assert checkpoint_epoch_length(epochs) == length

@@ -16,10 +16,10 @@ pytest.importorskip("torch")  # the comparison loads checkpoint files through co
 from smoke_helpers import run_smoke
 
 from spikelint.schemas import validation_errors
-from spikelint.smoke.command import CommandRun
-from spikelint.smoke.command import run_command
-from spikelint.smoke.commandfiles import complete_steps
-from spikelint.smoke.commandfiles import step_of
+from spikelint.smoke.command.process import CommandRun
+from spikelint.smoke.command.process import run_command
+from spikelint.smoke.command.files import complete_steps
+from spikelint.smoke.command.files import step_of
 
 JOB = Path(__file__).with_name("cmd_job.py")
 COMMAND = f"{sys.executable} {JOB} --max-steps {{steps}} --save-every {{every}} --ckpt-dir {{ckpt}} {{resume}}"

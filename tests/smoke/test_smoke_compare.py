@@ -6,13 +6,13 @@ import pytest
 
 torch = pytest.importorskip("torch")
 
-from spikelint.smoke.compare import compare_states  # noqa: E402
-from spikelint.smoke.compare import digests  # noqa: E402
-from spikelint.smoke.compare import flatten  # noqa: E402
-from spikelint.smoke.compare import leaf_digest  # noqa: E402
-from spikelint.smoke.compare import leaf_from_json  # noqa: E402
-from spikelint.smoke.compare import leaf_to_json  # noqa: E402
-from spikelint.smoke.compare import max_abs_difference  # noqa: E402
+from spikelint.smoke.compare.leaves import compare_states  # noqa: E402
+from spikelint.smoke.compare.leaves import digests  # noqa: E402
+from spikelint.smoke.compare.leaves import flatten  # noqa: E402
+from spikelint.smoke.compare.leaves import leaf_digest  # noqa: E402
+from spikelint.smoke.compare.leaves import leaf_from_json  # noqa: E402
+from spikelint.smoke.compare.leaves import leaf_to_json  # noqa: E402
+from spikelint.smoke.compare.leaves import max_abs_difference  # noqa: E402
 
 
 def test_flatten_walks_containers_in_insertion_order() -> None:

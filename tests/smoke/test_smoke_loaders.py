@@ -19,15 +19,15 @@ import pytest
 torch = pytest.importorskip("torch")
 np = pytest.importorskip("numpy")
 
-from spikelint.smoke.loaders import LoadRefused  # noqa: E402
-from spikelint.smoke.loaders import checkpoint_files  # noqa: E402
-from spikelint.smoke.loaders import compare_checkpoints  # noqa: E402
-from spikelint.smoke.loaders import compare_folders  # noqa: E402
-from spikelint.smoke.loaders import compare_units  # noqa: E402
-from spikelint.smoke.loaders import load_checkpoint_file  # noqa: E402
-from spikelint.smoke.loaders import load_dcp_folder  # noqa: E402
-from spikelint.smoke.loaders import load_trainer_state  # noqa: E402
-from spikelint.smoke.loaders import units  # noqa: E402
+from spikelint.smoke.compare.loaders import LoadRefused  # noqa: E402
+from spikelint.smoke.compare.loaders import checkpoint_files  # noqa: E402
+from spikelint.smoke.compare.loaders import compare_checkpoints  # noqa: E402
+from spikelint.smoke.compare.loaders import compare_folders  # noqa: E402
+from spikelint.smoke.compare.loaders import compare_units  # noqa: E402
+from spikelint.smoke.compare.loaders import load_checkpoint_file  # noqa: E402
+from spikelint.smoke.compare.loaders import load_dcp_folder  # noqa: E402
+from spikelint.smoke.compare.loaders import load_trainer_state  # noqa: E402
+from spikelint.smoke.compare.loaders import units  # noqa: E402
 
 
 @dataclasses.dataclass

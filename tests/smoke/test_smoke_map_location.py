@@ -15,21 +15,21 @@ import pytest
 
 torch = pytest.importorskip("torch")
 
-from spikelint.smoke import checkpoint  # noqa: E402
-from spikelint.smoke import measure  # noqa: E402
-from spikelint.smoke.analysis import RunRecord  # noqa: E402
-from spikelint.smoke.checkpoint import list_checkpoints  # noqa: E402
-from spikelint.smoke.checkpoint import load_checkpoint  # noqa: E402
-from spikelint.smoke.checkpoint import write_checkpoint  # noqa: E402
-from spikelint.smoke.child import RESUMED  # noqa: E402
-from spikelint.smoke.child import ChildConfig  # noqa: E402
-from spikelint.smoke.child import TrainingProcess  # noqa: E402
-from spikelint.smoke.child import tensor_bytes  # noqa: E402
-from spikelint.smoke.job import TinyJob  # noqa: E402
-from spikelint.smoke.protocol import RESTORED  # noqa: E402
-from spikelint.smoke.report import NOT_AVAILABLE  # noqa: E402
-from spikelint.smoke.rngstate import capture_rng  # noqa: E402
-from spikelint.smoke.rngstate import restore_rng  # noqa: E402
+from spikelint.smoke.harness import checkpoint  # noqa: E402
+from spikelint.smoke.harness import measure  # noqa: E402
+from spikelint.smoke.harness.analysis import RunRecord  # noqa: E402
+from spikelint.smoke.harness.checkpoint import list_checkpoints  # noqa: E402
+from spikelint.smoke.harness.checkpoint import load_checkpoint  # noqa: E402
+from spikelint.smoke.harness.checkpoint import write_checkpoint  # noqa: E402
+from spikelint.smoke.harness.child import RESUMED  # noqa: E402
+from spikelint.smoke.harness.child import ChildConfig  # noqa: E402
+from spikelint.smoke.harness.child import TrainingProcess  # noqa: E402
+from spikelint.smoke.harness.child import tensor_bytes  # noqa: E402
+from spikelint.smoke.harness.job import TinyJob  # noqa: E402
+from spikelint.smoke.harness.protocol import RESTORED  # noqa: E402
+from spikelint.smoke.report.summary import NOT_AVAILABLE  # noqa: E402
+from spikelint.smoke.harness.rngstate import capture_rng  # noqa: E402
+from spikelint.smoke.harness.rngstate import restore_rng  # noqa: E402
 
 
 @pytest.fixture

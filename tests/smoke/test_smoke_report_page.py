@@ -9,9 +9,9 @@ from pathlib import Path
 
 import pytest
 
-from spikelint.smoke.report_page import Curve
-from spikelint.smoke.report_page import losses
-from spikelint.smoke.report_page import render_page
+from spikelint.smoke.report.page import Curve
+from spikelint.smoke.report.page import losses
+from spikelint.smoke.report.page import render_page
 
 CHROMIUM = next((path for name in ("chromium", "chromium-browser", "google-chrome")
                  if (path := shutil.which(name))), None)

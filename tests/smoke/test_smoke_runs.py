@@ -22,9 +22,9 @@ from smoke_helpers import run_smoke  # noqa: E402
 from smoke_helpers import user_job  # noqa: E402
 
 from spikelint import __version__  # noqa: E402
-from spikelint.smoke.analysis import Interruption  # noqa: E402
-from spikelint.smoke.checkpoint import list_checkpoints  # noqa: E402
-from spikelint.smoke.interrupt import Interrupter  # noqa: E402
+from spikelint.smoke.harness.analysis import Interruption  # noqa: E402
+from spikelint.smoke.harness.checkpoint import list_checkpoints  # noqa: E402
+from spikelint.smoke.harness.interrupt import Interrupter  # noqa: E402
 from spikelint.smoke.plan import VariantSpec  # noqa: E402
 from spikelint.schemas import validation_errors  # noqa: E402
 
@@ -179,7 +179,7 @@ def test_an_object_without_the_job_methods_is_a_setup_error(tmp_path: Path) -> N
 
 
 def test_sigterm_on_a_checkpoint_step_does_not_write_twice(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    from spikelint.smoke import supervise
+    from spikelint.smoke.harness import supervise
 
     monkeypatch.setattr(supervise, "HEARTBEAT_S", 0.0)  # every wake-up of the parent is "slow" here
     checkpoints = tmp_path / "checkpoints"
@@ -275,7 +275,7 @@ def hash_seed_base_that_reorders_the_groups() -> int:
     Four names have 24 orders, so a fresh interpreter's order matches this one's by chance now and
     then; the test then saw a correct resume. Choosing the seed keeps it about what it tests.
     """
-    from spikelint.smoke.job import TinyJob
+    from spikelint.smoke.harness.job import TinyJob
 
     job = TinyJob(2)
     job.setup("cpu", 0)
@@ -337,7 +337,7 @@ def test_no_space_left_while_checkpointing_is_a_clean_setup_error(tmp_path: Path
     """ENOSPC in a training process (the forked children inherit the patch) ends the run with exit 2."""
     import errno
 
-    from spikelint.smoke import child
+    from spikelint.smoke.harness import child
 
     original = child.write_checkpoint
 
@@ -357,7 +357,7 @@ def test_no_space_left_while_checkpointing_is_a_clean_setup_error(tmp_path: Path
 def test_no_space_for_the_summary_still_prints_a_setup_error(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     import errno
 
-    from spikelint.smoke import orchestrate
+    from spikelint.smoke.harness import orchestrate
 
     def full_disk(*args: Any, **kwargs: Any) -> None:
         raise OSError(errno.ENOSPC, "No space left on device")

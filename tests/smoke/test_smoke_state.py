@@ -11,17 +11,17 @@ import pytest
 torch = pytest.importorskip("torch")
 np = pytest.importorskip("numpy")
 
-from spikelint.smoke.compare import compare_digests  # noqa: E402
-from spikelint.smoke.compare import compare_states  # noqa: E402
-from spikelint.smoke.job import JobError  # noqa: E402
-from spikelint.smoke.job import TinyJob  # noqa: E402
-from spikelint.smoke.job import check_job  # noqa: E402
-from spikelint.smoke.job import resolve_job  # noqa: E402
-from spikelint.smoke.probe import describe_piece  # noqa: E402
-from spikelint.smoke.probe import live_digests  # noqa: E402
-from spikelint.smoke.probe import piece_of  # noqa: E402
-from spikelint.smoke.rngstate import capture_rng  # noqa: E402
-from spikelint.smoke.rngstate import restore_rng  # noqa: E402
+from spikelint.smoke.compare.leaves import compare_digests  # noqa: E402
+from spikelint.smoke.compare.leaves import compare_states  # noqa: E402
+from spikelint.smoke.harness.job import JobError  # noqa: E402
+from spikelint.smoke.harness.job import TinyJob  # noqa: E402
+from spikelint.smoke.harness.job import check_job  # noqa: E402
+from spikelint.smoke.harness.job import resolve_job  # noqa: E402
+from spikelint.smoke.harness.probe import describe_piece  # noqa: E402
+from spikelint.smoke.harness.probe import live_digests  # noqa: E402
+from spikelint.smoke.harness.probe import piece_of  # noqa: E402
+from spikelint.smoke.harness.rngstate import capture_rng  # noqa: E402
+from spikelint.smoke.harness.rngstate import restore_rng  # noqa: E402
 
 
 def weights_only_round_trip(value: object) -> Any:
@@ -90,7 +90,7 @@ def test_probe_names_each_piece_of_live_state(restore_global_rng: object) -> Non
 def test_resolve_job_reports_bad_specs() -> None:
     assert "built-in" in resolve_job(None, 10).label
     for spec, words in [("nocolon", "MODULE:FACTORY"), ("no_such_module_xyz:f", "importing"),
-                        ("spikelint.smoke.job:missing", "no attribute"), ("spikelint.smoke.job:REQUIRED_METHODS", "not callable"),
+                        ("spikelint.smoke.harness.job:missing", "no attribute"), ("spikelint.smoke.harness.job:REQUIRED_METHODS", "not callable"),
                         ("/no/such/file.py:f", "no such file")]:
         with pytest.raises(JobError, match=words):
             resolve_job(spec, 10)

@@ -21,9 +21,9 @@ from smoke_helpers import user_job  # noqa: E402
 
 from spikelint.schemas import validation_errors  # noqa: E402
 from spikelint.smoke.cli import main  # noqa: E402
-from spikelint.smoke.determinism import nondeterministic_op  # noqa: E402
-from spikelint.smoke.determinism import nondeterministic_ops_warning  # noqa: E402
-from spikelint.smoke.determinism import watch_nondeterministic_ops  # noqa: E402
+from spikelint.smoke.harness.determinism import nondeterministic_op  # noqa: E402
+from spikelint.smoke.harness.determinism import nondeterministic_ops_warning  # noqa: E402
+from spikelint.smoke.harness.determinism import watch_nondeterministic_ops  # noqa: E402
 
 SHORT = ("--steps", "20")
 OP = "max_unpooling2d_forward_out"  # what torch calls max_unpool1d's kernel in its message

@@ -19,7 +19,7 @@ import torch
 import torch.nn.functional as F
 from torch.utils.data import DataLoader
 
-from spikelint.smoke.job import TinyJob
+from spikelint.smoke.harness.job import TinyJob
 
 TOTAL_STEPS = 100
 

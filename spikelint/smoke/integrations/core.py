@@ -36,21 +36,21 @@ from typing import Mapping
 
 import torch
 
-from spikelint.smoke.compare import Leaf
-from spikelint.smoke.compare import compare_digests
-from spikelint.smoke.compare import digests
-from spikelint.smoke.compare import leaf_from_json
-from spikelint.smoke.compare import leaf_to_json
-from spikelint.smoke.probe import DATA_POSITION
-from spikelint.smoke.probe import GRADIENTS
-from spikelint.smoke.probe import LATENT_PIECES
-from spikelint.smoke.probe import MODEL
-from spikelint.smoke.probe import OPTIMIZER
-from spikelint.smoke.probe import RNG
-from spikelint.smoke.probe import TENSORS
-from spikelint.smoke.probe import _Walker
-from spikelint.smoke.probe import piece_of
-from spikelint.smoke.rngstate import capture_rng
+from spikelint.smoke.compare.leaves import Leaf
+from spikelint.smoke.compare.leaves import compare_digests
+from spikelint.smoke.compare.leaves import digests
+from spikelint.smoke.compare.leaves import leaf_from_json
+from spikelint.smoke.compare.leaves import leaf_to_json
+from spikelint.smoke.harness.probe import DATA_POSITION
+from spikelint.smoke.harness.probe import GRADIENTS
+from spikelint.smoke.harness.probe import LATENT_PIECES
+from spikelint.smoke.harness.probe import MODEL
+from spikelint.smoke.harness.probe import OPTIMIZER
+from spikelint.smoke.harness.probe import RNG
+from spikelint.smoke.harness.probe import TENSORS
+from spikelint.smoke.harness.probe import _Walker
+from spikelint.smoke.harness.probe import piece_of
+from spikelint.smoke.harness.rngstate import capture_rng
 
 VERIFIED = "verified"
 STATE_DIFFERS = "state_differs"

@@ -42,8 +42,8 @@ from spikelint.smoke.integrations.core import ResumeCheckError
 from spikelint.smoke.integrations.core import ResumeMismatch
 from spikelint.smoke.integrations.core import ResumeRecorder
 from spikelint.smoke.integrations.core import point_name
-from spikelint.smoke.probe import COUNTERS
-from spikelint.smoke.probe import DATA_POSITION
+from spikelint.smoke.harness.probe import COUNTERS
+from spikelint.smoke.harness.probe import DATA_POSITION
 
 __all__ = ["ResumeCheck", "ResumeCheckError", "ResumeMismatch"]
 

@@ -17,10 +17,10 @@ from pathlib import Path
 from typing import Iterable
 from typing import NamedTuple
 
-from spikelint.smoke.command import file_stats
-from spikelint.smoke.command import snapshot
-from spikelint.smoke.steplines import LOAD_LINE
-from spikelint.smoke.steplines import epoch_length
+from spikelint.smoke.command.process import file_stats
+from spikelint.smoke.command.process import snapshot
+from spikelint.smoke.command.steplines import LOAD_LINE
+from spikelint.smoke.command.steplines import epoch_length
 
 NUMBER = re.compile(r"\d+")
 # the step of a name per naming scheme: ``checkpoint-24``, ``step=24``, ``iter_000024``, Composer's
@@ -168,9 +168,9 @@ def checkpoint_epochs(folder: Path, steps: set[int] | None = None) -> dict[int, 
     """Step -> the epoch counter its checkpoint holds (the first one found in its files), for every
     numbered checkpoint the safe loaders read. A job that prints no ``epoch=`` still says in its
     checkpoints that it has epochs, and where they change."""
-    from spikelint.smoke.compare import flatten
-    from spikelint.smoke.loaders import LoadRefused
-    from spikelint.smoke.loaders import load_checkpoint_file
+    from spikelint.smoke.compare.leaves import flatten
+    from spikelint.smoke.compare.loaders import LoadRefused
+    from spikelint.smoke.compare.loaders import load_checkpoint_file
 
     found: dict[int, float] = {}
     for name in sorted(snapshot(folder), key=lambda name: (step_of(name) or 0, str(name))):

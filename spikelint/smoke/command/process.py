@@ -28,14 +28,14 @@ from pathlib import Path
 from typing import Callable
 
 
-from spikelint.smoke.steplines import LOAD_LINE
-from spikelint.smoke.steplines import MAX_EXAMPLES
-from spikelint.smoke.steplines import MAX_LOAD_LINES
-from spikelint.smoke.steplines import Mention
-from spikelint.smoke.steplines import StepLine
-from spikelint.smoke.steplines import output_lines
-from spikelint.smoke.steplines import loss_only
-from spikelint.smoke.steplines import read_line
+from spikelint.smoke.command.steplines import LOAD_LINE
+from spikelint.smoke.command.steplines import MAX_EXAMPLES
+from spikelint.smoke.command.steplines import MAX_LOAD_LINES
+from spikelint.smoke.command.steplines import Mention
+from spikelint.smoke.command.steplines import StepLine
+from spikelint.smoke.command.steplines import output_lines
+from spikelint.smoke.command.steplines import loss_only
+from spikelint.smoke.command.steplines import read_line
 
 # Names a partial write carries until it is complete: never a checkpoint.
 PARTIAL_SUFFIXES = (".tmp", ".temp", ".partial", ".incomplete", ".part", ".lock")
@@ -373,14 +373,14 @@ def partial_files(folder: Path) -> list[Path]:
 
 
 def checkpoint_steps_in(folder: Path) -> list[int]:
-    """The numbered checkpoints in a folder, by the naming schemes ``commandfiles.step_of`` reads."""
-    from spikelint.smoke.commandfiles import checkpoint_steps
+    """The numbered checkpoints in a folder, by the naming schemes ``files.step_of`` reads."""
+    from spikelint.smoke.command.files import checkpoint_steps
 
     return checkpoint_steps(folder) if folder.is_dir() else []
 
 
 def checkpoint_epochs_in(folder: Path, steps: set[int]) -> dict[int, float]:
-    from spikelint.smoke.commandfiles import checkpoint_epochs
+    from spikelint.smoke.command.files import checkpoint_epochs
 
     return checkpoint_epochs(folder, steps)
 

@@ -7,8 +7,8 @@ import resource
 from typing import Any
 from typing import Iterable
 
-from spikelint.smoke.analysis import RunRecord
-from spikelint.smoke.report import NOT_AVAILABLE
+from spikelint.smoke.harness.analysis import RunRecord
+from spikelint.smoke.report.summary import NOT_AVAILABLE
 
 SIGTERM_GRACE_PERIOD_S = 30.0  # Kubernetes terminationGracePeriodSeconds and Run:ai's default
 

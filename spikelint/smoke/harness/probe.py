@@ -25,9 +25,9 @@ from torch.utils.data import DataLoader
 from torch.utils.data import Sampler
 from torch.utils.data.dataloader import _BaseDataLoaderIter
 
-from spikelint.smoke.compare import Leaf
-from spikelint.smoke.compare import digests
-from spikelint.smoke.rngstate import capture_rng
+from spikelint.smoke.compare.leaves import Leaf
+from spikelint.smoke.compare.leaves import digests
+from spikelint.smoke.harness.rngstate import capture_rng
 
 MODEL = "model"
 OPTIMIZER = "optimizer"

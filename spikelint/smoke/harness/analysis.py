@@ -17,23 +17,23 @@ from typing import Any
 
 import torch
 
-from spikelint.smoke.compare import compare_digests
-from spikelint.smoke.compare import compare_states
-from spikelint.smoke.compare import leaf_from_json
+from spikelint.smoke.compare.leaves import compare_digests
+from spikelint.smoke.compare.leaves import compare_states
+from spikelint.smoke.compare.leaves import leaf_from_json
 from spikelint.smoke.plan import VariantSpec
-from spikelint.smoke.probe import GRADIENTS
-from spikelint.smoke.probe import LATENT_PIECES
-from spikelint.smoke.probe import describe_piece
-from spikelint.smoke.probe import piece_of
-from spikelint.smoke.processes import ProcessGroup
-from spikelint.smoke.protocol import CHECKPOINT
-from spikelint.smoke.protocol import DONE
-from spikelint.smoke.protocol import ERROR
-from spikelint.smoke.protocol import PREEMPTED
-from spikelint.smoke.protocol import PROBE
-from spikelint.smoke.protocol import READY
-from spikelint.smoke.protocol import RESTORED
-from spikelint.smoke.protocol import STEP
+from spikelint.smoke.harness.probe import GRADIENTS
+from spikelint.smoke.harness.probe import LATENT_PIECES
+from spikelint.smoke.harness.probe import describe_piece
+from spikelint.smoke.harness.probe import piece_of
+from spikelint.smoke.harness.processes import ProcessGroup
+from spikelint.smoke.harness.protocol import CHECKPOINT
+from spikelint.smoke.harness.protocol import DONE
+from spikelint.smoke.harness.protocol import ERROR
+from spikelint.smoke.harness.protocol import PREEMPTED
+from spikelint.smoke.harness.protocol import PROBE
+from spikelint.smoke.harness.protocol import READY
+from spikelint.smoke.harness.protocol import RESTORED
+from spikelint.smoke.harness.protocol import STEP
 from spikelint.smoke.result import STATE_DIFFERS
 from spikelint.smoke.result import VERIFIED
 from spikelint.smoke.result import VariantResult

@@ -3,8 +3,8 @@
 The parent imports torch once, triggers deterministic mode's one-off import once, and then
 forks every training process (reference, interrupted, resumed, per rank) before any CUDA
 initialisation; it never trains itself, so every child starts from a process that holds
-no training state.  Watching the processes is :mod:`spikelint.smoke.supervise`'s job and
-interrupting them :mod:`spikelint.smoke.interrupt`'s; this module runs the protocol (reference,
+no training state.  Watching the processes is :mod:`spikelint.smoke.harness.supervise`'s job and
+interrupting them :mod:`spikelint.smoke.harness.interrupt`'s; this module runs the protocol (reference,
 each variant's interruption and resume, the comparison) and builds the report.
 """
 
@@ -23,33 +23,33 @@ from typing import TextIO
 
 from spikelint import __version__
 from spikelint.schemas import validation_errors
-from spikelint.smoke import measure
-from spikelint.smoke.analysis import FinalStates
-from spikelint.smoke.analysis import Interruption
-from spikelint.smoke.analysis import RunRecord
-from spikelint.smoke.analysis import analyse_variant
+from spikelint.smoke.harness import measure
+from spikelint.smoke.harness.analysis import FinalStates
+from spikelint.smoke.harness.analysis import Interruption
+from spikelint.smoke.harness.analysis import RunRecord
+from spikelint.smoke.harness.analysis import analyse_variant
 from spikelint.smoke.result import RESUME_FAILED
 from spikelint.smoke.result import VERIFIED
 from spikelint.smoke.result import VariantResult
 from spikelint.smoke.result import overall_verdict
 from spikelint.smoke.result import why_variants_disagree
-from spikelint.smoke.child import INTERRUPTED
-from spikelint.smoke.child import REFERENCE
-from spikelint.smoke.child import RESUMED
-from spikelint.smoke.child import ChildConfig
-from spikelint.smoke.determinism import NUM_THREADS
-from spikelint.smoke.determinism import nondeterministic_ops_warning
-from spikelint.smoke.determinism import scoped_environment
-from spikelint.smoke.determinism import training_environment
-from spikelint.smoke.determinism import warm_up_deterministic_mode
+from spikelint.smoke.harness.child import INTERRUPTED
+from spikelint.smoke.harness.child import REFERENCE
+from spikelint.smoke.harness.child import RESUMED
+from spikelint.smoke.harness.child import ChildConfig
+from spikelint.smoke.harness.determinism import NUM_THREADS
+from spikelint.smoke.harness.determinism import nondeterministic_ops_warning
+from spikelint.smoke.harness.determinism import scoped_environment
+from spikelint.smoke.harness.determinism import training_environment
+from spikelint.smoke.harness.determinism import warm_up_deterministic_mode
 from spikelint.smoke.gpu import GpuInventory
 from spikelint.smoke.gpu import NoSampler
 from spikelint.smoke.gpu import query_inventory
 from spikelint.smoke.gpu import start_sampler
-from spikelint.smoke.interrupt import Interrupter
-from spikelint.smoke.job import JobError
-from spikelint.smoke.job import JobSpec
-from spikelint.smoke.job import resolve_job
+from spikelint.smoke.harness.interrupt import Interrupter
+from spikelint.smoke.harness.job import JobError
+from spikelint.smoke.harness.job import JobSpec
+from spikelint.smoke.harness.job import resolve_job
 from spikelint.smoke.plan import SmokeOptions
 from spikelint.smoke.plan import SmokePlan
 from spikelint.smoke.plan import KILL_BETWEEN
@@ -59,12 +59,12 @@ from spikelint.smoke.preflight import PreflightError
 from spikelint.smoke.preflight import StorageReport
 from spikelint.smoke.preflight import check_checkpoint_folder
 from spikelint.smoke.preflight import resolve_device
-from spikelint.smoke.processes import frozen_heap
-from spikelint.smoke.report import SCHEMA_NAME
-from spikelint.smoke.report import base_summary
-from spikelint.smoke.report import render_json
-from spikelint.smoke.report import render_text
-from spikelint.smoke.report import setup_error_summary
+from spikelint.smoke.harness.processes import frozen_heap
+from spikelint.smoke.report.summary import SCHEMA_NAME
+from spikelint.smoke.report.summary import base_summary
+from spikelint.smoke.report.summary import render_json
+from spikelint.smoke.report.summary import render_text
+from spikelint.smoke.report.summary import setup_error_summary
 from spikelint.smoke.runfolder import Journal
 from spikelint.smoke.runfolder import RunFolder
 from spikelint.smoke.runfolder import create_run_folder
@@ -73,10 +73,10 @@ from spikelint.smoke.runfolder import new_run_id
 from spikelint.smoke.runfolder import python_version
 from spikelint.smoke.runfolder import utc_now
 from spikelint.smoke.runfolder import write_json_atomically
-from spikelint.smoke.supervise import SetupError
-from spikelint.smoke.supervise import Supervisor
-from spikelint.smoke.supervise import log_tail
-from spikelint.smoke.supervise import no_space
+from spikelint.smoke.harness.supervise import SetupError
+from spikelint.smoke.harness.supervise import Supervisor
+from spikelint.smoke.harness.supervise import log_tail
+from spikelint.smoke.harness.supervise import no_space
 
 EXIT_SETUP_ERROR = 2
 

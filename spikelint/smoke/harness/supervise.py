@@ -11,32 +11,32 @@ import time
 from pathlib import Path
 from typing import Any
 
-from spikelint.smoke.analysis import RunRecord
+from spikelint.smoke.harness.analysis import RunRecord
 from spikelint.smoke.result import describe_exit
-from spikelint.smoke.analysis import record_of
-from spikelint.smoke.child import ChildConfig
-from spikelint.smoke.child import child_target
-from spikelint.smoke.child import config_to_json
-from spikelint.smoke.determinism import nondeterministic_op
-from spikelint.smoke.determinism import nondeterministic_op_error
+from spikelint.smoke.harness.analysis import record_of
+from spikelint.smoke.harness.child import ChildConfig
+from spikelint.smoke.harness.child import child_target
+from spikelint.smoke.harness.child import config_to_json
+from spikelint.smoke.harness.determinism import nondeterministic_op
+from spikelint.smoke.harness.determinism import nondeterministic_op_error
 from spikelint.smoke.gpu import NoSampler
 from spikelint.smoke.gpu import UtilisationSampler
 from spikelint.smoke.plan import SmokeOptions
 from spikelint.smoke.preflight import DeviceChoice
-from spikelint.smoke.processes import ProcessGroup
-from spikelint.smoke.processes import launch
-from spikelint.smoke.processes import launch_exec
-from spikelint.smoke.protocol import CHECKPOINT
-from spikelint.smoke.protocol import DONE
-from spikelint.smoke.protocol import ERROR
-from spikelint.smoke.protocol import HANDLER
-from spikelint.smoke.protocol import HOLD
-from spikelint.smoke.protocol import NONDETERMINISTIC
-from spikelint.smoke.protocol import PREEMPTED
-from spikelint.smoke.protocol import READY
-from spikelint.smoke.protocol import RESTORED
-from spikelint.smoke.protocol import STEP
-from spikelint.smoke.protocol import WRITING
+from spikelint.smoke.harness.processes import ProcessGroup
+from spikelint.smoke.harness.processes import launch
+from spikelint.smoke.harness.processes import launch_exec
+from spikelint.smoke.harness.protocol import CHECKPOINT
+from spikelint.smoke.harness.protocol import DONE
+from spikelint.smoke.harness.protocol import ERROR
+from spikelint.smoke.harness.protocol import HANDLER
+from spikelint.smoke.harness.protocol import HOLD
+from spikelint.smoke.harness.protocol import NONDETERMINISTIC
+from spikelint.smoke.harness.protocol import PREEMPTED
+from spikelint.smoke.harness.protocol import READY
+from spikelint.smoke.harness.protocol import RESTORED
+from spikelint.smoke.harness.protocol import STEP
+from spikelint.smoke.harness.protocol import WRITING
 from spikelint.smoke.runfolder import Journal
 from spikelint.smoke.runfolder import RunFolder
 from spikelint.smoke.runfolder import write_json_atomically
@@ -108,7 +108,7 @@ class Supervisor:
                 self.exec_labels.add(config.label)
 
                 def command(rank: int, report_fd: int, control_fd: int, started: float) -> list[str]:
-                    return [sys.executable, "-m", "spikelint.smoke.execchild", str(config_path), str(rank),
+                    return [sys.executable, "-m", "spikelint.smoke.harness.execchild", str(config_path), str(rank),
                             str(report_fd), str(control_fd), repr(started)]
 
                 group = launch_exec(config.label, config.world_size, command, log_for, environment)

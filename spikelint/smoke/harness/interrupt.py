@@ -9,24 +9,24 @@ import signal
 import time
 from pathlib import Path
 
-from spikelint.smoke import measure
-from spikelint.smoke.analysis import Interruption
+from spikelint.smoke.harness import measure
+from spikelint.smoke.harness.analysis import Interruption
 from spikelint.smoke.result import describe_exit
-from spikelint.smoke.analysis import record_of
-from spikelint.smoke.checkpoint import list_checkpoints
-from spikelint.smoke.child import ChildConfig
+from spikelint.smoke.harness.analysis import record_of
+from spikelint.smoke.harness.checkpoint import list_checkpoints
+from spikelint.smoke.harness.child import ChildConfig
 from spikelint.smoke.plan import SmokeOptions
 from spikelint.smoke.plan import VariantSpec
-from spikelint.smoke.processes import ProcessGroup
-from spikelint.smoke.protocol import CHECKPOINT
-from spikelint.smoke.protocol import ERROR
-from spikelint.smoke.protocol import EXIT_PREEMPTED
-from spikelint.smoke.protocol import HANDLER
-from spikelint.smoke.protocol import HOLD
-from spikelint.smoke.protocol import PREEMPTED
-from spikelint.smoke.protocol import WRITING
+from spikelint.smoke.harness.processes import ProcessGroup
+from spikelint.smoke.harness.protocol import CHECKPOINT
+from spikelint.smoke.harness.protocol import ERROR
+from spikelint.smoke.harness.protocol import EXIT_PREEMPTED
+from spikelint.smoke.harness.protocol import HANDLER
+from spikelint.smoke.harness.protocol import HOLD
+from spikelint.smoke.harness.protocol import PREEMPTED
+from spikelint.smoke.harness.protocol import WRITING
 from spikelint.smoke.runfolder import Journal
-from spikelint.smoke.supervise import Supervisor
+from spikelint.smoke.harness.supervise import Supervisor
 
 
 def steps_list(steps: list[int]) -> str:

@@ -13,10 +13,7 @@ from __future__ import annotations
 import re
 from typing import NamedTuple
 
-# No letter, digit, dot, dash or slash just before "step": "loss_step=", "max_steps",
-# "step-24.pt" in a path and "global_step24" are not the step of a step line.
-DEFAULT_PROGRESS = r"(?i)(?<![\w./-])(?:global[_ ])?step['\"]?(?:\s*[=:]\s*|\s+)(\d+)"
-DEFAULT_LOSS = r"(?i)(?<![\w./-])loss['\"]?(?:\s*[=:]\s*|\s+)['\"]?([^\s,;}'\"]+)"  # {'loss': '5.514'} too
+
 EPOCH = re.compile(r"(?i)(?<![\w./-])epoch['\"]?(?:\s*[=:]\s*|\s+)(\d+)")
 # Lines about checkpoints and resuming mention a step without being one ("Continuing training from
 # global step 24", the Trainer's resume line, too); so do evaluation lines ("step 0: train loss 4.2,

@@ -53,8 +53,8 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 def path_format(path: Path) -> str:
-    from spikelint.smoke.loaders import file_format
-    from spikelint.smoke.loaders import is_dcp_folder
+    from spikelint.smoke.compare.loaders import file_format
+    from spikelint.smoke.compare.loaders import is_dcp_folder
 
     if path.is_dir():
         return "dcp" if is_dcp_folder(path) else "folder"
@@ -63,12 +63,12 @@ def path_format(path: Path) -> str:
 
 def diff_paths(a: Path, b: Path) -> DiffResult:
     """Compare A with B; raises ``DiffInputError`` for what cannot be compared."""
-    from spikelint.smoke.loaders import FORMAT_NAMES
-    from spikelint.smoke.loaders import Comparison
-    from spikelint.smoke.loaders import Unit
-    from spikelint.smoke.loaders import checkpoint_files
-    from spikelint.smoke.loaders import compare_pair
-    from spikelint.smoke.loaders import units
+    from spikelint.smoke.compare.loaders import FORMAT_NAMES
+    from spikelint.smoke.compare.loaders import Comparison
+    from spikelint.smoke.compare.loaders import Unit
+    from spikelint.smoke.compare.loaders import checkpoint_files
+    from spikelint.smoke.compare.loaders import compare_pair
+    from spikelint.smoke.compare.loaders import units
 
     for path in (a, b):
         if not path.exists():

@@ -14,7 +14,7 @@ import re
 from typing import Iterable
 from typing import NamedTuple
 
-from spikelint.smoke.compare import Difference
+from spikelint.smoke.compare.leaves import Difference
 
 OPTIMIZER = "optimizer"
 SCHEDULER = "scheduler"

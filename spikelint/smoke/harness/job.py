@@ -31,9 +31,9 @@ from torch.utils.data import DataLoader
 from torch.utils.data import DistributedSampler
 from torch.utils.data import TensorDataset
 
-from spikelint.smoke.rngstate import capture_rng
-from spikelint.smoke.rngstate import restore_rng
-from spikelint.smoke.rngstate import seed_everything
+from spikelint.smoke.harness.rngstate import capture_rng
+from spikelint.smoke.harness.rngstate import restore_rng
+from spikelint.smoke.harness.rngstate import seed_everything
 
 REQUIRED_METHODS = ("train_step", "state_dict", "load_state_dict")
 BUILTIN_LABEL = "built-in (MLP 16-64-4 with dropout, AdamW + OneCycleLR, shuffled DataLoader)"

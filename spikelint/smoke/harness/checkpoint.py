@@ -374,7 +374,7 @@ def tensor_layout_check(expected_state: Any) -> Callable[[dict[str, Any]], None]
     yet); empty and 0-d tensors of the fresh state may grow. Non-finite values where the job's
     state is finite are refused too: a checkpoint of a diverged run is not a resume point.
     """
-    from spikelint.smoke.compare import flatten
+    from spikelint.smoke.compare.leaves import flatten
 
     expected = {key: value for key, value in flatten(expected_state) if isinstance(value, torch.Tensor)}
 

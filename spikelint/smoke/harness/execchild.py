@@ -5,7 +5,7 @@ module-level RNG draws, the string-hash seed, object addresses. A real restart h
 that, so this entry point imports the job again and starts from nothing but the config file
 and the checkpoint folder.
 
-Usage (started by the parent only): ``python -m spikelint.smoke.execchild CONFIG RANK REPORT_FD
+Usage (started by the parent only): ``python -m spikelint.smoke.harness.execchild CONFIG RANK REPORT_FD
 CONTROL_FD STARTED``.
 """
 
@@ -25,15 +25,15 @@ def main(argv: Sequence[str]) -> int:
     config_path, rank_text, report_text, control_text, started_text = argv
     report_fd, control_fd, rank = int(report_text), int(control_text), int(rank_text)
     signal.signal(signal.SIGINT, signal.SIG_DFL)
-    from spikelint.smoke.protocol import ERROR
-    from spikelint.smoke.protocol import ChildChannel
+    from spikelint.smoke.harness.protocol import ERROR
+    from spikelint.smoke.harness.protocol import ChildChannel
 
     channel = ChildChannel(report_fd, control_fd, rank)
     try:
-        from spikelint.smoke.child import TrainingProcess
-        from spikelint.smoke.child import config_from_json
-        from spikelint.smoke.job import JobError
-        from spikelint.smoke.job import resolve_job
+        from spikelint.smoke.harness.child import TrainingProcess
+        from spikelint.smoke.harness.child import config_from_json
+        from spikelint.smoke.harness.job import JobError
+        from spikelint.smoke.harness.job import resolve_job
 
         with open(config_path, encoding="utf-8") as handle:
             data = json.load(handle)

@@ -26,8 +26,8 @@ from pathlib import Path
 from typing import Any
 from typing import Iterable
 
-from spikelint.smoke.compare import Difference
-from spikelint.smoke.compare import compare_states
+from spikelint.smoke.compare.leaves import Difference
+from spikelint.smoke.compare.leaves import compare_states
 
 TORCH_SUFFIXES = (".pt", ".pth", ".bin", ".ckpt")
 DCP_METADATA = ".metadata"
@@ -272,7 +272,7 @@ def load_torch_unit(path: Path, name: str) -> Loaded:
     """A ``torch.save`` file: weights-only first; a file that holds a framework's own objects (Composer's
     state, NumPy arrays, ``timedelta``) is then read through the restricted unpickler, its classes kept
     as opaque values compared by their data, never by running their code (``opaque_pickle``)."""
-    from spikelint.smoke.opaque_pickle import load_opaque
+    from spikelint.smoke.compare.opaque_pickle import load_opaque
 
     try:
         return Loaded(load_torch_file(path))

@@ -102,7 +102,7 @@ class RestrictedUnpickler(pickle.Unpickler):
 class _PickleModule:
     """What ``torch.load(pickle_module=…)`` uses: an ``Unpickler`` and ``load``; the names it made opaque."""
 
-    __name__ = "spikelint.smoke.opaque_pickle"  # torch.load reads the module's name
+    __name__ = "spikelint.smoke.compare.opaque_pickle"  # torch.load reads the module's name
 
     def __init__(self) -> None:
         self.opaque: set[str] = set()

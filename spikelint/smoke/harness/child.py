@@ -23,40 +23,40 @@ from typing import Callable
 import torch
 import torch.distributed as dist
 
-from spikelint.smoke.checkpoint import LoadedCheckpoint
-from spikelint.smoke.checkpoint import Refusal
-from spikelint.smoke.checkpoint import WriteResult
-from spikelint.smoke.checkpoint import newest_valid
-from spikelint.smoke.checkpoint import prune_checkpoints
-from spikelint.smoke.checkpoint import quarantine
-from spikelint.smoke.checkpoint import remove_stale_temporaries
-from spikelint.smoke.checkpoint import save_atomically
-from spikelint.smoke.checkpoint import tensor_layout_check
-from spikelint.smoke.checkpoint import weights_only_refusal
-from spikelint.smoke.checkpoint import write_checkpoint
-from spikelint.smoke.compare import leaf_to_json
-from spikelint.smoke.determinism import apply_deterministic_settings
-from spikelint.smoke.determinism import watch_nondeterministic_ops
-from spikelint.smoke.job import check_job
-from spikelint.smoke.job import step_info
-from spikelint.smoke.probe import live_digests
-from spikelint.smoke.protocol import CHECKPOINT
-from spikelint.smoke.protocol import DONE
-from spikelint.smoke.protocol import ERROR
-from spikelint.smoke.protocol import EXIT_NO_CHECKPOINT
-from spikelint.smoke.protocol import EXIT_PREEMPTED
-from spikelint.smoke.protocol import HANDLER
-from spikelint.smoke.protocol import HOLD
-from spikelint.smoke.protocol import NONDETERMINISTIC
-from spikelint.smoke.protocol import PREEMPTED
-from spikelint.smoke.protocol import PROBE
-from spikelint.smoke.protocol import READY
-from spikelint.smoke.protocol import RESTORED
-from spikelint.smoke.protocol import STEP
-from spikelint.smoke.protocol import WRITING
-from spikelint.smoke.protocol import ChildChannel
-from spikelint.smoke.rngstate import capture_rng
-from spikelint.smoke.rngstate import seed_everything
+from spikelint.smoke.harness.checkpoint import LoadedCheckpoint
+from spikelint.smoke.harness.checkpoint import Refusal
+from spikelint.smoke.harness.checkpoint import WriteResult
+from spikelint.smoke.harness.checkpoint import newest_valid
+from spikelint.smoke.harness.checkpoint import prune_checkpoints
+from spikelint.smoke.harness.checkpoint import quarantine
+from spikelint.smoke.harness.checkpoint import remove_stale_temporaries
+from spikelint.smoke.harness.checkpoint import save_atomically
+from spikelint.smoke.harness.checkpoint import tensor_layout_check
+from spikelint.smoke.harness.checkpoint import weights_only_refusal
+from spikelint.smoke.harness.checkpoint import write_checkpoint
+from spikelint.smoke.compare.leaves import leaf_to_json
+from spikelint.smoke.harness.determinism import apply_deterministic_settings
+from spikelint.smoke.harness.determinism import watch_nondeterministic_ops
+from spikelint.smoke.harness.job import check_job
+from spikelint.smoke.harness.job import step_info
+from spikelint.smoke.harness.probe import live_digests
+from spikelint.smoke.harness.protocol import CHECKPOINT
+from spikelint.smoke.harness.protocol import DONE
+from spikelint.smoke.harness.protocol import ERROR
+from spikelint.smoke.harness.protocol import EXIT_NO_CHECKPOINT
+from spikelint.smoke.harness.protocol import EXIT_PREEMPTED
+from spikelint.smoke.harness.protocol import HANDLER
+from spikelint.smoke.harness.protocol import HOLD
+from spikelint.smoke.harness.protocol import NONDETERMINISTIC
+from spikelint.smoke.harness.protocol import PREEMPTED
+from spikelint.smoke.harness.protocol import PROBE
+from spikelint.smoke.harness.protocol import READY
+from spikelint.smoke.harness.protocol import RESTORED
+from spikelint.smoke.harness.protocol import STEP
+from spikelint.smoke.harness.protocol import WRITING
+from spikelint.smoke.harness.protocol import ChildChannel
+from spikelint.smoke.harness.rngstate import capture_rng
+from spikelint.smoke.harness.rngstate import seed_everything
 
 REFERENCE = "reference"
 INTERRUPTED = "interrupted"
@@ -486,7 +486,7 @@ class TrainingProcess:
 
 def tensor_bytes(state: Any) -> int:
     """Bytes of the tensors in a (nested) state, each storage counted once."""
-    from spikelint.smoke.compare import flatten
+    from spikelint.smoke.compare.leaves import flatten
 
     seen: set[tuple[str, int]] = set()
     total = 0

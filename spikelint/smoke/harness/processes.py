@@ -26,10 +26,10 @@ from typing import Any
 from typing import Callable
 from typing import Iterator
 
-from spikelint.smoke.protocol import EXIT_PREEMPTED
-from spikelint.smoke.protocol import RELEASE
-from spikelint.smoke.protocol import ChildChannel
-from spikelint.smoke.protocol import LineBuffer
+from spikelint.smoke.harness.protocol import EXIT_PREEMPTED
+from spikelint.smoke.harness.protocol import RELEASE
+from spikelint.smoke.harness.protocol import ChildChannel
+from spikelint.smoke.harness.protocol import LineBuffer
 
 EXIT_INTERNAL = 70
 POLL_S = 0.1

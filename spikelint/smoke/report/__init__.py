@@ -1,0 +1,1 @@
+"""What a smoke run shows: ``summary.json`` and its text, and ``report.html`` with the losses drawn."""
