@@ -44,6 +44,22 @@ def needles(values: Iterable[str]) -> list[str]:
     return sorted(found, key=lambda text: (-len(text), text))
 
 
+# A value that is one plain word (``password``, ``Welcome``) is masked only where it stands alone: inside a
+# longer name (``root_password``, the key that holds it) it is part of the name, not the secret.
+WORD = re.compile(r"[A-Za-z][a-z]+|[A-Z]+")
+GLUED = re.compile(r"\w")
+
+
+def _is_word(part: str) -> bool:
+    return WORD.fullmatch(part) is not None
+
+
+def _glued(text: str, start: int, end: int) -> bool:
+    """Whether ``text[start:end]`` sits inside a longer name (a word character on either side)."""
+    return (start > 0 and GLUED.match(text[start - 1]) is not None) or \
+        (end < len(text) and GLUED.match(text[end]) is not None)
+
+
 def padded(value: str) -> str:
     """``Zq8v…*****``: masked, but as wide as the value, so carets under a source line stay aligned."""
     shown = masked(value)
@@ -58,7 +74,8 @@ def masker(values: Iterable[str], same_width: bool = False) -> Callable[[str], s
     form = padded if same_width else masked
     if len(parts) > MAX_ALTERNATION:
         return _indexed_masker(parts, form)
-    pattern = re.compile("|".join(re.escape(part) for part in parts))
+    pattern = re.compile("|".join(rf"(?<!\w){re.escape(part)}(?!\w)" if _is_word(part) else re.escape(part)
+                                  for part in parts))
     return lambda text: pattern.sub(lambda match: form(match.group(0)), text) if text else text
 
 
@@ -82,7 +99,8 @@ def _indexed_masker(parts: list[str], form: Callable[[str], str]) -> Callable[[s
         while position <= last:
             candidates = lookup(text[position:position + MIN_MASKED])
             found = None if candidates is None else next(
-                (part for part in candidates if text.startswith(part, position)), None)
+                (part for part in candidates if text.startswith(part, position)
+                 and not (_is_word(part) and _glued(text, position, position + len(part)))), None)
             if found is None:
                 position += 1
                 continue

@@ -144,3 +144,22 @@ def test_many_values_are_masked_by_prefix_lookup_like_the_alternation() -> None:
     assert many(f"a {values[7]} b") == few(f"a {values[7]} b")
     longer = values[9] + "TAIL1234"
     assert masker([*values, longer])(longer) == longer[:4] + "…"  # the longest value sharing a prefix wins
+
+
+def test_a_plain_word_value_is_masked_where_it_stands_alone_not_inside_the_name_that_holds_it() -> None:
+    """A Secret's ``root_password: password``: the value is masked, the key name that holds it is not; a
+    token-shaped value is masked even glued to other text (a path, a file name)."""
+    import random
+    import string
+
+    from spikelint.pipeline.masking import MAX_ALTERNATION
+    from spikelint.pipeline.masking import masker
+
+    message = "credential committed: password (data.root_password of Secret 'pg'); 'password' again"
+    assert masker(["password"])(message) == (
+        "credential committed: pa… (data.root_password of Secret 'pg'); 'pa…' again")
+    token = "Zq8vK2mX9pL4"
+    assert masker([token])(f"/data/shard_{token}.bin") == f"/data/shard_{token[:3]}….bin"
+    rng = random.Random(5)
+    many = ["".join(rng.choice(string.ascii_letters + string.digits) for _ in range(20)) for _ in range(MAX_ALTERNATION)]
+    assert masker([*many, "password"])(message) == masker(["password"])(message)  # the prefix lookup agrees
