@@ -18,7 +18,8 @@ when (rules.md, *training workload*):
 GPU cost decides: an entry point that does not say it trains (``python -u prep.py``, ``main.py``,
 ``run.py``) is training only when the workload requests GPUs — a CPU-only helper Job costs no GPU
 time that a lost checkpoint would waste.  What says the work is not training wins over a GPU
-request (the job, file or folder name, a smoke-sized or graph-only run, a DaemonSet).
+request (the job, file or folder name, a smoke-sized or graph-only run, a DaemonSet, a Kubeflow
+Trainer runtime, which is a blueprint that TrainJobs fill in).
 
 The adapters call :func:`classify` once per workload, which sets ``workload.is_training`` and the
 ``workload.evidence`` every training finding names; where the entry script is in the scanned tree
@@ -62,6 +63,9 @@ TRAINING_RULES = frozenset(("SPK301", "SPK302", "SPK303", "SPK401", "SPK402", "S
 TRAINING_OPERATOR_KINDS = frozenset((
     "PyTorchJob", "TFJob", "MPIJob", "XGBoostJob", "PaddleJob", "JAXJob", "MXJob", "TrainJob", "TrainingRuntime",
     "ClusterTrainingRuntime", "TrainingWorkload", "DistributedWorkload", "RunaiJob"))
+# Kubeflow Trainer's runtimes run nothing by themselves: each TrainJob that names one overrides its
+# command, adds volumes and decides where checkpoints go, so the training rules speak on the TrainJob.
+RUNTIME_TEMPLATE_KINDS = frozenset(("TrainingRuntime", "ClusterTrainingRuntime"))
 RUNAI_TRAINING_CLASSES = frozenset(("training", "distributed"))
 RUNAI_OTHER_CLASSES = {"workspace": INTERACTIVE, "interactive": INTERACTIVE, "inference": SERVER}
 SERVING_KIND = lazy_regex(r"Inference|Serving|Service$|Server|Notebook|Workspace|Interactive|Gateway|Route$|"
@@ -185,6 +189,9 @@ def _by_commands(workload: Workload) -> Purpose:
         return Purpose(SERVER, f"a {kind}")
     if kind == "DaemonSet":  # one pod on every node, restarted forever: a node agent or a burn-in
         return Purpose(UTILITY, "a DaemonSet (one pod on every node)")
+    if kind in RUNTIME_TEMPLATE_KINDS:  # Kubeflow Trainer: a blueprint that TrainJobs name and fill in
+        return Purpose(UTILITY, f"a {kind} (a blueprint: the TrainJobs that name it bring the run's command, "
+                                "volumes and checkpoints)")
     operator = kind in TRAINING_OPERATOR_KINDS or (workload.source.startswith("runai")
                                                    and klass in RUNAI_TRAINING_CLASSES)
     written: list[Purpose] = []

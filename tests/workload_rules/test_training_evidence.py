@@ -252,3 +252,55 @@ def test_a_launch_through_a_variable_the_script_assigns_is_read() -> None:
     body = 'LAUNCH="torchrun --nproc_per_node 8"\nTRAINER=scripts/pretrain.py\nsrun python $TRAINER --lr 3e-4\n'
     [(_, rule, message)] = _training("slurm/job.sbatch", _slurm(body))
     assert rule == "SPK401" and "pretrain.py" in message
+
+
+RUNTIME = """apiVersion: trainer.kubeflow.org/v1alpha1
+kind: ClusterTrainingRuntime
+metadata:
+  name: torch-distributed
+spec:
+  mlPolicy:
+    numNodes: 1
+    torch:
+      numProcPerNode: auto
+  template:
+    spec:
+      replicatedJobs:
+        - name: node
+          template:
+            spec:
+              template:
+                spec:
+                  containers:
+                    - name: node
+                      image: reg.example.org/torch:2.5.1-cuda12.4@sha256:856eb0688427ecaebd3fa864703b671559a7c62a053baca13c3b6ac77ff5f1fa
+                      command: [torchrun, /workspace/train.py]
+                      resources:
+                        limits:
+                          nvidia.com/gpu: 8
+"""
+
+TRAINJOB = """apiVersion: trainer.kubeflow.org/v1alpha1
+kind: TrainJob
+metadata:
+  name: llama-sft
+spec:
+  runtimeRef:
+    name: torch-distributed
+  trainer:
+    image: reg.example.org/torch:2.5.1-cuda12.4@sha256:856eb0688427ecaebd3fa864703b671559a7c62a053baca13c3b6ac77ff5f1fa
+    command: [torchrun, train.py]
+    numNodes: 2
+    resourcesPerNode:
+      limits:
+        nvidia.com/gpu: 8
+"""
+
+
+@pytest.mark.parametrize("kind", ["ClusterTrainingRuntime", "TrainingRuntime"])
+def test_a_trainer_runtime_is_a_blueprint_and_gets_no_training_rule(kind: str) -> None:
+    """Kubeflow Trainer's runtimes are what TrainJobs name and fill in (their command, volumes and checkpoints):
+    the training rules speak on the TrainJob, not on every runtime a platform ships."""
+    assert _training("runtimes/torch.yaml", RUNTIME.replace("ClusterTrainingRuntime", kind)) == []
+    rules = [rule for _, rule, _ in _training("jobs/llama-sft.yaml", TRAINJOB)]
+    assert "SPK401" in rules and "SPK302" in rules  # the TrainJob that runs still gets them
