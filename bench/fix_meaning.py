@@ -304,7 +304,8 @@ def edit_inventory(old: str, new: str, rules: set[str]) -> tuple[list[str], list
     lenient: list[str] = []  # SPK202 rewrites lines: left to the data comparison
     old_lines, new_lines = old.splitlines(keepends=True), new.splitlines(keepends=True)
     matcher = difflib.SequenceMatcher(a=old_lines, b=new_lines, autojunk=False)
-    for tag, i1, i2, j1, j2 in matcher.get_opcodes():
+    for opcode, i1, i2, j1, j2 in matcher.get_opcodes():
+        tag: str = opcode
         if tag == "equal":
             continue
         if tag == "replace":  # a whole inserted line next to a line edited in place: split them
@@ -504,7 +505,7 @@ def main(argv: list[str]) -> int:
 
     # 4. summary
     edited = Counter(result["kind"] for result in results)
-    fixes = Counter()
+    fixes: Counter[str] = Counter()
     for result in results:
         fixes.update(result.get("fixed", {}))
     equal = sum(1 for result in results if not result["differences"])

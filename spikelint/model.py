@@ -249,6 +249,7 @@ class Container:
     mounts: list[Mount] = field(default_factory=list)
     working_dir: Located | None = None
     gpus: Located | None = None  # GPUs per pod, as written
+    accelerator: str = "GPU"  # what ``gpus`` counts, as messages name it: "GPU", "TPU chip", "Neuron device" …
     replica_group: str = ""  # "Master", "Worker", "launcher", JobSet replicatedJob name …
     replicas: int = 1  # pods that run this container
 
@@ -287,6 +288,14 @@ class Workload:
 
     def main_containers(self) -> list[Container]:
         return [c for c in self.containers if c.role in ("main", "sidecar")]
+
+    def accelerators_requested(self) -> str | None:
+        """The request as messages say it: ``8 GPUs``, ``4 TPU chips`` (``None``: no accelerator requested)."""
+        total = self.gpus_total
+        if total is None or not isinstance(total.value, (int, float)) or total.value <= 0:
+            return None
+        kind = next((c.accelerator for c in self.containers if c.gpus is not None), "GPU")
+        return f"{total.value:g} {kind}{'' if total.value == 1 else 's'}"
 
     def on_runai(self) -> bool:
         """A Run:ai form (CRD, REST body, ``runai`` command) or an object labelled for Run:ai's

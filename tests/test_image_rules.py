@@ -80,7 +80,13 @@ def test_full_version_after_a_word_is_immutable(tag: str) -> None:
     assert Config().immutable_tag_regex().match(tag)
 
 
+@pytest.mark.parametrize("tag", ["2024-05-01", "nightly-2025-11-30", "v2024-05-01-cu121", "20240501"])
+def test_a_dated_tag_is_a_date_stamp(tag: str) -> None:
+    """A day written out (``maxtext:2024-05-01``, a dated nightly) names one build, like ``20240501``."""
+    assert Config().immutable_tag_regex().match(tag)
+
+
 @pytest.mark.parametrize("tag", ["py3", "24.05-py3", "cuda12", "gpu-2.1", "pytorch2.5", "gpu-deadbee", "cuda-1234567",
-                                 "jammy"])
+                                 "jammy", "2024-05", "2024-05-py3", "1234-56-78"])
 def test_flavours_and_partial_versions_still_float(tag: str) -> None:
     assert not Config().immutable_tag_regex().match(tag)

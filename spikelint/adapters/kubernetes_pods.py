@@ -121,6 +121,23 @@ def read_mounts(container: Node, volumes: dict[str, Volume]) -> list[Mount]:
     return mounts
 
 
+# what a device resource counts, for messages (every other GPU_RESOURCE_* name counts GPUs)
+ACCELERATOR_WORDS = (("google.com/tpu", "TPU chip"), ("aws.amazon.com/neuroncore", "NeuronCore"),
+                     ("aws.amazon.com/neuron", "Neuron device"), ("habana.ai/", "Gaudi accelerator"))
+
+
+def read_accelerator(container: Node) -> str:
+    """What the container's device request counts: ``TPU chip`` for ``google.com/tpu``, else ``GPU``."""
+    resources = child(container, "resources") or child(container, "resourcesPerNode")
+    for section in ("limits", "requests"):
+        for key, _ in map_entries(child(resources, section)):
+            name = str(key.value)
+            word = next((word for prefix, word in ACCELERATOR_WORDS if name.startswith(prefix)), None)
+            if word is not None:
+                return word
+    return "GPU"
+
+
 def read_gpus(container: Node) -> Located | None:
     """GPUs a container asks for: ``limits`` first, ``requests`` when no limit is written."""
     resources = child(container, "resources") or child(container, "resourcesPerNode")
@@ -152,6 +169,7 @@ def read_container(node: Node, role: str, volumes: dict[str, Volume], lines: Sou
         mounts=read_mounts(entry, volumes),
         working_dir=located_text(entry.get("workingDir")),
         gpus=read_gpus(entry),
+        accelerator=read_accelerator(entry),
     )
 
 

@@ -335,10 +335,8 @@ def reconsider(workload: Workload, scripts: list[tuple[str, str]]) -> None:
 
 def evidence(workload: Workload, purpose: Purpose) -> str:
     """What a training rule's finding rests on: ``8 GPUs requested; runs torchrun train.py``."""
-    parts = []
-    total = workload.gpus_total
-    if total is not None and isinstance(total.value, (int, float)) and total.value > 0:
-        parts.append(f"{total.value:g} GPU{'' if total.value == 1 else 's'} requested")
+    requested = workload.accelerators_requested()
+    parts = [f"{requested} requested"] if requested else []
     parts.append(purpose.reason)
     return "; ".join(parts)
 

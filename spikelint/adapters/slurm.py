@@ -126,8 +126,13 @@ def directive_words(line: str, number: int) -> list[Located]:
             for span in split_words(line[start:])]
 
 
-def leading_directives(lines: Sequence[str], first: int, last: int) -> tuple[list[Option], Located | None]:
-    """The ``#SBATCH`` options of the comment block that opens lines ``first``..``last`` (1-based)."""
+def leading_directives(lines: Sequence[str], first: int, last: int,
+                       column_zero: bool = False) -> tuple[list[Option], Located | None]:
+    """The ``#SBATCH`` options of the comment block that opens lines ``first``..``last`` (1-based).
+
+    ``column_zero``: only lines that start with ``#SBATCH`` count, as sbatch reads a script file (an
+    indented one is a comment to it); a heredoc's body may be indented in the script that writes it.
+    """
     options: list[Option] = []
     anchor: Located | None = None
     for number in range(first, min(last, len(lines)) + 1):
@@ -138,7 +143,7 @@ def leading_directives(lines: Sequence[str], first: int, last: int) -> tuple[lis
         if not stripped.startswith("#"):
             break
         words = directive_words(line, number)
-        if DIRECTIVE.match(line):
+        if DIRECTIVE.match(line) and (not column_zero or line.startswith("#")):
             column = line.index("#") + 1
             anchor = anchor or Located("#SBATCH", number, column, number, column + 7)
             options.extend(read_options(words))
@@ -162,6 +167,22 @@ def late_directives(lines: Sequence[str], first: int, last: int,
             continue
         match = DIRECTIVE.match(line)
         if match is not None:
+            column = line.index("#") + 1
+            found.append(Located(stripped, number, column, number, len(line.rstrip()) + 1))
+    return tuple(found)
+
+
+def indented_directives(lines: Sequence[str]) -> tuple[Located, ...]:
+    """Indented ``#SBATCH`` lines of a script's opening comment block: sbatch reads a directive only at the
+    start of a line, so to it these are comments and the job runs without them."""
+    found: list[Located] = []
+    for number, line in enumerate(lines, 1):
+        stripped = line.strip()
+        if not stripped:
+            continue
+        if not stripped.startswith("#"):
+            break
+        if DIRECTIVE.match(line) and not line.startswith("#"):
             column = line.index("#") + 1
             found.append(Located(stripped, number, column, number, len(line.rstrip()) + 1))
     return tuple(found)
@@ -453,8 +474,9 @@ def jobs_in(document: Document) -> list[Job]:
     if "#SBATCH" in text:
         lines = document.lines
         heredocs = _heredoc_bodies(document, script) if script is not None else []
-        options, anchor = leading_directives(lines, 1, len(lines))
-        ignored = late_directives(lines, 1, len(lines), [(start, end) for _, _, start, end in heredocs])
+        options, anchor = leading_directives(lines, 1, len(lines), column_zero=True)
+        ignored = indented_directives(lines) + \
+            late_directives(lines, 1, len(lines), [(start, end) for _, _, start, end in heredocs])
         if anchor is None and ignored:  # every directive comes after a command: a job that reads none of them
             anchor = Located("#SBATCH", ignored[0].line, ignored[0].column, ignored[0].line, ignored[0].column + 7)
         if anchor is not None:

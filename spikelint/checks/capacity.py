@@ -57,7 +57,8 @@ def large_gpu_request(workload: Workload, document: Document, ctx: CheckContext)
     if has_baseline(workload):
         return
     yield Problem.at("SPK701", total,
-                     f"{workload_label(workload)} requests {total.value:g} GPUs in total{gpu_breakdown(workload)}, "
+                     f"{workload_label(workload)} requests {workload.accelerators_requested()} in total"
+                     f"{gpu_breakdown(workload)}, "
                      f"more than max_gpus ({limit:g}), and names no one-GPU baseline run — run it on "
                      f"one GPU first and add the annotation {BASELINE_ANNOTATION}: <run-id>",
                      key=f"gpus:{workload_label(workload)}:{total.value:g}")
@@ -106,9 +107,8 @@ def no_active_deadline(workload: Workload, document: Document, ctx: CheckContext
     if not workload.supports_deadline or not workload.is_training or workload.deadline is not None:
         return
     where = job_field(workload, "activeDeadlineSeconds", "activeDeadlineSeconds")
-    total = workload.gpus_total
-    held = f"its {total.value:g} GPU{'' if total.value == 1 else 's'}" if total is not None and \
-        isinstance(total.value, (int, float)) and total.value > 0 else "its pods and their quota"
+    requested = workload.accelerators_requested()
+    held = f"its {requested}" if requested else "its pods and their quota"
     if workload.source == "slurm":
         limited = "an unlimited --time" if workload.extra.get("slurm_time_written") else "no #SBATCH --time"
         yield Problem.at("SPK704", workload.anchor,
@@ -128,10 +128,14 @@ def ignored_sbatch_directive(workload: Workload, document: Document, ctx: CheckC
     first_command = _first_command_line(document, workload)
     for where in ignored:
         after = f" (the first command is on line {first_command})" if first_command else ""
-        yield Problem.at("SPK705", where,
-                         f"{where.value} comes after the first command of the batch script{after}: sbatch stops "
-                         f"reading #SBATCH directives at the first command, so the job runs without this setting "
-                         f"— move the line up into the directive block at the top of the script",
+        if where.column > 1 and (first_command is None or where.line < first_command):
+            why = (f"{where.value} is indented: sbatch reads a directive only where #SBATCH starts the line, so "
+                   "the job runs without this setting — remove the spaces before #SBATCH")
+        else:
+            why = (f"{where.value} comes after the first command of the batch script{after}: sbatch stops "
+                   f"reading #SBATCH directives at the first command, so the job runs without this setting "
+                   f"— move the line up into the directive block at the top of the script")
+        yield Problem.at("SPK705", where, why,
                          severity="error" if workload.is_training or _requests_gpus(where) else "info",
                          key=f"late:{where.value}")
 

@@ -31,6 +31,8 @@ from spikelint.facts.placement import under
 from spikelint.facts.runconfig import CKPT_LOCATION
 from spikelint.facts.runconfig import LOG
 from spikelint.facts.runconfig import LOG_HOLDER
+from spikelint.facts.runconfig import OUTPUT
+from spikelint.facts.runconfig import is_remote
 
 DURABLE_NAME = lazy_regex(r"^(data|checkpoint.*|ckpt.*|output.*|results?|logs?|runs?|models?)$", re.IGNORECASE)
 CACHE_NAME = lazy_regex(r"^(\.cache|cache|caches|tmp|temp|\.tmp|shm|scratch-cache)$", re.IGNORECASE)
@@ -112,8 +114,11 @@ def slurm_log_files(workload: Workload, ctx: CheckContext, seen: set[tuple[int, 
                          f"filesystem, or list the path in persistent_paths if it is persistent", key=f"{option}:{text}")
 
 
+REMOTE_ROLES = frozenset((OUTPUT, CKPT_LOCATION))
+
+
 def _persistent_anywhere(workload: Workload, document: Document, ctx: CheckContext) -> bool:
-    """A PVC, Run:ai PVC/data source or NFS is mounted, or the run writes under persistent_paths."""
+    """A PVC, Run:ai PVC/data source or NFS is mounted, the run writes to an object store, or under persistent_paths."""
     if workload.persistent_mount_paths or any(volume.persistent for volume in workload.volumes):
         return True
     if storage_unknown(workload):
@@ -122,6 +127,9 @@ def _persistent_anywhere(workload: Workload, document: Document, ctx: CheckConte
         for mount in container.mounts:
             if mount.volume is None or mount.volume.persistent:
                 return True  # undeclared volume: cannot tell, stay quiet
+    if any(setting.roles & REMOTE_ROLES and isinstance(setting.value, str) and is_remote(setting.value)
+           for setting in run_view(workload, document, ctx.project).settings):
+        return True  # it writes its outputs or checkpoints to an object store (gs://, s3://), which the pod cannot lose
     if workload.extra.get("platform_paths"):
         view = run_view(workload, document, ctx.project)
         if any((absolute := resolve(use.text, use.cwd)) is not None and platform_managed(absolute, workload)

@@ -49,6 +49,8 @@ _AMBIGUOUS = frozenset((CKPT_LOCATION, RESUME))  # `ckpt_path`: Lightning resume
 LEAF_ROLES: dict[str, frozenset[str]] = {
     # HF Trainer checkpoints into output_dir and Lightning into default_root_dir unless told not to
     **{key: _TRAINER_DIR for key in ("output_dir", "default_root_dir")},
+    # T5X/TF Estimator ``--model_dir`` and MaxText ``base_output_directory=``: checkpoints, logs and summaries
+    **{key: _TRAINER_DIR for key in ("model_dir", "base_output_directory")},
     **{key: _DIR_OUT for key in ("work_dir", "exp_dir", "experiment_dir", "run_dir", "dump_folder")},
     **{key: frozenset((OUTPUT,)) for key in ("out_dir", "outdir", "output_folder", "results_dir", "result_dir",
                                              "project_dir", "output_root")},

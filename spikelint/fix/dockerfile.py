@@ -13,6 +13,7 @@ from typing import Sequence
 
 from spikelint.documents.dockerfile import Dockerfile
 from spikelint.documents.dockerfile import Instruction
+from spikelint.documents.dockerfile import Stage
 from spikelint.documents.shell import find_shell_call
 from spikelint.fix.context import FixContext
 from spikelint.fix.context import Outcome
@@ -103,7 +104,8 @@ def dockerfile_pipefail(context: FixContext, findings: Sequence[Finding]) -> Ite
                 key = ("insert", stage.index)
                 if key not in places:
                     places[key] = instruction
-                    refused[key] = _refusal(dockerfile, stage.base)
+                    refused[key] = _refusal(dockerfile, _image_of(dockerfile, stage)) or \
+                        _runtime_refusal(dockerfile, stage.index, instruction.line)
             groups.setdefault(key, []).append((instruction, finding))
         own = [instruction for instruction in dockerfile.instructions if _sets_shell(instruction, stage.index)]
         if own:
@@ -164,6 +166,28 @@ def _shell_refusal(dockerfile: Dockerfile, shell: Instruction) -> str:
         return (f"the stage's SHELL at line {shell.line} already sets pipefail: the pipeline runs in a shell of its "
                 f"own, add `set -o pipefail` there by hand")
     return ""
+
+
+def _image_of(dockerfile: Dockerfile, stage: Stage) -> str:
+    """The image a stage builds on at the root: ``FROM base AS builder`` over ``FROM alpine AS base`` is alpine."""
+    base, parent, seen = stage.base, dockerfile.stage_named(stage.base, before=stage.index), set()
+    while parent is not None and parent.index not in seen:
+        seen.add(parent.index)
+        base = parent.base
+        parent = dockerfile.stage_named(base, before=parent.index)
+    return base
+
+
+def _runtime_refusal(dockerfile: Dockerfile, stage: int, after: int) -> str:
+    """A SHELL also changes the stage's shell-form CMD/ENTRYPOINT: what the container runs would change."""
+    runtime = next((instruction for instruction in dockerfile.instructions
+                    if instruction.stage == stage and instruction.line > after and not instruction.exec_form
+                    and instruction.keyword.upper() in ("CMD", "ENTRYPOINT")), None)
+    if runtime is None:
+        return ""
+    return (f"a SHELL would also run the shell-form {runtime.keyword.upper()} at line {runtime.line} under bash, "
+            f"changing what the container runs: add `set -o pipefail; ` to the piped line by hand, or write the "
+            f"{runtime.keyword.upper()} in JSON form first")
 
 
 def _refusal(dockerfile: Dockerfile, base: str) -> str:

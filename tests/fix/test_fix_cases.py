@@ -104,6 +104,25 @@ def test_dockerfile_on_a_base_without_bash_is_left(tmp_path: Path, capsys: pytes
     assert fixed == text and "may have no bash" in err
 
 
+def test_dockerfile_stage_built_on_a_stage_without_bash_is_left(tmp_path: Path,
+                                                                  capsys: pytest.CaptureFixture[str]) -> None:
+    """``FROM base AS builder`` over ``FROM alpine AS base``: the builder's image is alpine's, with no bash."""
+    text = (f"FROM alpine@{DIGEST} AS base\nRUN apk add curl\nFROM base AS builder\n"
+            "RUN curl -fsSL https://x/i.sh | sh\n")
+    fixed, err = _fix(tmp_path, capsys, "Dockerfile", text)
+    assert fixed == text and f"the base image alpine@{DIGEST} may have no bash" in err
+
+
+def test_dockerfile_stage_with_a_shell_form_cmd_is_left(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """A SHELL also changes a shell-form CMD: the container would run under bash with pipefail instead of /bin/sh."""
+    text = f"FROM ubuntu@{DIGEST}\nRUN wget -qO- https://x/s.sh | bash\nCMD python serve.py\n"
+    fixed, err = _fix(tmp_path, capsys, "Dockerfile", text)
+    assert fixed == text and "also run the shell-form CMD at line 3 under bash" in err
+    exec_form = text.replace("CMD python serve.py", 'CMD ["python", "serve.py"]')
+    fixed, _ = _fix(tmp_path, capsys, "Dockerfile", exec_form)
+    assert fixed == exec_form.replace("RUN wget", 'SHELL ["/bin/bash", "-o", "pipefail", "-c"]\nRUN wget')
+
+
 @pytest.mark.parametrize(("shell", "fixed_shell"), [
     ('["/bin/bash", "-c"]', '["/bin/bash", "-o", "pipefail", "-c"]'),
     ('["/bin/bash","-c"]', '["/bin/bash","-o","pipefail","-c"]'),

@@ -99,7 +99,7 @@ spec:
 """
     found = _training("k8s/fit.yaml", job)
     assert "SPK401" in [rule for _, rule, _ in found]
-    assert "4 GPUs requested" in found[0][2]
+    assert "4 TPU chips requested" in found[0][2]  # named as what is requested, not as GPUs
 
 
 # --------------------------------------------------------------------------- the entry point, as the launcher finds it
@@ -304,3 +304,43 @@ def test_a_trainer_runtime_is_a_blueprint_and_gets_no_training_rule(kind: str) -
     assert _training("runtimes/torch.yaml", RUNTIME.replace("ClusterTrainingRuntime", kind)) == []
     rules = [rule for _, rule, _ in _training("jobs/llama-sft.yaml", TRAINJOB)]
     assert "SPK401" in rules and "SPK302" in rules  # the TrainJob that runs still gets them
+
+
+TPU_JOB = """apiVersion: batch/v1
+kind: Job
+metadata:
+  name: maxtext-train
+spec:
+  template:
+    spec:
+      containers:
+        - name: train
+          image: us-docker.pkg.dev/proj/maxtext:2024-05-01
+          command: [python3, -m, MaxText.train, MaxText/configs/base.yml, "base_output_directory=OUT", run_name=r1]
+          resources:
+            limits:
+              google.com/tpu: 4
+"""
+
+
+def test_a_tpu_request_is_named_in_tpu_chips() -> None:
+    findings = {rule: message for _, rule, message in _training("tpu/job.yaml", TPU_JOB.replace("OUT", "gs://b/run"))}
+    assert "holds its 4 TPU chips indefinitely" in findings["SPK704"]
+    assert all("GPU" not in message for message in findings.values())
+    assert findings["SPK704"].endswith("(because: 4 TPU chips requested; runs python3 -m MaxText.train)")
+
+
+@pytest.mark.parametrize("output", ["base_output_directory=gs://bucket/run", "--model_dir=gs://bucket/t5x/run",
+                                    "--output_dir=s3://bucket/run"])
+def test_outputs_written_to_an_object_store_need_no_persistent_volume(output: str) -> None:
+    """MaxText's base_output_directory and T5X's --model_dir hold checkpoints, logs and summaries; on gs:// or
+    s3:// nothing is lost with the pod, so SPK302 has nothing to say."""
+    job = TPU_JOB.replace('"base_output_directory=OUT"', f'"{output}"')
+    assert "SPK302" not in [rule for _, rule, _ in _training("tpu/job.yaml", job)]
+
+
+@pytest.mark.parametrize("output", ["base_output_directory=/tmp/run", "--model_dir=/tmp/t5x/run"])
+def test_the_same_outputs_on_the_containers_disk_are_reported_at_the_value(output: str) -> None:
+    job = TPU_JOB.replace('"base_output_directory=OUT"', f'"{output}"')
+    found = [(line, rule) for line, rule, _ in _training("tpu/job.yaml", job) if rule.startswith("SPK30")]
+    assert found == [(11, "SPK301")]
