@@ -226,6 +226,27 @@ def time_seconds(text: str) -> int | None:
     return seconds if seconds > 0 else None
 
 
+BATCH_SIGNAL = lazy_regex(r"(?i)^B:(?:SIG)?(\w+)")
+
+
+def untrapped_batch_signal(text: str, lines: Sequence[str]) -> bool:
+    """``--signal=B:USR1@90`` goes to the batch shell alone; with no ``trap … USR1`` in the script, bash
+    takes the signal's default action and exits, and the job ends early without a checkpoint."""
+    found = BATCH_SIGNAL.match(text.strip())
+    if found is None:
+        return False
+    name = found.group(1).upper()
+    names = {name, f"SIG{name}"} | ({str(SIGNAL_NUMBERS[name])} if name in SIGNAL_NUMBERS else set())
+    for line in lines:
+        words = line.split("#", 1)[0].split()
+        if "trap" in words and any(word.strip("'\";").upper() in names for word in words[words.index("trap") + 1:]):
+            return False
+    return True
+
+
+SIGNAL_NUMBERS = {"HUP": 1, "INT": 2, "QUIT": 3, "USR1": 10, "USR2": 12, "TERM": 15, "CONT": 18, "URG": 23}
+
+
 def signal_seconds(text: str) -> int | None:
     """``--signal=[{R|B}:]SIG[@SECONDS]``: seconds of notice before the time limit (60 when not written)."""
     value = text.strip()
@@ -537,6 +558,8 @@ def build_workload(job: Job, document: Document, config: Config) -> Workload:
     if signal is not None and signal.value is not None:
         seconds = signal_seconds(str(signal.value.value))
         workload.grace_period = signal.value._replace(value=seconds) if seconds is not None else None
+        if untrapped_batch_signal(str(signal.value.value), document.lines[job.line_range[0] - 1:job.line_range[1]]):
+            workload.extra["slurm_untrapped_signal"] = signal.value
     limit = last(options, "--time")
     if limit is not None and limit.value is not None:
         seconds = time_seconds(str(limit.value.value))

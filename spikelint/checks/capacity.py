@@ -81,6 +81,15 @@ def short_grace_period(workload: Workload, document: Document, ctx: CheckContext
     grace = workload.grace_period
     if grace is None or not (workload.preemptible or workload.is_training):
         return
+    untrapped = workload.extra.get("slurm_untrapped_signal")
+    if untrapped is not None:
+        yield Problem.at("SPK703", untrapped,
+                         f"#SBATCH --signal={untrapped.value} sends the notice to the batch shell, which has no trap for "
+                         f"it: bash takes the signal's default action and exits, so the job ends "
+                         f"{grace.value:g}s early without a checkpoint — add a trap that tells the training process "
+                         f"to save (and `scontrol requeue $SLURM_JOB_ID`), or drop `B:` so the job steps get the "
+                         f"signal and the training process saves on it", key=f"untrapped:{untrapped.value}")
+        return
     if not isinstance(grace.value, (int, float)) or isinstance(grace.value, bool):
         return
     minimum = ctx.config.min_grace_period_seconds
