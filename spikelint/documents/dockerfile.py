@@ -457,6 +457,13 @@ def _exec_script(arguments: list[tuple[str, int, int]]) -> Script:
     return Script([pipeline])
 
 
+def _instruction_word(text: str) -> str:
+    """What an error quotes of an unknown instruction: its word up to ``=`` or ``:`` (``ENV_GITHUB_TOKEN=ghp_…``
+    is quoted as ``ENV_GITHUB_TOKEN``: the value after it may be a secret, and a cut one is not masked whole)."""
+    word = text.split(None, 1)[0] if text.split() else text
+    return re.split(r"[=:]", word, maxsplit=1)[0][:40]
+
+
 def _instruction(lines: list[str], index: int, state: _State, continuation: re.Pattern[str]) -> int:
     """Read the instruction at ``lines[index]`` into the Dockerfile; returns the next line index."""
     dockerfile = state.dockerfile
@@ -465,13 +472,12 @@ def _instruction(lines: list[str], index: int, state: _State, continuation: re.P
     keyword_match = _KEYWORD.match(text)
     line, column = logical.segments[0][1], logical.segments[0][2]
     if keyword_match is None or keyword_match.group().upper() not in INSTRUCTIONS:
-        word = text.split(None, 1)[0] if text.split() else text
-        dockerfile.errors.append((f"unknown instruction: {word[:40]}", line, column))
+        dockerfile.errors.append((f"unknown instruction: {_instruction_word(text)}", line, column))
         return logical.last_line + 1
     keyword = keyword_match.group().upper()
     after_keyword = keyword_match.end()
     if after_keyword < len(text) and text[after_keyword] not in " \t":
-        dockerfile.errors.append((f"unknown instruction: {text.split(None, 1)[0][:40]}", line, column))
+        dockerfile.errors.append((f"unknown instruction: {_instruction_word(text)}", line, column))
         return logical.last_line + 1
     value_start = after_keyword
     while value_start < len(text) and text[value_start] in " \t":

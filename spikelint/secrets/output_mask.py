@@ -41,8 +41,24 @@ def type_label(secret_type: str) -> str:
 _UNSAFE_LABEL = re.compile(r"[^A-Za-z0-9 ._-]")
 
 
+# A token's own prefix followed by random-looking characters: a token cut by whatever shortened the text
+# (``ghp_aB3dE5fG7hJ9kL1mN3p``, ``glpat-x9Y…``) that the whole-shape detectors no longer recognise.
+PARTIAL_TOKEN = re.compile(
+    r"(?<![A-Za-z0-9_-])(?:"
+    # prefixes no word starts with: any six characters after them are a token's
+    r"(?:xox[abposre]-|xapp-|github_pat_|glpat-|gldt-|glrt-|glptt-|sk-proj-|sk-ant-|nvapi-|dckr_pat_|api_org_|"
+    r"sk_live_|rk_live_|sk_test_)[A-Za-z0-9_-]{6,}"
+    # short prefixes that words share (hf_hub_download, sk-learn): only random-looking characters after them
+    r"|(?:gh[pousr]_|sk-|hf_|npm_|pypi-|AKIA|ASIA|AIza|ya29\.|r8_|dapi)"
+    r"(?=[A-Za-z0-9_-]*[0-9])(?=[A-Za-z0-9_-]*[A-Z])[A-Za-z0-9_-]{6,})")
+
+
+def _partial_tokens(text: str, ellipsis: str) -> str:
+    return PARTIAL_TOKEN.sub(lambda found: masked(found.group(), ellipsis), text)
+
+
 def mask_output(text: str) -> str:
-    """``text`` with every credential the secret detectors recognise in it masked."""
+    """``text`` with every credential the secret detectors recognise in it masked, and every token cut short."""
     if len(text) < MIN_MASKED:
         return text
     from spikelint.secrets.text import CONFIG  # the detectors load with the first text worth masking
@@ -50,7 +66,7 @@ def mask_output(text: str) -> str:
 
     secrets = find_in_text(text, mode=CONFIG)
     if not secrets:
-        return text
+        return _partial_tokens(text, "..." if text.isascii() else ELLIPSIS)
     # An ASCII-only text (the JSON report escapes everything else) stays ASCII-only.
     ellipsis = "..." if text.isascii() else ELLIPSIS
     pieces: list[str] = []
@@ -63,7 +79,7 @@ def mask_output(text: str) -> str:
             end += 1  # never leave a lone ``\\`` that would escape the character after the mask
         pieces += [text[done:start], masked(text[start:end], ellipsis) + type_label(secret.type)]
         done = end
-    return "".join(pieces) + text[done:] if pieces else text
+    return _partial_tokens("".join(pieces) + text[done:] if pieces else text, ellipsis)
 
 
 def _escapes_next(text: str, start: int, end: int) -> bool:

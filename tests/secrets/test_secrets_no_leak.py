@@ -206,3 +206,29 @@ def test_a_rule_list_is_quoted_as_typed(monkeypatch: pytest.MonkeyPatch, capsys:
     token = TOKENS["hf"]
     code, printed = _run(["check", "--ignore", token, "."], tmp_path, monkeypatch, capsys)
     assert code == 2 and token.upper() not in printed and token not in printed
+
+
+CUT_KINDS = sorted(set(TOKENS) - {"jwt"})  # a JWT's first part is its public header, not the secret
+
+
+@pytest.mark.parametrize("kind", CUT_KINDS)
+def test_a_token_cut_short_shows_at_most_its_first_four_characters(kind: str) -> None:
+    """Whatever shortens a text (a quoted instruction, a log tail) may cut a token below the shape the
+    detectors know: the final mask still recognises its prefix and hides the rest."""
+    token = TOKENS[kind]
+    for cut in (19, 23, len(token) - 3):
+        for text in (f"unknown instruction: ENV_X={token[:cut]}", f"last output: {token[:cut]}… (truncated)"):
+            masked = mask_output(text)
+            assert token[:5] not in masked, (kind, cut, text[:30])
+
+
+@pytest.mark.parametrize("kind", CUT_KINDS)
+def test_an_unknown_dockerfile_instruction_holding_a_token_is_quoted_without_it(
+        kind: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]) -> None:
+    token = TOKENS[kind]
+    (tmp_path / "Dockerfile").write_text(f"FROM busybox:1.36.1\nENV_SERVICE_TOKEN={token}\nRUN true\n",
+                                         encoding="utf-8")
+    for fmt in FORMATS:
+        _, printed = _run(["check", "--format", fmt, "--jobs", "1", "."], tmp_path, monkeypatch, capsys)
+        assert "unknown instruction: ENV_SERVICE_TOKEN" in printed.replace("\\u2026", "…") or fmt == "github"
+        assert token[:5] not in printed, fmt
