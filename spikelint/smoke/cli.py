@@ -32,7 +32,8 @@ Train a tiny (or your own) PyTorch job, kill it mid-run in several ways (SIGKILL
 checkpoints, SIGKILL during a checkpoint write, a truncated newest checkpoint, SIGTERM
 preemption), resume each in a fresh process and prove that the resumed state equals an
 uninterrupted run bit for bit. Exit 0 verified, 1 state differs or resume failed, 2 setup
-error."""
+error, 3 incomplete (every variant that ran passed, but the plan could not test everything the
+job has: an epoch end, a variant that found nothing to interrupt)."""
 DIFF_EPILOG = "spikelint smoke diff A B compares two checkpoints leaf by leaf (see spikelint smoke diff --help)."
 
 

@@ -36,7 +36,7 @@ class VariantResult:
     signal: str
     description: str
     expected_resume_step: int
-    verdict: str = RESUME_FAILED  # until a comparison proves otherwise
+    verdict: str = RESUME_FAILED  # until a comparison proves otherwise; INCOMPLETE: the variant tested nothing
     message: str = ""
     interrupted_at_step: int | None = None
     interrupted_exit: list[str] = field(default_factory=list)
@@ -116,8 +116,9 @@ def why_variants_disagree(results: list[VariantResult]) -> str:
 
 
 def overall_verdict(results: list[VariantResult]) -> str:
+    """A failure wins; then a variant that could not test what it aims at (INCOMPLETE); else VERIFIED."""
     verdicts = {result.verdict for result in results}
-    for verdict in (RESUME_FAILED, STATE_DIFFERS):
+    for verdict in (RESUME_FAILED, STATE_DIFFERS, INCOMPLETE):
         if verdict in verdicts:
             return verdict
     return VERIFIED if results else SETUP_ERROR

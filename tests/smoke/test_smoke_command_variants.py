@@ -106,6 +106,21 @@ def test_a_plan_too_short_for_a_second_kill_has_no_successive_resume() -> None:
     assert successive_variant(make_plan(SmokeOptions(steps=24, checkpoint_every=4, signal="term"))) is None
 
 
+def test_a_variant_the_command_finishes_before_is_incomplete_not_a_failure(tmp_path: Path) -> None:
+    """The job stops at step 9 whatever {steps} says: the kill planned after step 10 never goes out. That
+    variant tested nothing; it is neither a resume failure nor a pass, and the run is INCOMPLETE (exit 3)."""
+    command = COMMAND.replace("--max-steps {steps}", "--max-steps 9")
+    result = run_smoke(tmp_path / "run", "--steps", "12", "--signal", "kill", "--format", "json", "--cmd", command)
+    summary = result.summary()
+    assert validation_errors("smoke-summary.v1.schema.json", summary) == []
+    assert result.exit_code == 3 and summary["verdict"] == "incomplete", summary["message"]
+    between = variants(summary)["kill-between-checkpoints"]
+    assert between["verdict"] == "incomplete" and "before printing step 10" in between["message"]
+    assert "no signal was sent, so this variant tested nothing" in between["message"]
+    assert variants(summary)["kill-off-period"]["verdict"] == "verified"
+    assert summary["message"].startswith("1 of 3 variants passed and none failed")
+
+
 def test_a_torn_newest_checkpoint_crashing_the_resume_or_loaded_as_is_fails_with_the_file_named(tmp_path: Path) -> None:
     crash = run_smoke(tmp_path / "crash", "--steps", "12", "--signal", "kill", "--cmd", COMMAND + " --bug no-fallback")
     summary = crash.summary()

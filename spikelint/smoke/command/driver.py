@@ -77,6 +77,16 @@ def median_step_s(run: CommandRun) -> float | None:
     return gaps[len(gaps) // 2] if gaps else None
 
 
+def step_estimate(run: CommandRun) -> float:
+    """Seconds a step takes, for the time budget: the median step, else the run's wall time over its steps
+    (a job whose only progress is one checkpoint gives no step time, and must not look free)."""
+    median = median_step_s(run)
+    if median is not None:
+        return median
+    last = max(run.steps, default=0)
+    return run.wall_s / last if last > 0 else run.wall_s
+
+
 def crosses(resume_points: list[int], steps: int, length: int) -> bool:
     """The plan tests what breaks at epochs: a resume inside a later epoch than the first (whose order
     must be restored, not drawn again from a fresh generator, which gives the first epoch's order), and
@@ -238,8 +248,14 @@ class CommandSmoke:
         if spec.signal == "SIGTERM":
             result.sigterm = {"checkpoint_write_s": None, "signal_to_exit_s": interrupted.signal_to_exit_s}
         if interrupted.signalled_at_step is None:
-            result.message = (f"the command ended ({describe(interrupted.exit_code)}) before printing step "
-                                 f"{spec.hold_at_step}; last output: {interrupted.tail()}")
+            reached = (f"writing the checkpoint of step {hold_at}" if self.by_checkpoints
+                       else f"printing step {spec.hold_at_step}")
+            result.message = f"the command ended ({describe(interrupted.exit_code)}) before {reached}"
+            if interrupted.exit_code == 0:  # it finished: the plan asked for a step it never reaches, nothing failed
+                result.verdict = INCOMPLETE
+                result.message += ("; no signal was sent, so this variant tested nothing: give it more --steps, or a "
+                                   "--checkpoint-every the job saves at")
+            result.message += f"; last output: {interrupted.tail()}"
             return result
         if interrupted.grace_expired:
             result.message = (
@@ -250,6 +266,7 @@ class CommandSmoke:
             return result
         if interrupted.exit_code == 0 and (interrupted.last_step() or 0) >= self.plan.steps:
             if spec.signal == "SIGTERM" and (interrupted.delivered_at_step or 0) >= self.plan.steps - 1:
+                result.verdict = INCOMPLETE
                 result.message = (
                     f"the SIGTERM went out {interrupted.signal_point()}, inside the last step, and the command "
                     "finished and exited 0: nothing was left to preempt; give it more --steps")
@@ -259,9 +276,10 @@ class CommandSmoke:
                     f"{interrupted.last_step()} and exited 0: it ignores SIGTERM, and a scheduler would SIGKILL it "
                     f"after the grace period; {PREEMPTION_FIX}")
             else:
+                result.verdict = INCOMPLETE
                 result.message = (
                     f"the command finished (step {interrupted.last_step()}) before the SIGKILL sent after step "
-                    f"{interrupted.signalled_at_step} landed: give it more --steps")
+                    f"{interrupted.signalled_at_step} landed: this variant tested nothing; give it more --steps")
             return result
         interrupted_from = 0
         if again_at is not None:
@@ -270,7 +288,7 @@ class CommandSmoke:
             first = self.run(f"{spec.name}.resumed-first", folder, True, every, again_at, signal.SIGKILL, delay)
             if first.signalled_at_step is None or first.exit_code == 0:
                 result.message = (f"the first resumed command ended ({describe(first.exit_code)}) before the SIGKILL "
-                                     f"planned after step {spec.again_at_step} landed; last output: {first.tail()}")
+                                  f"planned after step {spec.again_at_step} landed; last output: {first.tail()}")
                 return result
             first_step = min(first.steps, default=None)
             interrupted_from = first_step - 1 if first_step is not None and not self.by_checkpoints else \
@@ -381,7 +399,7 @@ class CommandSmoke:
             return []
         every = self.plan.checkpoint_every
         steps = math.ceil((length + every) / 0.6) + every
-        step_s = median_step_s(reference) or 0.0
+        step_s = step_estimate(reference)
         budget_s = (self.deadline - time.monotonic()) / 2
         if steps > MAX_EPOCH_STEPS or step_s * steps * RUNS_PER_PLAN > budget_s:
             self.crossed = False
@@ -401,7 +419,7 @@ class CommandSmoke:
         """The epoch length of a job whose step lines print one epoch all the plan long: the
         uninterrupted command run again with twice the steps, and twice again, until its epoch
         changes (within ``MAX_EPOCH_STEPS`` and half the time left)."""
-        step_s = median_step_s(reference) or 0.0
+        step_s = step_estimate(reference)
         steps = self.plan.steps * 2
         while steps <= MAX_EPOCH_STEPS and step_s * steps * (RUNS_PER_PLAN + 2) <= (self.deadline - time.monotonic()) / 2:
             label = f"epoch-probe-{steps}"
@@ -462,14 +480,16 @@ class CommandSmoke:
                 continue
             if time.monotonic() >= self.deadline:
                 result = empty_variant(spec)
-                result.message = "not run: the time limit (--timeout) was reached"
+                result.verdict = INCOMPLETE
+                result.message = "not run: the time limit (--timeout) was reached before it; a longer --timeout runs it"
             else:
                 result = self.variant(spec)
             self.journal.progress(f"compared {result.name}: {result.verdict}: {result.message}")
             results.append(result)
         verdict = overall_verdict(results)
-        failing = [r for r in results if r.verdict != VERIFIED]
-        untested = self.coverage_gaps(results)
+        failing = [r for r in results if r.verdict not in (VERIFIED, INCOMPLETE)]
+        untested = [f"{r.name}: {r.message}" for r in results if r.verdict == INCOMPLETE] + \
+            self.coverage_gaps(results)
         if failing:
             message = f"{len(failing)} of {len(results)} variants failed; {failing[0].name}: {failing[0].message}"
             why = why_disagree(results)
@@ -477,8 +497,9 @@ class CommandSmoke:
                 message += f". {why}"
         elif untested:
             verdict = INCOMPLETE
-            message = (f"every variant run passed ({len(results)}), but the plan did not test everything the job "
-                       f"has: {'; '.join(untested)}")
+            passed = sum(1 for r in results if r.verdict == VERIFIED)
+            message = (f"{passed} of {len(results)} variants passed and none failed, but the plan did not test "
+                       f"everything the job has: {'; '.join(untested)}")
         else:
             message = (f"resume of the command verified bit for bit in all {len(results)} variants "
                        "(every run a new process)")

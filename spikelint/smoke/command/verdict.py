@@ -192,6 +192,13 @@ def empty_variant(spec: VariantSpec) -> VariantResult:
     return VariantResult.of(spec, restart="exec")
 
 
+def single_checkpoint_torn(damage: Damage, what_happened: str) -> str:
+    return (f"resume failed: the job keeps a single checkpoint, {damage.path}, and with it torn ({damaged(damage)}) "
+            f"there is nothing to fall back to: the run {what_happened}; a kill during that write or a full disk "
+            "loses all training so far. Keep the previous checkpoint until the new one is complete (write to a "
+            "temporary name, fsync, rename), and fall back to it when the newest does not load")
+
+
 def damaged(damage: Damage) -> str:
     return f"{damage.path} (truncated to {damage.truncated_to} of {damage.size_bytes} bytes, as a kill mid-write leaves it)"
 
@@ -235,6 +242,8 @@ def _resume_problem(spec: VariantSpec, runs: Runs) -> str | None:
     if resumed.timed_out:
         return f"resume failed: the resumed command did not finish before --timeout; last output: {resumed.tail()}"
     if resumed.exit_code != 0:
+        if damage is not None and damage.step is None:
+            return single_checkpoint_torn(damage, "crashed")
         if damage is not None:
             return (f"resume failed: the newest checkpoint was torn, {damaged(damage)}, and the resumed command "
                     f"ended with {describe(resumed.exit_code)} instead of refusing it and loading the checkpoint "
@@ -258,13 +267,8 @@ def _resume_problem(spec: VariantSpec, runs: Runs) -> str | None:
         return (f"resume failed: it loaded the damaged checkpoint of step {damage.step}, {damaged(damage)}: check a "
                 "checkpoint before trusting it (load it in try/except, or compare a size or checksum recorded after "
                 "the write) and fall back to the one before it; keep two")
-    if damage is not None and damage.step is None and (resumed.exit_code != 0 or resume_step == 0):
-        return (f"resume failed: the job keeps a single checkpoint, {damage.path}, and with it torn ({damaged(damage)}) "
-                "there is nothing to fall back to: the run "
-                + ("crashed" if resumed.exit_code != 0 else "started again at step 1")
-                + "; a kill during that write or a full disk loses all training so far. Keep the previous checkpoint "
-                "until the new one is complete (write to a temporary name, fsync, rename), and fall back to it when "
-                "the newest does not load")
+    if damage is not None and damage.step is None and resume_step == 0:
+        return single_checkpoint_torn(damage, "started again at step 1")
     if resume_step == 0:
         if damage is not None:
             return (f"resume failed: after the newest checkpoint was torn, {damaged(damage)}, the resumed command "
@@ -415,11 +419,11 @@ def without_checkpoints(result: VariantResult, runs: Runs, resume_step: int) -> 
     if loss_step is not None:
         result.verdict = STATE_DIFFERS
         result.message = (f"resumed from step {resume_step}; the resumed command wrote no checkpoint file to "
-                             f"compare, and its losses differ from the uninterrupted run's from step {loss_step}")
+                          f"compare, and its losses differ from the uninterrupted run's from step {loss_step}")
     elif with_loss:
         result.verdict = VERIFIED
         result.message = (f"resumed from step {resume_step}; the losses of steps {resume_step + 1}-{runs.steps} "
-                             "equal the uninterrupted run, but the resumed command wrote no checkpoint file to compare")
+                          "equal the uninterrupted run, but the resumed command wrote no checkpoint file to compare")
     else:
         result.message = "resume failed: the resumed command wrote no checkpoint files and printed no loss to compare"
     return result
@@ -464,12 +468,12 @@ def judge(spec: VariantSpec, result: VariantResult, runs: Runs, on_disk: list[in
     if before is not None and runs.interrupted_from:
         result.verdict = STATE_DIFFERS
         result.message = (f"the first resumed run (from step {runs.interrupted_from}) already differed from the "
-                             f"uninterrupted one at step {before}, before it was killed again: the first resume "
-                             "is not exact (see the other SIGKILL variants)")
+                          f"uninterrupted one at step {before}, before it was killed again: the first resume "
+                          "is not exact (see the other SIGKILL variants)")
     elif before is not None:
         result.verdict = STATE_DIFFERS
         result.message = (f"the interrupted run already differed from the uninterrupted one at step {before}: "
-                             "the command is not deterministic")
+                          "the command is not deterministic")
     elif nan is not None:
         result.verdict = STATE_DIFFERS
         result.message = f"the loss is {reference_losses[nan]} at step {nan}: non-finite losses prove nothing"
@@ -480,11 +484,11 @@ def judge(spec: VariantSpec, result: VariantResult, runs: Runs, on_disk: list[in
         result.verdict = VERIFIED
         keys = sorted({f"{file}:{difference.key}" for file, difference in differences})
         result.notes.append(f"progress bookkeeping differs and is not state: {', '.join(keys[:4])}"
-                               f"{' …' if len(keys) > 4 else ''}; the resumed run went on past it with every weight, "
-                               "optimizer state and loss equal")
+                            f"{' …' if len(keys) > 4 else ''}; the resumed run went on past it with every weight, "
+                            "optimizer state and loss equal")
         result.message = (f"resumed from step {resume_step}; {leaves} leaves of {len(names)} checkpoint file(s) "
-                             f"and the losses of steps {resume_step + 1}-{runs.steps} equal the uninterrupted run bit "
-                             f"for bit, except progress bookkeeping ({len(keys)} counter(s)) that fed nothing")
+                          f"and the losses of steps {resume_step + 1}-{runs.steps} equal the uninterrupted run bit "
+                          f"for bit, except progress bookkeeping ({len(keys)} counter(s)) that fed nothing")
         result.differences = []
     elif differences or loss_step is not None:
         result.verdict = STATE_DIFFERS
