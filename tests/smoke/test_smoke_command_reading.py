@@ -199,3 +199,14 @@ def test_the_epoch_length_from_the_counter_checkpoints_hold(epochs: dict, length
     from spikelint.smoke.command.files import checkpoint_epoch_length
 
     assert checkpoint_epoch_length(epochs) == length
+
+
+def test_a_load_line_is_read_without_the_paths_it_names() -> None:
+    """The successive-resume variant's folder is ``…/successive-resume/``: a line that only names a path in it
+    (Accelerate's "Saving current state to …/successive-resume/step_24") says nothing of a resume."""
+    from spikelint.smoke.command.steplines import says_it_loads
+
+    assert says_it_loads("[RANK 0] Loading states from /run/checkpoints/successive-resume/step_16")
+    assert says_it_loads("Restoring states from the checkpoint path at /run/last.ckpt")
+    assert not says_it_loads("[RANK 0] Saving current state to /run/checkpoints/successive-resume/step_24")
+    assert not says_it_loads("Sampler state for dataloader 0 saved in /run/reload/step_24/sampler.bin")

@@ -19,7 +19,7 @@ from typing import NamedTuple
 
 from spikelint.smoke.command.process import file_stats
 from spikelint.smoke.command.process import snapshot
-from spikelint.smoke.command.steplines import LOAD_LINE
+from spikelint.smoke.command.steplines import says_it_loads
 from spikelint.smoke.command.steplines import epoch_length
 
 NUMBER = re.compile(r"\d+")
@@ -86,7 +86,7 @@ def files_read(folder: Path, before: dict[Path, int], written: Iterable[Path], m
     present = set(before) | set(file_stats(folder))  # a loaded file may be deleted by the run (keep the newest two)
     named: list[Path] = []
     for line in mentions:
-        if not LOAD_LINE.search(line):
+        if not says_it_loads(line):
             continue
         for word in PATH_WORD.findall(line):
             candidate = Path(word.rstrip("."))

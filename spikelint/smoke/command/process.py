@@ -28,7 +28,7 @@ from pathlib import Path
 from typing import Callable
 
 
-from spikelint.smoke.command.steplines import LOAD_LINE
+from spikelint.smoke.command.steplines import says_it_loads
 from spikelint.smoke.command.steplines import MAX_EXAMPLES
 from spikelint.smoke.command.steplines import MAX_LOAD_LINES
 from spikelint.smoke.command.steplines import Mention
@@ -318,7 +318,7 @@ def run_command(
             pending += chunk
             complete, _, pending = pending.rpartition(b"\n")
             for line in output_lines(complete) if complete else []:
-                if len(run.load_lines) < MAX_LOAD_LINES and LOAD_LINE.search(line):
+                if len(run.load_lines) < MAX_LOAD_LINES and says_it_loads(line):
                     run.load_lines.append(line.strip())
                 read = read_line(line, progress, loss)
                 if isinstance(read, Mention):

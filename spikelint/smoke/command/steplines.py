@@ -24,6 +24,12 @@ NOT_A_STEP = re.compile(r"(?i)\b(?:resum|restor|load|sav|checkpoint|ckpt|writ|sk
 PROGRESS_BAR = re.compile(r"\d+%\||\|\s*\d+/\d+\s*\[|\d+(?:\.\d+)?(?:it/s|s/it)\b")
 # Lines where a job says what it loaded: "Restoring states from …/last.ckpt", "resumed from …".
 LOAD_LINE = re.compile(r"(?i)\b(?:resum|restor|load|read)\w*")
+PATH_WORDS = re.compile(r"\S*/\S*")  # a folder named "…-resume" or "…/loader/" says nothing of loading
+
+
+def says_it_loads(line: str) -> bool:
+    """A line in which the job says it loaded or resumed something, read without the paths it names."""
+    return LOAD_LINE.search(PATH_WORDS.sub(" ", line)) is not None
 MAX_EXAMPLES = 3
 MAX_LOAD_LINES = 50
 

@@ -44,7 +44,7 @@ from spikelint.smoke.plan import SIGTERM_MID_STEP
 from spikelint.smoke.plan import SIGTERM_PREEMPTION
 from spikelint.smoke.plan import TRUNCATED_NEWEST
 from spikelint.smoke.plan import VariantSpec
-from spikelint.smoke.command.steplines import LOAD_LINE
+from spikelint.smoke.command.steplines import says_it_loads
 
 NON_FINITE = ("nan", "-nan", "inf", "-inf")
 OPTIMIZER_GROUP = re.compile(r"(?:^|\.)param_groups\.\d+\.lr$")
@@ -80,7 +80,7 @@ def resume_point(runs: Runs) -> int | None:
     resumed = runs.resumed
     if not runs.by_checkpoints:
         return min(resumed.steps) - 1 if resumed.steps else None
-    named = [mention.step for mention in resumed.mentions if LOAD_LINE.search(mention.text)]
+    named = [mention.step for mention in resumed.mentions if says_it_loads(mention.text)]
     if named:
         return named[0]
     read = [step for name in runs.loaded if (step := step_of(name)) is not None]
