@@ -141,6 +141,8 @@ def run_one(name: str, job: dict, attempt: int, out: Path, timeout: float) -> di
                HF_HOME=str(folder / "hf-home"), PYTHONUNBUFFERED="1", CUDA_VISIBLE_DEVICES="",
                PATH=os.path.dirname(spikelint) + os.pathsep + os.environ.get("PATH", ""))
     env.update(job.get("env", {}))
+    if "PYTHONPATH" in job.get("env", {}) and os.environ.get("PYTHONPATH"):  # a job's own path comes on top
+        env["PYTHONPATH"] = job["env"]["PYTHONPATH"] + os.pathsep + os.environ["PYTHONPATH"]
     argv = [spikelint, "smoke", "--device", "cpu", *job["options"], "--run-dir", str(folder / "smoke"),
             "--format", "json", "--cmd", job["cmd"]]
     started = time.monotonic()
