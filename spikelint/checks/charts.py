@@ -19,6 +19,7 @@ from spikelint.model import FileKind
 from spikelint.model import Problem
 from spikelint.model import SourceFile
 from spikelint.discovery.project import Project
+from spikelint.util.lazyre import lazy_regex
 
 CHART_FILE = "Chart.yaml"
 ROOT = PurePosixPath(".")
@@ -42,8 +43,14 @@ def skipped_chart_templates(document: Document, ctx: CheckContext) -> Iterator[P
     group = _group(path)
     skipped = _skipped(project, group, charts)
     if not skipped or skipped[0].path == document.path:
-        chart = isinstance(document.parsed, UnrenderedTemplate) and document.parsed.chart_template
+        # no Chart.yaml above it: Helm's advice only where the template speaks Helm (``.Values``, ``.Release``);
+        # a ``templates/`` folder of another tool (CloudFormation through a Go renderer) gets the general one
+        chart = isinstance(document.parsed, UnrenderedTemplate) and document.parsed.chart_template and \
+            HELM_OBJECTS.search(document.text) is not None
         yield _notice(group, max(len(skipped), 1), chart=chart)
+
+
+HELM_OBJECTS = lazy_regex(r"\.(?:Values|Release|Chart|Capabilities)\.|\binclude\s+\"")
 
 
 def _notice(folder: PurePosixPath, count: int, *, chart: bool) -> Problem:

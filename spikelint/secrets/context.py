@@ -144,7 +144,9 @@ _PLACEHOLDER_SHAPES = lazy_regex(
       | [*x#.•…_-]+                   # ****, xxxx, ..., ----
       | (.)\1*                        # one repeated character
     )$""", re.VERBOSE | re.IGNORECASE)
-_TEMPLATE_INSIDE = lazy_regex(r"\{\{.*?\}\}|\{%.*?%\}|\$\{[^}]+\}|\$\([A-Za-z_][^)]*\)|<[A-Za-z_][\w -]*>|\$[A-Z_][A-Z0-9_]{2,}")
+# a value built from a variable: ``${PROJECT_ID}`` also when the reader stopped at its ``}`` (``pw-${PROJECT_ID``)
+_TEMPLATE_INSIDE = lazy_regex(r"\{\{.*?\}\}|\{%.*?%\}|\$\{[A-Za-z_{][^}]*(?:\}|$)|\$\([A-Za-z_][^)]*\)|"
+                              r"<[A-Za-z_][\w -]*>|\$[A-Z_][A-Z0-9_]{2,}")
 # whole values that are clearly "fill this in" words (compared after dropping separators)
 PLACEHOLDER_VOCABULARY = frozenset((
     "changeme", "change", "me", "replace", "replaceme", "todo", "tbd", "fixme", "dummy", "fake", "example",

@@ -69,6 +69,16 @@ def test_templates_without_chart_yaml_report_at_the_first_template() -> None:
     assert "2 unrendered Helm templates" in finding.message
 
 
+def test_a_templates_folder_of_another_tool_gets_no_helm_advice() -> None:
+    """CloudFormation templates rendered by a Go program (``{{ .db.password }}``, sprig's ``toYaml``) sit in a
+    ``templates/`` folder with no Chart.yaml: they are skipped, but `helm template` would not render them."""
+    cloudformation = ("AWSTemplateFormatVersion: '2010-09-09'\nResources:\n  Master:\n    Properties:\n"
+                      "      UserData: |\n        password: \"{{ .db.password }}\"\n        {{- toYaml .pools | nindent 6}}\n"
+                      "        {{- if .db.ssl_mode }}\n")
+    (finding,) = [f for f in lint_snippet("deploy/aws/templates/efs.yaml", cloudformation) if f.rule == "SPK003"]
+    assert "unrendered template in deploy/aws/ not checked" in finding.message and "helm" not in finding.message
+
+
 def test_one_template_on_standard_input_is_reported_there() -> None:
     (finding,) = [f for f in lint_snippet("chart/templates/job.yaml", TEMPLATE) if f.rule == "SPK003"]
     assert finding.line == 1 and "1 unrendered Helm template " in finding.message

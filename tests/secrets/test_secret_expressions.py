@@ -59,3 +59,12 @@ def test_a_token_before_the_at_of_a_git_url_still_fires() -> None:
     token = "".join(secrets.choice(string.ascii_letters + string.digits) for _ in range(36))
     text = f'#!/bin/bash\ngit clone https://{token}@git.example.org/team/repo.git\n'
     assert [rule for _, rule in _secret_rules("clone.sh", text)]
+
+
+def test_a_value_built_from_a_variable_on_a_command_line_is_no_literal() -> None:
+    """``gcloud … --set-secrets "DB_PASSWORD=db-password-${PROJECT_ID}:1"`` names a secret built from a variable;
+    the reader stops at the ``}``, and what is left is still an expression."""
+    script = '#!/bin/bash\ngcloud run deploy api \\\n  --set-secrets "DB_PASSWORD=db-password-${PROJECT_ID}:1"\n'
+    assert _secret_rules("deploy.sh", script) == []
+    literal = script.replace("db-password-${PROJECT_ID}:1", _random_password())
+    assert _secret_rules("deploy.sh", literal) == [(3, "SPK201")]
