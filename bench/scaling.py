@@ -9,6 +9,12 @@ that kind (its exponent is then a lower bound).  Files are kept under the 5 MiB 
 
     python bench/scaling.py --quick                 # 4 sizes per kind, 20 s per run
     python bench/scaling.py --kinds yaml-stream dockerfile-continuation --top 32000
+    python bench/scaling.py --check                 # the CI guard: 1,000 and 4,000 units, exit 1 past 6x
+
+``--check`` is the guard ``.ci/run`` runs after the tests: every kind at n and 4n units, failing when
+the net CPU time grows more than ``MAX_RATIO`` times (linear work grows 4x; a per-object scan of the
+whole document, as the hub check once did for every workload of a stream, grows 16x). A ratio whose
+smaller run is under ``NOISE_S`` of net CPU is not judged (start-up noise dominates it).
 """
 
 from __future__ import annotations
@@ -220,6 +226,50 @@ def run_small_files(sizes: list[int], folder: Path, env: dict[str, str], timeout
     return points, base
 
 
+MAX_RATIO = 6.0  # 4x the input may cost at most 6x the time
+NOISE_S = 0.15
+
+
+def growth(points: list[Point], base: float) -> tuple[float | None, str]:
+    """(net CPU of 4n over net CPU of n, verdict) for a --check pair; None when it cannot be judged."""
+    if len(points) < 2 or points[-1].timed_out:
+        return None, "FAIL (timed out)" if points and points[-1].timed_out else "not measured"
+    small, large = points[0].cpu - base, points[-1].cpu - base
+    if small < NOISE_S:
+        return None, "ok (below the noise)" if large < NOISE_S * 6 else "FAIL (grew from noise)"
+    ratio = large / small
+    return ratio, "ok" if ratio <= MAX_RATIO else "FAIL"
+
+
+def check(kinds: list[str], start: int, timeout: float) -> int:
+    """The CI guard: each kind at ``start`` and 4x ``start`` units; exit 1 when one grows past MAX_RATIO."""
+    workspace = Path(tempfile.mkdtemp(prefix="spikelint-scaling-"))
+    env = environment(str(workspace / "pycache"))
+    failed = []
+    print(f"scaling guard: {start:,} and {4 * start:,} units per kind; at most {MAX_RATIO:g}x the time for 4x the input")
+    try:
+        for kind in KINDS:
+            if kind.name not in kinds:
+                continue
+            folder = workspace / kind.name
+            folder.mkdir()
+            points, base = run_kind(kind, [start, 4 * start], folder, env, timeout)
+            ratio, verdict = growth(points, base)
+            shown = "—" if ratio is None else f"{ratio:.1f}x"
+            cpu = " → ".join(f"{p.cpu - base:.2f} s" for p in points)
+            print(f"  {kind.name:<26} {cpu:<22} {shown:>6}  {verdict}", flush=True)
+            if verdict.startswith("FAIL"):
+                failed.append(kind.name)
+    finally:
+        shutil.rmtree(workspace, ignore_errors=True)
+    if failed:
+        print(f"scaling guard: FAILED for {', '.join(failed)}: the time grows faster than the input "
+              "(look for work done per object over the whole document or tree)")
+        return 1
+    print("scaling guard: every kind grows linearly")
+    return 0
+
+
 def row(name: str, points: list[Point], base: float) -> str:
     if not points:
         return f"| {name} | — | — | — | — | — |"
@@ -241,7 +291,11 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--top", type=int, default=16000, help="units in the largest file (doubling from --start)")
     parser.add_argument("--timeout", type=float, default=60.0, help="CPU seconds per run (or 4x that in wall time)")
     parser.add_argument("--quick", action="store_true", help="1,000 to 8,000 units, 20 CPU seconds per run")
+    parser.add_argument("--check", action="store_true",
+                        help=f"the CI guard: --start and 4x --start units per kind, exit 1 past {MAX_RATIO:g}x the time")
     args = parser.parse_args(argv)
+    if args.check:
+        return check(args.kinds or [kind.name for kind in KINDS], args.start, args.timeout)
     if args.quick:
         args.start, args.top, args.timeout = 1000, 8000, 20.0
     sizes = []

@@ -9,6 +9,7 @@ from dataclasses import dataclass
 from dataclasses import field
 from functools import cached_property
 from typing import Any
+from typing import Callable
 from typing import Iterator
 from typing import Mapping
 from typing import NamedTuple
@@ -196,6 +197,14 @@ class Document:
     parsed: Any = None
     suppressions: list[Suppression] = field(default_factory=list)
     problems: list[Problem] = field(default_factory=list)
+    # what a check asks of the whole text once per document, not once per workload of a long stream
+    facts: dict[str, Any] = field(default_factory=dict, repr=False, compare=False)
+
+    def fact(self, name: str, compute: Callable[[str], Any]) -> Any:
+        """``compute(text)``, computed once per document (a stream of 8,000 objects asks 8,000 times)."""
+        if name not in self.facts:
+            self.facts[name] = compute(self.text)
+        return self.facts[name]
 
     @property
     def path(self) -> str:

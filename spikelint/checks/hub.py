@@ -362,7 +362,7 @@ def script_hub_references(document: Document, ctx: CheckContext) -> Iterator[Pro
 @check(*HUB_RULES, scope="workload")
 def workload_hub_references(workload: Workload, document: Document, ctx: CheckContext) -> Iterator[Problem]:
     """Trainer flags in a workload's command and args (Kubernetes, Run:ai CRD and REST)."""
-    if document.kind == FileKind.SHELL or not _mentions_hub_flag(document.text):
+    if document.kind == FileKind.SHELL or not document.fact("mentions-hub-flag", _mentions_hub_flag):
         return  # a launch script is read as a whole by script_hub_references
     uses: list[HubUse] = []
     for container in workload.main_containers():
