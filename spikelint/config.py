@@ -22,7 +22,7 @@ DEFAULT_MUTABLE_TAGS = (
 # 7-40 hex digits with at least one digit and one letter, so a build number (``-1234567``) or a word
 # (``-deadbee``) is not taken for one
 DEFAULT_IMMUTABLE_TAG_PATTERN = (r"^(([A-Za-z][A-Za-z_-]*?)?v?\d+\.\d+\.\d+.*|[0-9a-f]{7,40}|v?\d{8}.*|"
-                                 r"([A-Za-z][A-Za-z_-]*?)?v?(19|20)\d\d-[01]\d-[0-3]\d.*|"
+                                 r"([A-Za-z][A-Za-z_.-]*?)?v?(19|20)\d\d-[01]\d-[0-3]\d.*|"
                                  r".*[-._](?=[0-9a-f]*[0-9])(?=[0-9a-f]*[a-f])[0-9a-f]{7,40}|.*-g[0-9a-f]{7,40})$")
 DEFAULT_RUN_IDENTITY = ("seed", "code_revision", "dataset_version")
 DEFAULT_PREEMPTIBLE_PRIORITY_WORDS = ("preemptible", "low", "spot", "over-quota")

@@ -172,10 +172,27 @@ def emit_reports(report: Report, targets: Sequence[tuple[str, str | None]], pref
         print_summary(report, any(fmt == "text" for fmt, _ in targets))
 
 
-def write_baseline(path: Path, report: Report) -> None:
-    """Fingerprints only (never a secret), and a line on stderr saying how many."""
-    entries = [{"fingerprint": f.fingerprint, "rule": f.rule, "path": f.path} for f in report.findings]
-    data = {"version": 1, "tool": "spikelint", "findings": entries}
+def write_baseline(path: Path, report: Report, source: str = "check") -> None:
+    """Fingerprints only (never a secret), and a line on stderr saying how many.
+
+    One file serves ``check`` and ``history``: each entry says which wrote it, and writing one
+    command's findings keeps the other's entries already in the file. ``check`` leaves out files
+    Git does not track (a work-in-progress file is not "what is already there"), and says so, and
+    a baseline that holds secrets says that a baselined secret still has to be rotated.
+    """
+    findings = list(report.findings)
+    untracked = 0
+    if source == "check":
+        from spikelint.files import git_tracked
+
+        tracked = git_tracked(Path.cwd())
+        if tracked is not None:
+            kept = [f for f in findings if f.path in tracked]
+            untracked = len(findings) - len(kept)
+            findings = kept
+    entries = [{"fingerprint": f.fingerprint, "rule": f.rule, "path": f.path, "source": source} for f in findings]
+    others = [entry for entry in _existing_entries(path) if entry.get("source", "check") != source]
+    data = {"version": 1, "tool": "spikelint", "findings": entries + others}
     from spikelint.util.safe_write import UnsafeTarget
     from spikelint.secrets.output_mask import mask_output
     from spikelint.util.safe_write import write_text_safely
@@ -186,8 +203,29 @@ def write_baseline(path: Path, report: Report) -> None:
         raise UsageError(f"cannot write baseline: {error}") from None
     except OSError as error:
         raise UsageError(f"cannot write baseline {path}: {error.strerror or error}") from None
-    count = len(report.findings)
-    print(f"spikelint: wrote {count} finding{'' if count == 1 else 's'} to baseline {path}", file=sys.stderr)
+    count = len(entries)
+    kept_note = f" (kept {len(others)} {'history' if source == 'check' else 'check'} entries already in it)" \
+        if others else ""
+    print(f"spikelint: wrote {count} finding{'' if count == 1 else 's'} to baseline {path}{kept_note}", file=sys.stderr)
+    if untracked:
+        print(f"spikelint: left out {untracked} finding{'' if untracked == 1 else 's'} of files Git does not track: "
+              "commit them first if they are part of what is already there, or they stay new findings",
+              file=sys.stderr)
+    secrets = sum(1 for f in findings if f.rule.startswith("SPK2") and f.rule != "SPK207")
+    if secrets:
+        print(f"spikelint: warning: the baseline holds {secrets} secret finding{'' if secrets == 1 else 's'}: a "
+              "baselined secret is still leaked; rotate it (spikelint check --baseline none --select SPK2 . lists "
+              "them)", file=sys.stderr)
+
+
+def _existing_entries(path: Path) -> list[dict[str, Any]]:
+    """The entries of a baseline already at ``path`` (none when there is no readable one)."""
+    try:
+        data = json.loads(path.read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return []
+    found = data.get("findings") if isinstance(data, dict) else None
+    return [entry for entry in found if isinstance(entry, dict)] if isinstance(found, list) else []
 
 
 def read_baseline(path: Path) -> set[str]:

@@ -80,7 +80,8 @@ def test_full_version_after_a_word_is_immutable(tag: str) -> None:
     assert Config().immutable_tag_regex().match(tag)
 
 
-@pytest.mark.parametrize("tag", ["2024-05-01", "nightly-2025-11-30", "v2024-05-01-cu121", "20240501"])
+@pytest.mark.parametrize("tag", ["2024-05-01", "nightly-2025-11-30", "v2024-05-01-cu121", "20240501",
+                                 "RELEASE.2019-08-14T20-37-41Z"])
 def test_a_dated_tag_is_a_date_stamp(tag: str) -> None:
     """A day written out (``maxtext:2024-05-01``, a dated nightly) names one build, like ``20240501``."""
     assert Config().immutable_tag_regex().match(tag)

@@ -128,7 +128,7 @@ def command_history(args: argparse.Namespace) -> int:
         report = Report([], report.files_checked, rules=report.rules)
     print(f"spikelint: history: {scanned} commit{'' if scanned == 1 else 's'} scanned", file=sys.stderr)
     if args.write_baseline:
-        write_baseline(Path(args.write_baseline), report)
+        write_baseline(Path(args.write_baseline), report, source="history")
         return EXIT_OK
     baseline = gate_baseline(args.baseline, config)
     if baseline is not None:

@@ -27,7 +27,8 @@ def test_baseline_round_trip(run_cli, tmp_path: Path) -> None:
     assert written.code == 0 and "2 findings" in written.err
     data = json.loads((tmp_path / "baseline.json").read_text())
     assert data["version"] == 1 and len(data["findings"]) == 2
-    assert all(set(entry) == {"fingerprint", "rule", "path"} for entry in data["findings"])
+    assert all(set(entry) == {"fingerprint", "rule", "path", "source"} for entry in data["findings"])
+    assert {entry["source"] for entry in data["findings"]} == {"check"}  # history writes "history" beside them
 
     again = run_cli(["check", "--baseline", "baseline.json", "--format", "json"], cwd=tmp_path)
     assert again.code == 0 and again.json()["findings"] == []

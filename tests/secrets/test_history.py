@@ -396,3 +396,35 @@ def test_a_baseline_written_before_one_fingerprint_per_secret_still_matches(tmp_
     git(team.root, "mv", "k8s/job.yaml", moved["SPK202"])
     code, found, _ = secret_rules(["check", "--select", "SPK2", "--baseline", "old.json"], team.root, monkeypatch, capsys)
     assert (code, found) == (1, [("k8s/other-job.yaml", "SPK202")])
+
+
+def test_check_and_history_write_one_baseline_without_dropping_each_others_entries(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]) -> None:
+    """The README's one baseline for every command and hook: a token added and removed lives only in history,
+    the notebook's tokens in both; writing either command's entries keeps the other's."""
+    team = Team(tmp_path / "team")
+    gone = FAKE.hf()
+    commit(team.root, {"scripts/tmp.sh": f"export HF_TOKEN={gone}\n"}, "oops")
+    commit(team.root, {"scripts/tmp.sh": None}, "remove it")
+    assert run(["check", "--write-baseline", "baseline.json"], team.root, monkeypatch, capsys)[0] == 0
+    code, _, err = run(["history", "--write-baseline", "baseline.json"], team.root, monkeypatch, capsys)
+    assert code == 0 and "kept" in err and "check entries already in it" in err
+    assert secret_rules(["history", "--baseline", "baseline.json"], team.root, monkeypatch, capsys)[0] == 0
+    assert secret_rules(["check", "--baseline", "baseline.json"], team.root, monkeypatch, capsys)[0] == 0
+    code, _, err = run(["check", "--write-baseline", "baseline.json"], team.root, monkeypatch, capsys)
+    assert "history entries already in it" in err
+    assert secret_rules(["history", "--baseline", "baseline.json"], team.root, monkeypatch, capsys)[0] == 0
+    assert gone not in (team.root / "baseline.json").read_text(encoding="utf-8")
+
+
+def test_a_baseline_leaves_out_untracked_work_in_progress_and_warns_of_secrets(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]) -> None:
+    team = Team(tmp_path / "team")
+    (team.root / "scripts" / "wip.sh").write_text(f"#!/bin/bash\nexport HF_TOKEN={FAKE.hf()}\n", encoding="utf-8")
+    code, _, err = run(["check", "--write-baseline", "baseline.json"], team.root, monkeypatch, capsys)
+    assert code == 0 and "left out 1 finding of files Git does not track" in err
+    assert "the baseline holds 4 secret findings" in err and "rotate it" in err
+    git(team.root, "add", "scripts/wip.sh")
+    code, found, _ = secret_rules(["check", "--select", "SPK2", "--baseline", "baseline.json"], team.root,
+                                  monkeypatch, capsys)
+    assert (code, found) == (1, [("scripts/wip.sh", "SPK201")])  # committing the work in progress is new
