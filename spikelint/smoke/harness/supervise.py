@@ -87,7 +87,9 @@ class Supervisor:
     def exec_environment(self, label: str) -> dict[str, str]:
         """The parent's environment, a different string-hash seed, and this spikelint importable."""
         environment = dict(os.environ)
-        package_root = str(Path(__file__).resolve().parents[2])
+        import spikelint
+
+        package_root = str(Path(spikelint.__file__).resolve().parents[1])  # the folder that holds spikelint/
         paths = [package_root] + [p for p in environment.get("PYTHONPATH", "").split(os.pathsep) if p]
         environment["PYTHONPATH"] = os.pathsep.join(dict.fromkeys(paths))
         current = environment.get("PYTHONHASHSEED", "")
