@@ -210,3 +210,47 @@ def test_a_load_line_is_read_without_the_paths_it_names() -> None:
     assert says_it_loads("Restoring states from the checkpoint path at /run/last.ckpt")
     assert not says_it_loads("[RANK 0] Saving current state to /run/checkpoints/successive-resume/step_24")
     assert not says_it_loads("Sampler state for dataloader 0 saved in /run/reload/step_24/sampler.bin")
+
+
+def test_a_loaded_link_names_the_checkpoint_it_points_at(tmp_path: Path) -> None:
+    """Composer logs ``Loading checkpoint from …/latest-rank0.pt``, a link to its newest ``ep0-ba16-rank0.pt``."""
+    for name in ("ep0-ba12-rank0.pt", "ep0-ba16-rank0.pt"):
+        (tmp_path / name).write_bytes(b"x")
+    (tmp_path / "latest-rank0.pt").symlink_to("ep0-ba16-rank0.pt")
+    lines = [f"Loading checkpoint from {tmp_path}/latest-rank0.pt"]
+    assert files_read(tmp_path, {}, [], lines) == [Path("ep0-ba16-rank0.pt")]
+
+
+def test_the_epoch_counter_is_the_runs_own_not_one_in_a_record_of_saved_checkpoints(tmp_path: Path) -> None:
+    """Composer's checkpoint also lists every checkpoint it saved, each with the epoch it was saved in: the
+    first of those says epoch 0 for ever; the run's own counter is its timestamp's."""
+    torch = pytest.importorskip("torch")
+    from spikelint.smoke.command.files import checkpoint_epochs
+
+    for batch, epoch in ((8, 0), (20, 1)):
+        state = {"state": {"callbacks": {"CheckpointSaver": {"all_saved_checkpoints_to_timestamp": [
+                     ["ep0-ba4-rank0.pt", {"epoch": 0, "batch": 4}]]}},
+                           "timestamp": {"Timestamp": {"epoch": epoch, "batch": batch}}},
+                 "rng": [{"torch": torch.zeros(2)}]}
+        torch.save(state, tmp_path / f"ep{epoch}-ba{batch}-rank0.pt")
+    assert checkpoint_epochs(tmp_path) == {8: 0, 20: 1}
+
+
+def test_an_objects_address_in_a_saved_repr_is_not_state() -> None:
+    pytest.importorskip("torch")
+    from spikelint.smoke.compare.leaves import leaf_digest
+
+    saved = "<composer.algorithms.gradient_clipping.GradientClipping object at 0x7f512a40e910>"
+    assert leaf_digest(saved) == leaf_digest(saved.replace("7f512a40e910", "7f0c11d2a7d0"))
+    assert leaf_digest("clip at 1.0") != leaf_digest("clip at 2.0")
+
+
+def test_a_crash_shows_its_exception_even_when_shutdown_lines_follow(tmp_path: Path) -> None:
+    from spikelint.smoke.command.process import CommandRun
+
+    run = CommandRun("resumed", ["python", "train.py"], tmp_path / "resumed.log")
+    run.log.write_text("step 1\nTraceback (most recent call last):\n  File \"train.py\", line 3\n"
+                       "RuntimeError: PytorchStreamReader failed reading zip archive: failed finding central directory\n"
+                       + "".join(f"INFO engine closing {n}\n" for n in range(8)), encoding="utf-8")
+    tail = run.tail()
+    assert tail.startswith("RuntimeError: PytorchStreamReader failed reading zip archive") and "closing 7" in tail

@@ -84,15 +84,18 @@ def files_read(folder: Path, before: dict[Path, int], written: Iterable[Path], m
     mount nothing moves and the answer is empty.
     """
     present = set(before) | set(file_stats(folder))  # a loaded file may be deleted by the run (keep the newest two)
+    real_folder = Path(os.path.realpath(folder))
     named: list[Path] = []
     for line in mentions:
         if not says_it_loads(line):
             continue
         for word in PATH_WORD.findall(line):
-            candidate = Path(word.rstrip("."))
+            candidate, root = Path(word.rstrip(".")), folder
+            if candidate.is_symlink():  # Composer loads ``latest-rank0.pt``, a link to its newest checkpoint
+                candidate, root = Path(os.path.realpath(candidate)), real_folder
             for name in sorted(present):
-                whole = (folder / name).as_posix()
-                folder_part = (folder / name.parts[0]).as_posix() if len(name.parts) > 1 else None
+                whole = (root / name).as_posix()
+                folder_part = (root / name.parts[0]).as_posix() if len(name.parts) > 1 else None
                 if candidate.as_posix() in (whole, folder_part) and name not in named:
                     named.append(name)
     if named:
@@ -165,7 +168,7 @@ MAX_EPOCH_FILE_BYTES = 64 * 1024 * 1024  # the epoch counter is read from small 
 
 
 def checkpoint_epochs(folder: Path, steps: set[int] | None = None) -> dict[int, float]:
-    """Step -> the epoch counter its checkpoint holds (the first one found in its files), for every
+    """Step -> the epoch counter its checkpoint holds (the run's own, see :func:`_epoch_key_rank`), for every
     numbered checkpoint the safe loaders read. A job that prints no ``epoch=`` still says in its
     checkpoints that it has epochs, and where they change."""
     from spikelint.smoke.compare.leaves import flatten
@@ -187,11 +190,21 @@ def checkpoint_epochs(folder: Path, steps: set[int] | None = None) -> dict[int, 
             continue
         except Exception:  # noqa: BLE001 - a file no loader foresaw (or one half-written) says nothing about epochs
             continue
-        for key, value in flatten(state):
-            if EPOCH_KEY.search(key) and isinstance(value, (int, float)) and not isinstance(value, bool):
-                found[step] = value
-                break
+        counters = [(key, value) for key, value in flatten(state)
+                    if EPOCH_KEY.search(key) and isinstance(value, (int, float)) and not isinstance(value, bool)]
+        if counters:
+            found[step] = min(counters, key=lambda pair: _epoch_key_rank(pair[0]))[1]
     return found
+
+
+def _epoch_key_rank(key: str) -> tuple[int, int, int]:
+    """Which epoch counter is the run's own: not one inside a list (Composer's record of every checkpoint it
+    saved, ``callbacks.CheckpointSaver.all_saved_checkpoints_to_timestamp.0.1.epoch``), not a callback's,
+    a timestamp's or trainer state's first, then the shallowest."""
+    parts = key.split(".")
+    in_list = any(part.isdigit() for part in parts)
+    callback = any("callback" in part.lower() for part in parts)
+    return (in_list + callback, 0 if "timestamp" in key.lower() or "trainer" in key.lower() else 1, len(parts))
 
 
 def checkpoint_epoch_length(epochs: dict[int, float]) -> int | None:

@@ -100,7 +100,13 @@ class CommandRun:
             text = self.log.read_text(encoding="utf-8", errors="replace")
         except OSError:
             return ""
-        return " | ".join([line for line in text.splitlines() if line.strip()][-lines:])
+        shown = [line for line in text.splitlines() if line.strip()]
+        tail = " | ".join(shown[-lines:])
+        raised = next((line.strip() for line in reversed(shown) if RAISED.match(line)), None)
+        if raised is not None and raised not in shown[-lines:]:
+            # the job's exception comes first: shutdown lines after it (a logger, a progress bar) hide it
+            return f"{raised[:300]} … {tail}"
+        return tail
 
     def last_step(self) -> int | None:
         return max(self.steps) if self.steps else None
@@ -346,6 +352,10 @@ def run_command(
             pass
     run.wall_s = time.monotonic() - started
     return run
+
+
+# the last line of a Python traceback: ``RuntimeError: PytorchStreamReader failed reading zip archive: …``
+RAISED = re.compile(r"^(?:[A-Za-z_][\w.]*\.)?[A-Z]\w*(?:Error|Exception|Interrupt)(?::|$)")
 
 
 def snapshot(folder: Path) -> dict[Path, int]:
