@@ -57,6 +57,9 @@ class Context(NamedTuple):
 SCRIPT_CONTEXT = Context("add `set -o pipefail` (bash; `set -euo pipefail` at the top of the script) before it")
 DOCKERFILE_CONTEXT = Context('add `SHELL ["/bin/bash", "-o", "pipefail", "-c"]` before this instruction '
                              "(or start the command with `set -o pipefail &&` under bash)")
+# BusyBox's ash (alpine, busybox) has pipefail but no bash
+ASH_CONTEXT = Context('add `SHELL ["/bin/ash", "-o", "pipefail", "-c"]` before this instruction (the image\'s '
+                      "BusyBox ash has pipefail, not bash), or start the command with `set -o pipefail &&`")
 WORKLOAD_CONTEXT = Context("start the command string with `set -o pipefail;` and run it with bash "
                            '(`command: ["bash", "-c"]`)')
 

@@ -41,6 +41,7 @@ from spikelint.documents.shell import Script
 from spikelint.documents.shell import find_shell_call
 from spikelint.documents.shell import is_template
 from spikelint.documents.shell import parse_shell
+from spikelint.util.lazyre import lazy_regex
 from spikelint.model import Container
 from spikelint.model import Document
 from spikelint.model import FileKind
@@ -48,6 +49,7 @@ from spikelint.model import Located
 from spikelint.model import Problem
 from spikelint.model import Workload
 from spikelint.checks.logs_programs import UNBUFFERED
+from spikelint.checks.logs_pipelines import ASH_CONTEXT
 from spikelint.checks.logs_pipelines import DOCKERFILE_CONTEXT
 from spikelint.checks.logs_pipelines import SCRIPT_CONTEXT
 from spikelint.checks.logs_pipelines import WORKLOAD_CONTEXT
@@ -103,11 +105,16 @@ def dockerfile_logs(document: Document, ctx: CheckContext) -> Iterator[Problem]:
     if not isinstance(dockerfile, Dockerfile):
         return
     before, stage_set = _stage_unbuffered(dockerfile)
+    ash = {stage.index for stage in dockerfile.stages if ASH_IMAGE.search(dockerfile.root_image(stage))}
     for instruction in dockerfile.instructions:
         if instruction.script is None or instruction.keyword not in ("RUN", "CMD", "ENTRYPOINT"):
             continue
         unbuffered = _instruction_unbuffered(instruction, before, stage_set)
-        yield from check_script(instruction.script, Env(unbuffered), DOCKERFILE_CONTEXT)
+        context = ASH_CONTEXT if instruction.stage in ash else DOCKERFILE_CONTEXT
+        yield from check_script(instruction.script, Env(unbuffered), context)
+
+
+ASH_IMAGE = lazy_regex(r"(?:^|[/:_.-])(?:alpine|busybox)(?:[:@/_.-]|$)")
 
 
 def _instruction_unbuffered(instruction: Instruction, before: dict[int, bool], stage_set: dict[int, bool]) -> bool:

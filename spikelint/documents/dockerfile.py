@@ -98,6 +98,15 @@ class Dockerfile:
     _first_named: dict[str, Stage] = field(default_factory=dict, init=False, repr=False, compare=False)
     _names_indexed: int = field(default=0, init=False, repr=False, compare=False)
 
+    def root_image(self, stage: Stage) -> str:
+        """The image a stage builds on at the root: ``FROM base AS builder`` over ``FROM alpine AS base`` is alpine."""
+        base, parent, seen = stage.base, self.stage_named(stage.base, before=stage.index), set()
+        while parent is not None and parent.index not in seen:
+            seen.add(parent.index)
+            base = parent.base
+            parent = self.stage_named(base, before=parent.index)
+        return base
+
     def stage_named(self, name: str, before: int | None = None) -> Stage | None:
         """The stage called ``name`` (case-insensitive) or with that index, among those before ``before``."""
         limit = len(self.stages) if before is None else min(before, len(self.stages))

@@ -13,7 +13,6 @@ from typing import Sequence
 
 from spikelint.documents.dockerfile import Dockerfile
 from spikelint.documents.dockerfile import Instruction
-from spikelint.documents.dockerfile import Stage
 from spikelint.documents.shell import find_shell_call
 from spikelint.fix.context import FixContext
 from spikelint.fix.context import Outcome
@@ -104,7 +103,7 @@ def dockerfile_pipefail(context: FixContext, findings: Sequence[Finding]) -> Ite
                 key = ("insert", stage.index)
                 if key not in places:
                     places[key] = instruction
-                    refused[key] = _refusal(dockerfile, _image_of(dockerfile, stage)) or \
+                    refused[key] = _refusal(dockerfile, dockerfile.root_image(stage)) or \
                         _runtime_refusal(dockerfile, stage.index, instruction.line)
             groups.setdefault(key, []).append((instruction, finding))
         own = [instruction for instruction in dockerfile.instructions if _sets_shell(instruction, stage.index)]
@@ -166,16 +165,6 @@ def _shell_refusal(dockerfile: Dockerfile, shell: Instruction) -> str:
         return (f"the stage's SHELL at line {shell.line} already sets pipefail: the pipeline runs in a shell of its "
                 f"own, add `set -o pipefail` there by hand")
     return ""
-
-
-def _image_of(dockerfile: Dockerfile, stage: Stage) -> str:
-    """The image a stage builds on at the root: ``FROM base AS builder`` over ``FROM alpine AS base`` is alpine."""
-    base, parent, seen = stage.base, dockerfile.stage_named(stage.base, before=stage.index), set()
-    while parent is not None and parent.index not in seen:
-        seen.add(parent.index)
-        base = parent.base
-        parent = dockerfile.stage_named(base, before=parent.index)
-    return base
 
 
 def _runtime_refusal(dockerfile: Dockerfile, stage: int, after: int) -> str:

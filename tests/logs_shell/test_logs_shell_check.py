@@ -428,3 +428,15 @@ def test_a_loop_piped_into_filters_is_read_by_programs_not_a_log() -> None:
 def test_a_loop_piped_into_tee_is_a_log() -> None:
     text = "#!/bin/bash\nset -o pipefail\n(\n  for f in a b; do\n    python train.py $f\n  done\n) 2>&1 | tee run.log\n"
     assert [line for line, _, rule in findings("run.sh", text) if rule == "SPK502"] == [5]
+
+
+def test_a_stage_on_alpine_is_told_to_use_ash_not_bash() -> None:
+    """BusyBox ash has pipefail and alpine has no bash: the advice names ash there, bash elsewhere."""
+    from spikelint.engine import lint_snippet
+
+    text = ("FROM alpine:3.19 AS fetch\nRUN curl -fsSL https://x/i.sh | sh\nFROM fetch AS tools\n"
+            "RUN wget -qO- https://x/t.sh | sh\nFROM ubuntu:22.04\nRUN curl -fsSL https://x/i.sh | bash\n")
+    found = {f.line: f.message for f in lint_snippet("Dockerfile", text) if f.rule == "SPK501"}
+    assert set(found) == {2, 4, 6}
+    assert '["/bin/ash", "-o", "pipefail", "-c"]' in found[2] and '["/bin/ash"' in found[4]  # built on alpine too
+    assert '["/bin/bash", "-o", "pipefail", "-c"]' in found[6]
