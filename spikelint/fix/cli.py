@@ -113,9 +113,13 @@ def _summary(run: FixRun, dry_run: bool) -> None:
         print(f"spikelint: not written {printable(message)}", file=out)
     fixed = sum(len(fix.claims) for item in run.changed for fix in item.applied)
     files = len(run.changed)
-    unsafe = len(run.left)
+    pins = sum(1 for finding in run.left if finding.rule in ("SPK101", "SPK102"))
+    others = len(run.left) - pins
+    more = ([f"{others} more with --unsafe"] if others else []) + \
+        ([f"{pins} image{'' if pins == 1 else 's'} to pin with --unsafe --pins FILE (the digests to pin to)"]
+         if pins else [])
     print(f"spikelint: {verb} {fixed} finding{'' if fixed == 1 else 's'} in {files} file{'' if files == 1 else 's'}"
-          f", {len(run.unfixable)} not fixable" + (f", {unsafe} more with --unsafe" if unsafe else ""), file=out)
+          f", {len(run.unfixable)} not fixable" + "".join(f", {part}" for part in more), file=out)
 
 
 def command_fix(args: argparse.Namespace) -> int:

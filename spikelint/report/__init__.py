@@ -160,8 +160,8 @@ def statistics_text(findings: Iterable[Finding]) -> str:
     width = len(str(counts[0].count))
     lines = [f"{item.count:>{width}}  {item.rule}  {item.severity:<7}  {item.name} ({plural(item.files, 'file')})"
              for item in counts]
-    lines.append("tune: `spikelint explain ID` says why; `--ignore ID` (or `ignore: [ID]` in .spikelint.yaml) "
-                 "turns a rule off, `severity: {ID: info}` lowers it")
+    lines.append("tune: `spikelint explain ID` says why; `--ignore ID` (or `ignore: [ID]` in .spikelint.yaml)")
+    lines.append("      turns a rule off, `severity: {ID: info}` lowers it")
     return "".join(line + "\n" for line in lines)
 
 

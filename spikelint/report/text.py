@@ -78,9 +78,12 @@ def _wrap(text: str, width: int, first: int, indent: str) -> list[str]:
     if not lines:
         return [text]
     lines[0] = lines[0][first:] if lines[0].startswith(" " * first) else lines[0].lstrip()
-    if len(lines) > 1 and len(lines[-1].strip()) < ORPHAN:  # no line holds a lone word or two
-        tail = lines.pop().strip()
-        lines[-1] += " " + tail
+    if len(lines) > 1 and len(lines[-1].strip()) < ORPHAN:  # no line holds a lone word or two:
+        shorter = textwrap.wrap(" " * first + text, width - ORPHAN, subsequent_indent=indent,  # spread them out
+                                break_long_words=False, break_on_hyphens=False)
+        if len(shorter) == len(lines) and shorter:
+            shorter[0] = shorter[0][first:] if shorter[0].startswith(" " * first) else shorter[0].lstrip()
+            lines = shorter
     return lines
 
 

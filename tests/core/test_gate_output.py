@@ -75,7 +75,7 @@ def test_statistics_counts_per_rule_with_how_to_tune(run_cli, tmp_path: Path) ->
     lines = outcome.out.splitlines()
     assert lines[0].split()[:3] == ["3", "SPK101", "error"] and "(3 files)" in lines[0]
     assert lines[1].split()[:2] == ["1", "SPK102"]
-    assert "--ignore ID" in lines[-1] and "severity:" in lines[-1]
+    assert "--ignore ID" in lines[-2] and "severity:" in lines[-1]  # the tuning hint, on two lines
     assert outcome.err.strip().splitlines()[-1].startswith("3 errors, 1 warning, 0 info in 4 files")
 
 
