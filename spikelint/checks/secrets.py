@@ -136,7 +136,7 @@ def notebook_outputs_committed(document: Document, ctx: CheckContext) -> Iterato
     first = with_outputs[0].outputs[0].node
     yield Problem("SPK207", first.line, first.column,
                   f"notebook committed with outputs in {len(with_outputs)} code cell(s), first in cell "
-                  f"{with_outputs[0].index}: outputs can expose prompts, data samples, personal data or secrets; "
+                  f"{with_outputs[0].index}: outputs can expose prompts, data samples, personal data or secrets — "
                   f"clear them (jupyter nbconvert --clear-output --inplace) or install nbstripout",
                   key=f"outputs:{document.path}")
 

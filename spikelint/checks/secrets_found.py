@@ -74,13 +74,13 @@ def quoted_key(key: str, value: str) -> str:
 
 
 MESSAGES = {  # {shown}: the redacted secret; {context}: where it is (key, cell, flag, image layer …)
-    "SPK201": "hardcoded {shown}{context}: " + FIX_GENERAL,
-    "SPK202": "secret-named env var{context} has the literal value {shown}: " + FIX_ENV,
-    "SPK203": "credential {shown} {context}: " + FIX_COMMAND,
-    "SPK204": ("notebook output{context} shows {shown}: rotate it, clear the outputs "
+    "SPK201": "hardcoded {shown}{context} — " + FIX_GENERAL,
+    "SPK202": "secret-named env var{context} has the literal value {shown} — " + FIX_ENV,
+    "SPK203": "credential {shown} {context} — " + FIX_COMMAND,
+    "SPK204": ("notebook output{context} shows {shown} — rotate it, clear the outputs "
                "(jupyter nbconvert --clear-output --inplace) and stop printing secrets"),
-    "SPK205": "image {context} holds {shown}: rebuild without it (BuildKit --mount=type=secret) and rotate it",
-    "SPK206": ("credential file/object committed: {shown}{context}; remove it from the repository "
+    "SPK205": "image {context} holds {shown} — rebuild without it (BuildKit --mount=type=secret) and rotate it",
+    "SPK206": ("credential file/object committed: {shown}{context} — remove it from the repository "
                "(and its history), keep only a reference, and rotate it"),
 }
 

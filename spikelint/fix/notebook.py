@@ -21,7 +21,7 @@ from spikelint.util.lazyre import lazy_regex
 
 INDENT = re.compile(r"^\{\r?\n( +)\"", re.MULTILINE)
 # SPK204's message: "notebook output of cell 3 (stream) shows ghp_… (GitHub token): rotate it, …"
-SHOWN_SECRET = lazy_regex(r"^notebook output(?P<where> of cell \d+ \([\w-]+\))? shows (?P<shown>.+?): rotate it")
+SHOWN_SECRET = lazy_regex(r"^notebook output(?P<where> of cell \d+ \([\w-]+\))? shows (?P<shown>.+?)(?::| —) rotate it")
 
 
 def cleared_notebook(text: str) -> str:
