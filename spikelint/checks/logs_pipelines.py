@@ -135,7 +135,7 @@ def _buffered_problem(command: SimpleCommand, index: int, state: str, context: C
     where = "into a pipe" if state == "pipe" else "into a file"
     return Problem("SPK502", line, column,
                    f"`{word.text}` writes its output {where} block-buffered: the log lags behind the run and its last "
-                   f"lines are lost when the pod is killed or preempted — run `{word.text} -u …` or set "
+                   f"lines are lost when the job is killed or preempted — run `{word.text} -u …` or set "
                    f"PYTHONUNBUFFERED=1",
                    end_line=end_line, end_column=end_column,
                    key=f"buffered:{' '.join(command.argv())}")

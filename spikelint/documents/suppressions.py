@@ -43,8 +43,8 @@ def _continued(lines: list[str], first: int) -> list[int]:
     return numbers
 
 
-DOCKERFILE_TRAILING = ("Docker reads a '#' after an instruction as its arguments, not as a comment: the "
-                       "suppression is not honoured there — move it to its own line above the instruction")
+DOCKERFILE_TRAILING = ("Docker reads a '#' after an instruction as its arguments, not as a comment "
+                       "— move it to its own line above the instruction")
 
 
 def parse_suppressions(lines: list[str], line_numbers: list[int] | None = None, *,
