@@ -171,7 +171,8 @@ class CommandSmoke:
                     to_group=self.options.sigterm_to == "group" and signum == signal.SIGTERM,
                     grace_s=self.options.grace_period, heartbeat=self.heartbeat, signal_delay_s=delay_s,
                     step_offset=self.step_offset or 0, watch=folder, steps_from_checkpoints=self.by_checkpoints,
-                    read_epochs=read_epochs)
+                    read_epochs=read_epochs,
+                    reference_folder=self.references[every][1] if every in self.references else None)
         if self.step_offset is None and run.steps:
             # the first uninterrupted run tells how the job counts: its first step line is step 1, or 0
             # (nanoGPT's ``iter 0`` after one step): from then on step N means N steps done

@@ -222,6 +222,7 @@ def run_command(
     watch: Path | None = None,
     steps_from_checkpoints: bool = False,
     read_epochs: bool = False,
+    reference_folder: Path | None = None,
 ) -> CommandRun:
     """Start, read progress, signal once ``stop_at_step`` is printed, wait for the end.
 
@@ -234,7 +235,10 @@ def run_command(
     ``watch`` is the checkpoint folder: when a numbered checkpoint first appears there is kept in
     ``checkpoints_seen``; with ``steps_from_checkpoints`` (a job that prints no step lines) each one is
     also a step (without a loss), and the signal goes out after the checkpoint of ``stop_at_step``;
-    with ``read_epochs`` the epoch counter each checkpoint holds is read as it appears.
+    with ``read_epochs`` the epoch counter each checkpoint holds is read as it appears. With
+    ``reference_folder`` (the uninterrupted run's) a checkpoint counts as a step only once every file
+    the uninterrupted run wrote for it is there: a Trainer's ten files take longer to write than a tiny
+    model's step, and a signal timed from the first of them would land inside the write.
     """
     started = time.monotonic()
     signalled: float | None = None
@@ -272,7 +276,11 @@ def run_command(
 
         def look_at_checkpoints() -> None:
             assert watch is not None
+            incomplete = incomplete_steps_in(watch, reference_folder) if steps_from_checkpoints and \
+                reference_folder is not None else set()
             for step in checkpoint_steps_in(watch):
+                if step in incomplete:
+                    continue  # still being written: it is seen once all its files are
                 if step in run.checkpoints_seen:
                     continue
                 at = time.monotonic() - started
@@ -387,6 +395,17 @@ def checkpoint_steps_in(folder: Path) -> list[int]:
     from spikelint.smoke.command.files import checkpoint_steps
 
     return checkpoint_steps(folder) if folder.is_dir() else []
+
+
+def incomplete_steps_in(folder: Path, reference_folder: Path) -> set[int]:
+    """Checkpoints on disk that lack a file the uninterrupted run wrote for the same step (a step the
+    uninterrupted run no longer holds, deleted as it kept its newest two, is not judged)."""
+    from spikelint.smoke.command.files import checkpoint_steps
+    from spikelint.smoke.command.files import complete_steps
+
+    present = snapshot(folder)
+    known = set(checkpoint_steps(reference_folder))
+    return set(checkpoint_steps(folder)) & known - set(complete_steps(present, reference_folder))
 
 
 def checkpoint_epochs_in(folder: Path, steps: set[int]) -> dict[int, float]:
