@@ -22,8 +22,8 @@ from outside and adds readers that share nothing with spikelint:
 
 Run it on a clean Git copy (``git init && git add -A && git commit -m base``); it edits the copy:
 
-    python bench/fix_meaning.py /work/fixtrial/gpu-recipes
-    python bench/fix_meaning.py /work/fixtrial/kserve-unsafe --unsafe --pins /tmp/pins.txt --json out.json
+    python bench/fix_meaning.py ../copies/gpu-recipes
+    python bench/fix_meaning.py ../copies/kserve --unsafe --pins pins.txt --json out.json
 
 Exit 0 when every edited file keeps its meaning, 1 when some file differs, 2 on a usage error.
 """
