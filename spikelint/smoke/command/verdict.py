@@ -329,16 +329,21 @@ def optimizer_missing(folder: Path, names: list[Path]) -> bool:
     return tensors
 
 
+def _holds_group(folder: Path, names: list[Path], group: str) -> bool:
+    """Whether a compared file holds a leaf the cause groups file under ``group``."""
+    for key, value in checkpoint_leaves(folder, names):
+        shape = getattr(value, "shape", None)
+        detail = f"{value.dtype}{list(shape)}" if shape is not None and hasattr(value, "dtype") else type(value).__name__
+        if group_of(key, detail) == group:
+            return True
+    return False
+
+
 def rng_missing(folder: Path, names: list[Path]) -> bool:
     """No compared file holds anything the cause groups call an RNG state: a byte tensor (torch's
     generator state) or a key part naming one (``rng``, ``cuda_rng_state``), a loader's generator
     being the data position instead."""
-    for key, value in checkpoint_leaves(folder, names):
-        shape = getattr(value, "shape", None)
-        detail = f"{value.dtype}{list(shape)}" if shape is not None and hasattr(value, "dtype") else type(value).__name__
-        if group_of(key, detail) == RNG:
-            return False
-    return True
+    return not _holds_group(folder, names, RNG)
 
 
 LEARNING_RATE = re.compile(r"(?:^|\.)param_groups\.\d+\.lr$")
@@ -352,12 +357,7 @@ def scheduler_missing(folder: Path, names: list[Path]) -> bool:
 def data_position_missing(folder: Path, names: list[Path]) -> bool:
     """No compared file holds a data position (a sampler, a loader's generator, the batches served):
     a resumed run then draws its batches afresh, whatever else it restores."""
-    for key, value in checkpoint_leaves(folder, names):
-        shape = getattr(value, "shape", None)
-        detail = f"{value.dtype}{list(shape)}" if shape is not None and hasattr(value, "dtype") else type(value).__name__
-        if group_of(key, detail) == DATA_POSITION:
-            return False
-    return True
+    return not _holds_group(folder, names, DATA_POSITION)
 
 
 DATA_FIX = ("save the sampler's or loader generator's state at the epoch's start and the batches served, and "
