@@ -63,6 +63,7 @@ DOCKER_PIPEFAIL_SHELL = re.compile(r'^[ \t]*SHELL \["/bin/bash", "-o", "pipefail
 SHELL_ARRAY_PIPEFAIL = re.compile(r'^\s*,\s*"-o"\s*,\s*"pipefail"$')
 DIGEST_TEXT = re.compile(r"^@sha256:[0-9a-f]{64}$")
 TTL_LINE = re.compile(r"^[ \t]*(?:- )?ttlSecondsAfterFinished: \d+[ \t]*$")
+RUN_POLICY_LINE = re.compile(r"^[ \t]*runPolicy:[ \t]*$")
 PYTHON_BEFORE = re.compile(r"python[\w.]*$")
 DIGEST_ANY = re.compile(r"@sha256:[0-9a-f]{64}")
 UNBUFFERED_ANY = re.compile(r"(python[\w.]*) -u\b")
@@ -206,7 +207,10 @@ def data_differences(old: Any, new: Any, rules: set[str], where: str = "") -> li
                 found.append(f"{where}/{key} removed")
         for key in new.keys() - old.keys():
             allowed = (key == "ttlSecondsAfterFinished" and "SPK702" in rules) or (
-                key == "valueFrom" and "SPK202" in rules and "value" in old)
+                key == "valueFrom" and "SPK202" in rules and "value" in old) or (
+                # Kubeflow jobs keep the TTL under runPolicy, which the fix creates when it is missing
+                key == "runPolicy" and "SPK702" in rules and isinstance(new[key], dict)
+                and set(new[key]) == {"ttlSecondsAfterFinished"})
             if not allowed:
                 found.append(f"{where}/{key} added")
         for key in old.keys() & new.keys():
@@ -219,7 +223,8 @@ def data_differences(old: Any, new: Any, rules: set[str], where: str = "") -> li
                 for item in data_differences(first, second, rules, f"{where}[{index}]")]
     if old == new:
         return []
-    if isinstance(old, str) and isinstance(new, str) and strip_fixed_text(new, rules) == old:
+    if isinstance(old, str) and isinstance(new, str) and \
+            strip_fixed_text(new, rules) == strip_fixed_text(old, rules):  # python -u already there stays
         return []
     return [f"{where} value changed"]
 
@@ -293,7 +298,7 @@ def inserted_line(line: str, rules: set[str]) -> bool:
     """A whole line one of the fixed rules inserts."""
     line = line.rstrip("\r\n")
     return bool((PIPEFAIL_WHOLE_LINE.match(line) or DOCKER_PIPEFAIL_SHELL.match(line)) and "SPK501" in rules
-                or TTL_LINE.match(line) and "SPK702" in rules)
+                or (TTL_LINE.match(line) or RUN_POLICY_LINE.match(line)) and "SPK702" in rules)
 
 
 def edit_inventory(old: str, new: str, rules: set[str]) -> tuple[list[str], list[str], list[str]]:
@@ -335,7 +340,7 @@ def edit_inventory(old: str, new: str, rules: set[str]) -> tuple[list[str], list
                     edits.append(f"line {number + 1} col {b1 + 1}: {tag2} {first[a1:a2]!r} -> {piece!r}")
                     ok = tag2 == "insert" and (
                         piece == " -u" and "SPK502" in rules and PYTHON_BEFORE.search(second[:b1])
-                        or piece == PIPEFAIL_PREFIX and "SPK501" in rules
+                        or piece.strip() == PIPEFAIL_PREFIX.strip() and "SPK501" in rules
                         or SHELL_ARRAY_PIPEFAIL.match(piece) and "SPK501" in rules
                         or DIGEST_TEXT.match(piece) and rules & {"SPK101", "SPK102"})
                     if not ok:
