@@ -168,6 +168,8 @@ def finish_lifecycle(workload: Workload, lifecycle: Lifecycle, pods: list[tuple[
     workload.ttl = lifecycle.ttl
     workload.supports_ttl = lifecycle.supports_ttl
     workload.supports_deadline = lifecycle.supports_deadline
+    if lifecycle.storage_from:
+        workload.extra["unresolved_storage"] = lifecycle.storage_from
     graces = [pod.grace for _, pod in pods if pod.grace is not None]
     workload.grace_period = min(graces, key=lambda where: where.value) if graces else None
     pod_deadlines = [pod.deadline for _, pod in pods if pod.deadline is not None]

@@ -50,6 +50,7 @@ class Lifecycle:
     deadline: Located | None = None
     supports_ttl: bool = False
     supports_deadline: bool = False
+    storage_from: str = ""  # what else attaches volumes to its pods (a TrainJob's runtime): storage is not all here
 
 
 # --------------------------------------------------------------------------- where each kind keeps its pods
@@ -306,7 +307,10 @@ def trainjob_templates(root: Node) -> list[Template]:
 
 
 def _trainjob_lifecycle(root: Node, templates: list[Template]) -> Lifecycle:
-    return Lifecycle()
+    """The runtime a TrainJob names brings the pods' volumes and mounts (and ``podTemplateOverrides`` more):
+    what the TrainJob alone shows of its storage is not all of it."""
+    runtime = scalar_text(child(root, "spec", "runtimeRef", "name"))
+    return Lifecycle(storage_from=f"runtime {runtime!r}" if runtime else "")
 
 
 def _workflow_lifecycle(root: Node, templates: list[Template]) -> Lifecycle:

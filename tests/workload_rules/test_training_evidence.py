@@ -303,7 +303,16 @@ def test_a_trainer_runtime_is_a_blueprint_and_gets_no_training_rule(kind: str) -
     the training rules speak on the TrainJob, not on every runtime a platform ships."""
     assert _training("runtimes/torch.yaml", RUNTIME.replace("ClusterTrainingRuntime", kind)) == []
     rules = [rule for _, rule, _ in _training("jobs/llama-sft.yaml", TRAINJOB)]
-    assert "SPK401" in rules and "SPK302" in rules  # the TrainJob that runs still gets them
+    assert "SPK401" in rules  # the TrainJob that runs still gets the training rules
+
+
+def test_a_trainjob_whose_runtime_brings_the_volumes_is_not_told_it_has_none() -> None:
+    """The runtime a TrainJob names mounts the volumes (a PVC at /workspace/out, say): the TrainJob alone
+    cannot show where its outputs land, so no storage finding claims they land on the container's disk."""
+    job = TRAINJOB.replace("command: [torchrun, train.py]", "command: [torchrun, train.py, --output_dir, /workspace/out]")
+    assert not [rule for _, rule, _ in _training("jobs/llama-sft.yaml", job) if rule.startswith("SPK30")]
+    without_runtime = job.replace("  runtimeRef:\n    name: torch-distributed\n", "")
+    assert "SPK301" in [rule for _, rule, _ in _training("jobs/llama-sft.yaml", without_runtime)]
 
 
 TPU_JOB = """apiVersion: batch/v1
