@@ -254,3 +254,13 @@ def test_a_crash_shows_its_exception_even_when_shutdown_lines_follow(tmp_path: P
                        + "".join(f"INFO engine closing {n}\n" for n in range(8)), encoding="utf-8")
     tail = run.tail()
     assert tail.startswith("RuntimeError: PytorchStreamReader failed reading zip archive") and "closing 7" in tail
+
+
+def test_a_link_that_moved_on_to_a_later_checkpoint_names_nothing(tmp_path: Path) -> None:
+    """After the resumed run, ``latest-rank0.pt`` points at the checkpoint that run wrote last: not what it
+    loaded when it started. Then the access times tell."""
+    for name in ("ep0-ba12-rank0.pt", "ep1-ba24-rank0.pt"):
+        (tmp_path / name).write_bytes(b"x")
+    (tmp_path / "latest-rank0.pt").symlink_to("ep1-ba24-rank0.pt")
+    lines = [f"Loading checkpoint from {tmp_path}/latest-rank0.pt"]
+    assert files_read(tmp_path, {}, [Path("ep1-ba24-rank0.pt")], lines) == []

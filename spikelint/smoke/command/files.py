@@ -85,22 +85,24 @@ def files_read(folder: Path, before: dict[Path, int], written: Iterable[Path], m
     """
     present = set(before) | set(file_stats(folder))  # a loaded file may be deleted by the run (keep the newest two)
     real_folder = Path(os.path.realpath(folder))
+    rewritten = set(written)
     named: list[Path] = []
     for line in mentions:
         if not says_it_loads(line):
             continue
         for word in PATH_WORD.findall(line):
-            candidate, root = Path(word.rstrip(".")), folder
+            candidate, root, linked = Path(word.rstrip(".")), folder, False
             if candidate.is_symlink():  # Composer loads ``latest-rank0.pt``, a link to its newest checkpoint
-                candidate, root = Path(os.path.realpath(candidate)), real_folder
+                candidate, root, linked = Path(os.path.realpath(candidate)), real_folder, True
             for name in sorted(present):
+                if linked and name in rewritten:
+                    continue  # the link has moved on to what the run wrote since: the access times tell
                 whole = (root / name).as_posix()
                 folder_part = (root / name.parts[0]).as_posix() if len(name.parts) > 1 else None
                 if candidate.as_posix() in (whole, folder_part) and name not in named:
                     named.append(name)
     if named:
         return named
-    rewritten = set(written)
     return [name for name, atime in access_times(folder).items()
             if name in before and atime > before[name] and name not in rewritten]
 
