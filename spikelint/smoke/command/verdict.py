@@ -14,6 +14,7 @@ from typing import Iterator
 from typing import NamedTuple
 
 from spikelint.smoke.result import STATE_DIFFERS
+from spikelint.smoke.result import INCOMPLETE
 from spikelint.smoke.result import VERIFIED
 from spikelint.smoke.result import VariantResult
 from spikelint.smoke.result import describe_exit
@@ -440,6 +441,12 @@ def judge(spec: VariantSpec, result: VariantResult, runs: Runs, on_disk: list[in
     resumed, damage = runs.resumed, runs.damage
     resume_step = resume_point(runs) or 0
     result.resumed_from_step = resume_step
+    if resume_step >= runs.steps:  # the signal was delivered after the last step: nothing was left to resume
+        result.verdict = INCOMPLETE
+        result.message = (f"the resume started at step {resume_step}, the last step of the run ({runs.interrupted.signal_point()}"
+                          "): nothing was left to resume, so this variant tested nothing; a slower step or more --steps "
+                          "gives the signal room")
+        return result
     torn_read = damage is not None and damage.step is not None and resume_step >= damage.step
     if damage is not None and not torn_read:
         result.refused_checkpoints = [{
