@@ -133,13 +133,16 @@ def carried_over(runs: Runs) -> str:
     if not comparison.differences:
         return ""
     keys = sorted({f"{file}:{difference.key}" for file, difference in comparison.differences})
-    counters = all(BOOKKEEPING.search(difference.key) for _, difference in comparison.differences)
-    what = "progress counters" if counters else "state"
-    return (f"state not saved back after a resume: the checkpoint the first resumed run wrote "
-            f"({', '.join(map(str, names[:2]))}) already differs from the uninterrupted run's in {what} "
-            f"{', '.join(keys[:3])}{' …' if len(keys) > 3 else ''}, and the second resume read it"
-            + (": the job resumes from these counters, so save them counted from step 0, not from the process "
-               "start" if counters else ""))
+    shown = f"{', '.join(keys[:3])}{' …' if len(keys) > 3 else ''}"
+    written = ", ".join(map(str, names[:2]))
+    if all(BOOKKEEPING.search(difference.key) for _, difference in comparison.differences):
+        return (f"state not saved back after a resume: the checkpoint the first resumed run wrote ({written}) "
+                f"already differs from the uninterrupted run's in progress counters {shown}, and the second resume "
+                "read it: the job resumes from these counters, so save them counted from step 0, not from the "
+                "process start")
+    return (f"the first resume was already not exact: the checkpoint the first resumed run wrote ({written}) "
+            f"differs from the uninterrupted run's in {shown}, and the second resume read it (the other SIGKILL "
+            "variants name what the first resume left out)")
 
 
 def losses_by_step(runs: Runs, resume_step: int) -> tuple[dict[int, str], dict[int, str], dict[int, str]]:
