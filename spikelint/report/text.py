@@ -37,7 +37,7 @@ SEVERITY_COLOR = {"error": "\x1b[31m", "warning": "\x1b[33m", "info": "\x1b[36m"
 
 
 def render_text(report: Report, options: RenderOptions) -> str:
-    """One header line per finding, sorted; the summary line is the caller's (stderr)."""
+    """Each finding's header, code frame, fix and reason, sorted; the summary line is the caller's (stderr)."""
     lines: list[str] = []
     for finding in ordered(report.findings):
         message = _printable(finding.message)
@@ -55,7 +55,7 @@ def render_text(report: Report, options: RenderOptions) -> str:
 
 
 FIX_SEPARATOR = " — "
-ORPHAN = 16  # a wrapped message's last line shorter than this joins the line before
+ORPHAN = 16  # a wrapped message's last line shorter than this is spread over the lines above it
 BECAUSE = " (because: "
 
 
@@ -73,17 +73,19 @@ def _wrap(text: str, width: int, first: int, indent: str) -> list[str]:
     """``text`` cut at spaces into lines of ``width`` columns, the first ``first`` columns shorter."""
     if width <= 0 or len(text) + first <= width:
         return [text]
-    lines = textwrap.wrap(" " * first + text, width, subsequent_indent=indent, break_long_words=False,
-                          break_on_hyphens=False, drop_whitespace=True)
-    if not lines:
-        return [text]
-    lines[0] = lines[0][first:] if lines[0].startswith(" " * first) else lines[0].lstrip()
-    if len(lines) > 1 and len(lines[-1].strip()) < ORPHAN:  # no line holds a lone word or two:
-        shorter = textwrap.wrap(" " * first + text, width - ORPHAN, subsequent_indent=indent,  # spread them out
-                                break_long_words=False, break_on_hyphens=False)
-        if len(shorter) == len(lines) and shorter:
-            shorter[0] = shorter[0][first:] if shorter[0].startswith(" " * first) else shorter[0].lstrip()
+    lines = _wrapped(text, width, first, indent)
+    if len(lines) > 1 and len(lines[-1].strip()) < ORPHAN:  # no line holds a lone word or two: spread them out
+        shorter = _wrapped(text, width - ORPHAN, first, indent)
+        if len(shorter) == len(lines):
             lines = shorter
+    return lines or [text]
+
+
+def _wrapped(text: str, width: int, first: int, indent: str) -> list[str]:
+    lines = textwrap.wrap(" " * first + text, width, subsequent_indent=indent, break_long_words=False,
+                          break_on_hyphens=False)
+    if lines:
+        lines[0] = lines[0][first:] if lines[0].startswith(" " * first) else lines[0].lstrip()
     return lines
 
 
