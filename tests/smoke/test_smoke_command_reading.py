@@ -264,3 +264,21 @@ def test_a_link_that_moved_on_to_a_later_checkpoint_names_nothing(tmp_path: Path
     (tmp_path / "latest-rank0.pt").symlink_to("ep1-ba24-rank0.pt")
     lines = [f"Loading checkpoint from {tmp_path}/latest-rank0.pt"]
     assert files_read(tmp_path, {}, [Path("ep1-ba24-rank0.pt")], lines) == []
+
+
+def test_a_folder_deleted_while_it_is_listed_is_skipped(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A Trainer with save_total_limit deletes checkpoint-6/ while the folder is watched: the listing goes
+    on without it (it raised FileNotFoundError out of rglob and ended the smoke run as a setup error)."""
+    (tmp_path / "checkpoint-6").mkdir()
+    (tmp_path / "checkpoint-6" / "model.safetensors").write_bytes(b"x")
+    (tmp_path / "checkpoint-9").mkdir()
+    (tmp_path / "checkpoint-9" / "model.safetensors").write_bytes(b"y")
+    real_scandir = os.scandir
+
+    def vanishing(path):  # the job removes checkpoint-6 between the listing of its parent and its own
+        if str(path).endswith("checkpoint-6"):
+            raise FileNotFoundError(2, "No such file or directory", str(path))
+        return real_scandir(path)
+
+    monkeypatch.setattr(os, "scandir", vanishing)
+    assert list(snapshot(tmp_path)) == [Path("checkpoint-9/model.safetensors")]

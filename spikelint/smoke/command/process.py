@@ -374,7 +374,7 @@ def snapshot(folder: Path) -> dict[Path, int]:
 def file_stats(folder: Path) -> dict[Path, os.stat_result]:
     """Relative path -> ``stat`` of every regular file that is not a partial write, links left out."""
     found = {}
-    for path in sorted(folder.rglob("*")):
+    for path in sorted(_walk(folder)):
         relative = path.relative_to(folder)
         try:  # a running job deletes old checkpoints while the folder is watched
             if path.is_file() and not path.is_symlink() and not is_partial(relative):
@@ -384,9 +384,19 @@ def file_stats(folder: Path) -> dict[Path, os.stat_result]:
     return found
 
 
+def _walk(folder: Path) -> list[Path]:
+    """Every path under ``folder``; a folder the job deletes while it is listed is skipped, not an error
+    (``rglob`` raises when a checkpoint folder goes away under it: save_total_limit at work)."""
+    paths: list[Path] = []
+    for root, folders, files in os.walk(folder, onerror=lambda error: None):
+        base = Path(root)
+        paths.extend(base / name for name in (*folders, *files))
+    return paths
+
+
 def partial_files(folder: Path) -> list[Path]:
     """The temporary and partial writes in the folder, as the report lists them."""
-    return [path.relative_to(folder) for path in sorted(folder.rglob("*"))
+    return [path.relative_to(folder) for path in sorted(_walk(folder))
             if path.is_file() and is_partial(path.relative_to(folder))]
 
 
