@@ -350,8 +350,9 @@ def run_command(
         run.exit_code = process.wait()
         if watch is not None and signalled is None and due is None:
             look_at_checkpoints()  # the last checkpoint, written just before the end
-            if read_epochs and run.checkpoints_seen and max(run.checkpoints_seen) not in run.checkpoint_epochs:
-                run.checkpoint_epochs.update(checkpoint_epochs_in(watch, {max(run.checkpoints_seen)}))
+            unread = set(run.checkpoints_seen) - set(run.checkpoint_epochs)
+            if read_epochs and unread:  # the last one, and any read while still being written: those left on disk
+                run.checkpoint_epochs.update(checkpoint_epochs_in(watch, unread))
         if signalled is not None:
             run.signal_to_exit_s = time.monotonic() - signalled
         try:  # whatever the command left behind in its group (its pid is reaped: no tree walk now)

@@ -437,6 +437,13 @@ def judge(spec: VariantSpec, result: VariantResult, runs: Runs, on_disk: list[in
     """Fill in ``result`` from the variant's runs: resume checks, file comparison, losses."""
     if runs.resumed.exit_code == 0:
         result.resumed_from_step = resume_point(runs)
+    finished = max(complete_steps(runs.before_resume, runs.reference_folder), default=0)
+    if runs.damage is None and finished >= runs.steps:  # the signal came after the last checkpoint was written
+        result.verdict = INCOMPLETE
+        result.message = (f"the interrupted run had already written its last checkpoint (step {finished}) when the "
+                          f"signal landed ({runs.interrupted.signal_point()}): nothing was left to resume, so this "
+                          f"variant tested nothing (the resumed command ended with {describe(runs.resumed.exit_code)})")
+        return result
     problem = resume_problem(spec, runs)
     if problem is not None:
         result.message = problem
