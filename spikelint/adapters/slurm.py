@@ -227,6 +227,7 @@ def time_seconds(text: str) -> int | None:
 
 
 BATCH_SIGNAL = lazy_regex(r"(?i)^B:(?:SIG)?(\w+)")
+SIGNAL_NUMBERS = {"HUP": 1, "INT": 2, "QUIT": 3, "USR1": 10, "USR2": 12, "TERM": 15, "CONT": 18, "URG": 23}
 
 
 def untrapped_batch_signal(text: str, lines: Sequence[str]) -> bool:
@@ -242,9 +243,6 @@ def untrapped_batch_signal(text: str, lines: Sequence[str]) -> bool:
         if "trap" in words and any(word.strip("'\";").upper() in names for word in words[words.index("trap") + 1:]):
             return False
     return True
-
-
-SIGNAL_NUMBERS = {"HUP": 1, "INT": 2, "QUIT": 3, "USR1": 10, "USR2": 12, "TERM": 15, "CONT": 18, "URG": 23}
 
 
 def signal_seconds(text: str) -> int | None:

@@ -17,6 +17,8 @@ import re
 from typing import Any
 from typing import TextIO
 
+from spikelint.util.lazyre import lazy_regex
+
 
 SHOWN = 4
 MIN_MASKED = 8  # a shorter hit is a word of the report, not a credential
@@ -43,7 +45,7 @@ _UNSAFE_LABEL = re.compile(r"[^A-Za-z0-9 ._-]")
 
 # A token's own prefix followed by random-looking characters: a token cut by whatever shortened the text
 # (``ghp_aB3dE5fG7hJ9kL1mN3p``, ``glpat-x9Y…``) that the whole-shape detectors no longer recognise.
-PARTIAL_TOKEN = re.compile(
+PARTIAL_TOKEN = lazy_regex(
     r"(?<![A-Za-z0-9_-])(?:"
     # prefixes no word starts with: any six characters after them are a token's
     r"(?:xox[abposre]-|xapp-|github_pat_|glpat-|gldt-|glrt-|glptt-|sk-proj-|sk-ant-|nvapi-|dckr_pat_|api_org_|"

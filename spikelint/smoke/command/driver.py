@@ -291,11 +291,11 @@ class CommandSmoke:
                 result.message = (f"the first resumed command ended ({describe(first.exit_code)}) before the SIGKILL "
                                   f"planned after step {spec.again_at_step} landed; last output: {first.tail()}")
                 return result
-            first_step = min(first.steps, default=None)
-            interrupted_from = first_step - 1 if first_step is not None and not self.by_checkpoints else \
-                spec.hold_at_step // every * every if spec.hold_at_step is not None else 0
+            # where the first resumed run started: the step before its first step line, else the planned resume
+            planned = (spec.hold_at_step or 0) // every * every
+            interrupted_from = min(first.steps) - 1 if first.steps and not self.by_checkpoints else planned
             result.notes = [f"SIGKILL {interrupted.signal_point()}; the resumed run SIGKILLed again "
-                               f"{first.signal_point()}; resumed a second time"]
+                            f"{first.signal_point()}; resumed a second time"]
             interrupted = first
         on_disk = checkpoint_steps(folder)
         result.checkpoints_before_interruption = on_disk

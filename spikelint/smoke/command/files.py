@@ -112,17 +112,22 @@ def checkpoint_steps(folder: Path) -> list[int]:
     return sorted({step for name in snapshot(folder) if (step := step_of(name)) is not None and is_state_file(name)})
 
 
+def files_by_step(names: Iterable[Path]) -> dict[int, set[Path]]:
+    """The state files of each numbered checkpoint among ``names``."""
+    found: dict[int, set[Path]] = {}
+    for name in names:
+        step = step_of(name)
+        if step is not None and is_state_file(name):
+            found.setdefault(step, set()).add(name)
+    return found
+
+
 def complete_steps(present: Iterable[Path], reference_folder: Path) -> list[int]:
     """Steps of which every file the uninterrupted run wrote is present: a kill between the files
     of one checkpoint (its RNG file written, its model not yet) leaves that step incomplete, and
     a resume rightly starts from the one before."""
-    expected: dict[int, set[Path]] = {}
-    for name in snapshot(reference_folder):
-        step = step_of(name)
-        if step is not None and is_state_file(name):
-            expected.setdefault(step, set()).add(name)
     names = set(present)
-    return sorted(step for step, files in expected.items() if files <= names)
+    return sorted(step for step, files in files_by_step(snapshot(reference_folder)).items() if files <= names)
 
 
 def newest_checkpoint(folder: Path, reference_folder: Path | None = None) -> tuple[int | None, list[Path]]:

@@ -411,12 +411,12 @@ def checkpoint_steps_in(folder: Path) -> list[int]:
 def incomplete_steps_in(folder: Path, reference_folder: Path) -> set[int]:
     """Checkpoints on disk that lack a file the uninterrupted run wrote for the same step (a step the
     uninterrupted run no longer holds, deleted as it kept its newest two, is not judged)."""
-    from spikelint.smoke.command.files import checkpoint_steps
-    from spikelint.smoke.command.files import complete_steps
+    from spikelint.smoke.command.files import files_by_step
 
-    present = snapshot(folder)
-    known = set(checkpoint_steps(reference_folder))
-    return set(checkpoint_steps(folder)) & known - set(complete_steps(present, reference_folder))
+    present = set(snapshot(folder))
+    on_disk = files_by_step(present)
+    return {step for step, files in files_by_step(snapshot(reference_folder)).items()
+            if step in on_disk and not files <= present}
 
 
 def checkpoint_epochs_in(folder: Path, steps: set[int]) -> dict[int, float]:
