@@ -18,17 +18,27 @@ from pathlib import Path
 
 JOBS_DIR = Path(__file__).resolve().parents[1] / "tests" / "smoke" / "jobs"
 COMMON = "--max-steps {steps} --save-every {every} {resume}"
+LONG = "--samples 256 --no-epoch-lines"  # 64 steps an epoch, longer than the default plan; no epoch= on the lines
+PLAIN = f"{JOBS_DIR / 'plain_torch.py'} --output-dir {{ckpt}} {COMMON}"
+LIGHTNING = f"{JOBS_DIR / 'lightning_job.py'} --ckpt-dir {{ckpt}} {COMMON}"
 JOBS = {
-    "plain": ("verified", [], f"{JOBS_DIR / 'plain_torch.py'} --output-dir {{ckpt}} {COMMON}"),
-    "lightning": ("verified", [], f"{JOBS_DIR / 'lightning_job.py'} --ckpt-dir {{ckpt}} {COMMON}"),
+    "plain": ("verified", [], PLAIN),
+    "lightning": ("verified", [], LIGHTNING),
     "hf-trainer": ("resume_failed", ["--signal", "kill"], f"{JOBS_DIR / 'hf_trainer_job.py'} --output-dir {{ckpt}} {COMMON}"),
-    "plain-step-off-by-one": ("state_differs", ["--signal", "kill"],
-                              f"{JOBS_DIR / 'plain_torch.py'} --output-dir {{ckpt}} {COMMON} --bug step-off-by-one"),
+    "plain-step-off-by-one": ("state_differs", ["--signal", "kill"], f"{PLAIN} --bug step-off-by-one"),
     "plain-no-loader-generator": ("state_differs", ["--signal", "kill", "--steps-per-epoch", "32"],
-                                  f"{JOBS_DIR / 'plain_torch.py'} --output-dir {{ckpt}} --samples 128 {COMMON} "
-                                  "--bug no-loader-generator"),
-    "lightning-ema": ("state_differs", ["--signal", "kill"],
-                      f"{JOBS_DIR / 'lightning_job.py'} --ckpt-dir {{ckpt}} {COMMON} --bug ema-outside-checkpoint"),
+                                  f"{PLAIN} --samples 128 --bug no-loader-generator"),
+    "lightning-ema": ("state_differs", ["--signal", "kill"], f"{LIGHTNING} --bug ema-outside-checkpoint"),
+    # the planted bugs again with epochs longer than the default plan and no epoch= on the step lines
+    "long-plain": ("verified", [], f"{PLAIN} {LONG}"),
+    "long-lightning": ("verified", [], f"{LIGHTNING} {LONG}"),
+    "long-no-loader-generator": ("state_differs", ["--signal", "kill"], f"{PLAIN} {LONG} --bug no-loader-generator"),
+    "long-epoch-end-order": ("state_differs", ["--signal", "kill"], f"{PLAIN} {LONG} --bug restart-epoch"),
+    "long-step-off-by-one": ("state_differs", ["--signal", "kill"], f"{PLAIN} {LONG} --bug step-off-by-one"),
+    "long-no-scheduler": ("state_differs", ["--signal", "kill"], f"{PLAIN} {LONG} --bug no-scheduler"),
+    "long-torn-write": ("resume_failed", [], f"{PLAIN} {LONG} --bug no-fallback"),
+    "long-lightning-ema": ("state_differs", ["--signal", "kill"], f"{LIGHTNING} {LONG} --bug ema-outside-checkpoint"),
+    "long-lightning-plain-loader": ("state_differs", ["--signal", "kill"], f"{LIGHTNING} {LONG} --bug plain-loader"),
 }
 
 
@@ -40,7 +50,7 @@ def run(name: str, folder: Path) -> tuple[str, float, str]:
                    capture_output=True, text=True, check=False)
     wall = time.monotonic() - started
     summary = json.loads((folder / "summary.json").read_text(encoding="utf-8"))
-    return summary["verdict"], wall, summary["message"][:160]
+    return summary["verdict"], wall, summary["message"][:220].replace("\n", " ")
 
 
 def main(argv: list[str]) -> int:

@@ -207,3 +207,20 @@ def test_a_stock_hugging_face_trainer_is_told_that_it_trusts_its_newest_folder(t
     assert torn["verdict"] == "resume_failed"
     assert "Hugging Face Trainer writes checkpoint-N/ in place" in torn["message"]
     assert variant(summary, "kill-off-period")["verdict"] == "verified"
+
+
+def test_a_kill_that_reaches_the_job_inside_a_save_is_aimed_again(tmp_path: Path) -> None:
+    """Step lines two steps late and saves written file by file (torchrun workers with millisecond steps): the
+    SIGKILL sent after step 14 lands inside the save of step 16. That tests a torn write, which truncated-newest
+    tests; kill-between and successive-resume run again with their kills right after a checkpoint and verify,
+    saying so, while the variants that test a torn checkpoint fail naming it."""
+    late = (f"{sys.executable} {JOBS / 'late_lines.py'} --max-steps {{steps}} --save-every {{every}} "
+            f"--output-dir {{ckpt}} {{resume}}")
+    summary = smoke(tmp_path, late, "--signal", "kill", "--steps", "24", "--checkpoint-every", "4")
+    for name in ("kill-between-checkpoints", "successive-resume"):
+        result = variant(summary, name)
+        assert result["verdict"] == "verified", result["message"]
+        assert "reached the job inside its save of step" in result["notes"][0]
+        assert "run again with each kill right after a checkpoint" in result["notes"][0]
+    truncated = variant(summary, "truncated-newest")
+    assert truncated["verdict"] == "resume_failed" and "torn" in truncated["message"]

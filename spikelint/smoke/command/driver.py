@@ -22,6 +22,7 @@ from spikelint.smoke.result import VariantResult
 from spikelint.smoke.command.process import CommandError
 from spikelint.smoke.command.process import CommandRun
 from spikelint.smoke.command.process import expand
+from spikelint.smoke.command.process import incomplete_steps_in
 from spikelint.smoke.command.process import run_command
 from spikelint.smoke.command.process import shift_steps
 from spikelint.smoke.command.process import snapshot
@@ -34,6 +35,7 @@ from spikelint.smoke.command.files import files_read
 from spikelint.smoke.command.files import checkpoint_epoch_length
 from spikelint.smoke.command.files import checkpoint_steps
 from spikelint.smoke.command.files import is_state_file
+from spikelint.smoke.command.files import step_of
 from spikelint.smoke.command.files import truncate_newest
 from spikelint.smoke.command.verdict import PREEMPTION_FIX
 from spikelint.smoke.command.verdict import Runs
@@ -222,7 +224,7 @@ class CommandSmoke:
             return label
         return next(f"{label}-{n}" for n in range(2, 10_000) if not (taken / f"{label}-{n}").exists())
 
-    def variant(self, spec: VariantSpec) -> VariantResult:
+    def variant(self, spec: VariantSpec, reaimed: bool = False) -> VariantResult:
         every = spec.checkpoint_every or self.plan.checkpoint_every
         result = empty_variant(spec)
         try:
@@ -230,7 +232,8 @@ class CommandSmoke:
         except ReferenceFailed as error:
             result.message = str(error)
             return result
-        folder = self.root / "checkpoints" / spec.name
+        folder = self.root / "checkpoints" / self.fresh_label(spec.name)
+        aimed_between = spec.signal == "SIGKILL" and not spec.truncate_newest and not self.by_checkpoints and not reaimed
         signum = signal.SIGTERM if spec.signal == "SIGTERM" else signal.SIGKILL
         step_s = median_step_s(reference)
         delay = step_s / 2 if spec.name == SIGTERM_MID_STEP and step_s is not None else 0.0
@@ -243,7 +246,7 @@ class CommandSmoke:
             hold_at = spec.expected_resume_step if plain_kill else max(every, hold_at // every * every)
             again_at = again_at // every * every if again_at is not None else None
             delay = (step_s or 0.0) * (0.75 if spec.name == SIGTERM_MID_STEP else 0.5)
-        interrupted = self.run(f"{spec.name}.interrupted", folder, False, every, hold_at, signum, delay)
+        interrupted = self.run(f"{folder.name}.interrupted", folder, False, every, hold_at, signum, delay)
         result.interrupted_exit = [describe(interrupted.exit_code)]
         result.interrupted_at_step = interrupted.signalled_at_step
         if spec.signal == "SIGTERM":
@@ -282,11 +285,15 @@ class CommandSmoke:
                     f"the command finished (step {interrupted.last_step()}) before the SIGKILL sent after step "
                     f"{interrupted.signalled_at_step} landed: this variant tested nothing; give it more --steps")
             return result
+        torn = self.torn_by_kill(folder, reference_folder, hold_at) if aimed_between else None
+        again = self.reaim(spec, interrupted, torn) if torn is not None else None
+        if again is not None:
+            return again
         interrupted_from = 0
         if again_at is not None:
             self.journal.progress(f"{spec.name}: SIGKILL to the command {interrupted.signal_point()} (checkpoints on "
                                   f"disk: {on_disk_text(folder, checkpoint_steps(folder))}); resuming it to kill it again")
-            first = self.run(f"{spec.name}.resumed-first", folder, True, every, again_at, signal.SIGKILL, delay)
+            first = self.run(f"{folder.name}.resumed-first", folder, True, every, again_at, signal.SIGKILL, delay)
             if first.signalled_at_step is None or first.exit_code == 0:
                 result.message = (f"the first resumed command ended ({describe(first.exit_code)}) before the SIGKILL "
                                   f"planned after step {spec.again_at_step} landed; last output: {first.tail()}")
@@ -296,6 +303,10 @@ class CommandSmoke:
             interrupted_from = min(first.steps) - 1 if first.steps and not self.by_checkpoints else planned
             result.notes = [f"SIGKILL {interrupted.signal_point()}; the resumed run SIGKILLed again "
                             f"{first.signal_point()}; resumed a second time"]
+            torn = self.torn_by_kill(folder, reference_folder, again_at) if aimed_between else None
+            again = self.reaim(spec, first, torn) if torn is not None else None
+            if again is not None:
+                return again
             interrupted = first
         on_disk = checkpoint_steps(folder)
         result.checkpoints_before_interruption = on_disk
@@ -315,7 +326,7 @@ class CommandSmoke:
                                   f"{damage.truncated_to} of {damage.size_bytes} bytes")
         before_resume = snapshot(folder)
         read_before = access_times(folder)
-        resumed = self.run(f"{spec.name}.resumed", folder, True, every)
+        resumed = self.run(f"{folder.name}.resumed", folder, True, every)
         loaded = files_read(folder, read_before, written_since(folder, before_resume),
                             resumed.load_lines + [mention.text for mention in resumed.mentions])
         if spec.name == SIGTERM_MID_STEP and self.by_checkpoints:
@@ -338,6 +349,34 @@ class CommandSmoke:
         self.curves.append(Curve(spec.name, judged.verdict, losses(drawn_interrupted), losses(drawn_resumed),
                                  interrupted.signalled_at_step, judged.resumed_from_step))
         return judged
+
+    @staticmethod
+    def torn_by_kill(folder: Path, reference_folder: Path, aimed_at: int | None) -> int | None:
+        """The checkpoint a SIGKILL aimed between two of them left half-written (some of its files, or only its
+        folder): it reached a job whose steps take milliseconds a step or two late, inside its next save
+        (``None``: it landed where it was aimed)."""
+        empty = {step for entry in folder.iterdir() if entry.is_dir() and not any(entry.iterdir())
+                 and (step := step_of(Path(entry.name))) is not None}
+        late = [step for step in incomplete_steps_in(folder, reference_folder) | empty if step > (aimed_at or 0)]
+        return max(late) if late else None
+
+    def reaim(self, spec: VariantSpec, missed: CommandRun, torn: int) -> VariantResult | None:
+        """Run a between-checkpoints variant again with its kill right after a checkpoint, once: a kill that
+        lands inside a save tests a torn write (``truncated-newest`` does that), not the resume it was meant for."""
+        every = spec.checkpoint_every or self.plan.checkpoint_every
+        # both kills of the successive variant: the lag that carried one into a save carries the other too
+        hold_at = (spec.hold_at_step or 0) // every * every + 1
+        again_at = None if spec.again_at_step is None else spec.again_at_step // every * every + 1
+        if (hold_at, again_at) == (spec.hold_at_step, spec.again_at_step):
+            return None  # already right after a checkpoint (kill-off-period): the kill cannot be aimed earlier
+        aimed = f"step {hold_at}" if again_at is None else f"steps {hold_at} and {again_at}"
+        note = (f"the SIGKILL aimed after step {missed.signalled_at_step} reached the job inside its save of step {torn} "
+                f"(left incomplete there: a kill inside a save is what truncated-newest tests, not this variant), "
+                f"so the variant was run again with each kill right after a checkpoint ({aimed})")
+        self.journal.progress(f"{spec.name}: {note}")
+        result = self.variant(spec._replace(hold_at_step=hold_at, again_at_step=again_at), reaimed=True)
+        result.notes.insert(0, note)
+        return result
 
     def variants(self) -> list[VariantSpec]:
         """The plan's variants, the successive resume, and with a SIGTERM one the same signal half a step later.

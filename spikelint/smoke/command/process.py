@@ -184,13 +184,19 @@ def process_tree(pid: int) -> list[int]:
     return found
 
 
-def kill_tree(pid: int) -> None:
+def kill_tree(pid: int, known: tuple[int, ...] = ()) -> None:
     """SIGKILL the command, its process group and everything it started, as a container's end does.
 
-    The group is stopped first, at once: walking ``/proc`` takes milliseconds, in which a job with
-    fast steps would otherwise run on past the step it was to be killed after (or into a save).
-    A stopped parent cannot exit, so the walk still finds the workers it started in other sessions.
+    ``known`` (the tree as walked a step before) is killed first, then the group is stopped: walking
+    ``/proc`` takes milliseconds, in which a job with fast steps would otherwise run on past the step
+    it was to be killed after (or into a save). A stopped parent cannot exit, so the walk still finds
+    the workers it started in other sessions.
     """
+    for target in known:
+        try:
+            os.kill(target, signal.SIGKILL)
+        except (ProcessLookupError, PermissionError):
+            pass
     try:
         os.killpg(pid, signal.SIGSTOP)
     except (ProcessLookupError, PermissionError):
@@ -252,11 +258,12 @@ def run_command(
             raise CommandError(f"cannot start {run.argv[0]}: {error.strerror}") from None
         assert process.stdout is not None
         pending = b""
+        walked: tuple[int, ...] = ()  # the tree a step before the SIGKILL: torchrun's workers, killed first
 
         def deliver() -> None:
             run.delivered_at_step = run.last_step()
             if signum == signal.SIGKILL:
-                kill_tree(process.pid)
+                kill_tree(process.pid, walked)
                 return
             try:
                 os.killpg(process.pid, signum) if to_group else os.kill(process.pid, signum)
@@ -265,7 +272,9 @@ def run_command(
 
         def reached(step: int) -> None:
             """A step was read (a line, or a checkpoint): signal now, or after the delay, once ``stop_at_step`` is."""
-            nonlocal signalled, due
+            nonlocal signalled, due, walked
+            if stop_at_step is not None and not walked and signum == signal.SIGKILL and step >= stop_at_step - 1:
+                walked = tuple(process_tree(process.pid))
             if stop_at_step is not None and run.signalled_at_step is None and step >= stop_at_step:
                 run.signalled_at_step = step
                 if signal_delay_s > 0:

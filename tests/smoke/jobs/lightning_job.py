@@ -31,15 +31,17 @@ BUGS = ("ema-outside-checkpoint", "plain-loader")
 
 
 class Regression(L.LightningModule):
-    def __init__(self) -> None:
+    def __init__(self, quiet_epochs: bool = False) -> None:
         super().__init__()
+        self.quiet_epochs = quiet_epochs
         self.net = nn.Sequential(nn.Linear(8, 16), nn.ReLU(), nn.Linear(16, 1))
         self.register_buffer("ema", torch.zeros(1))
 
     def training_step(self, batch: Any, batch_idx: int) -> torch.Tensor:
         inputs, targets = batch
         loss = nn.functional.mse_loss(self.net(inputs), targets)
-        print(f"epoch={self.current_epoch} step={self.global_step + 1} loss={loss.item()!r}", flush=True)
+        shown = "" if self.quiet_epochs else f"epoch={self.current_epoch} "
+        print(f"{shown}step={self.global_step + 1} loss={loss.item()!r}", flush=True)
         return loss
 
     def configure_optimizers(self) -> Any:
@@ -114,13 +116,16 @@ def main(argv: list[str]) -> int:
     parser.add_argument("--resume", action="store_true")
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--bug", choices=BUGS)
+    parser.add_argument("--samples", type=int, default=64, help="samples per epoch (4 a batch)")
+    parser.add_argument("--no-epoch-lines", action="store_true",
+                        help="step lines without epoch=E (the epoch is only in the checkpoints)")
     args = parser.parse_args(argv)
     logging.getLogger("lightning").setLevel(logging.WARNING)
     torch.set_num_threads(1)
     L.seed_everything(args.seed, workers=True, verbose=False)
     folder = Path(args.ckpt_dir)
     data = torch.Generator().manual_seed(1234)
-    inputs = torch.randn(64, 8, generator=data)
+    inputs = torch.randn(args.samples, 8, generator=data)
     dataset = TensorDataset(inputs, inputs.sum(dim=1, keepdim=True))
     loader = ResumableLoader(dataset, batch_size=4, seed=args.seed)
     if args.bug == "plain-loader":  # a plain shuffling DataLoader: Lightning cannot resume it mid-epoch
@@ -133,7 +138,7 @@ def main(argv: list[str]) -> int:
     trainer = L.Trainer(max_steps=args.max_steps, accelerator="cpu", devices=1, deterministic=True,
                         callbacks=callbacks, logger=False, enable_progress_bar=False, enable_model_summary=False,
                         num_sanity_val_steps=0)
-    trainer.fit(Regression(), loader, ckpt_path="last" if args.resume else None)
+    trainer.fit(Regression(args.no_epoch_lines), loader, ckpt_path="last" if args.resume else None)
     return 0
 
 
