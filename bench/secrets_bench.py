@@ -291,8 +291,8 @@ def time_scan(corpus: Corpus, repeat: int) -> tuple[float, set[tuple[str, int]]]
 
     from spikelint.adapters import workloads_in
     from spikelint.checks.registry import CheckContext
-    from spikelint.checks.secrets import secret_env_literals
-    from spikelint.checks.secrets import secrets_in_document
+    from spikelint.checks.secrets.checks import secret_env_literals
+    from spikelint.checks.secrets.checks import secrets_in_document
     from spikelint.config import Config
     from spikelint.documents import read_document
     from spikelint.files import detect_kind

@@ -1,4 +1,8 @@
-"""The explicit table of check modules; each module's ``@check`` functions are its checks."""
+"""The explicit table of check modules; each module's ``@check`` functions are its checks.
+
+Check modules live in one package per rule family, named as the catalog's ``rules/<family>.yaml``
+is (``tests/test_rule_families.py`` holds them there).
+"""
 
 from __future__ import annotations
 
@@ -8,21 +12,21 @@ from spikelint.checks.registry import CheckSpec
 from spikelint.checks.registry import specs_in
 
 CHECK_MODULES: tuple[str, ...] = (
-    "spikelint.checks.images",
-    "spikelint.checks.hub",
-    "spikelint.checks.charts",
-    "spikelint.checks.secrets",
-    "spikelint.checks.contract",
-    "spikelint.checks.capacity",
-    "spikelint.checks.identity",
-    "spikelint.checks.storage",
-    "spikelint.checks.checkpoint",
-    "spikelint.checks.checkpoint_code",
-    "spikelint.checks.logs_workload",
-    "spikelint.checks.logs_shell",
-    "spikelint.checks.paths_relative",
-    "spikelint.checks.values",
-    "spikelint.checks.budgets",
+    "spikelint.checks.images.references",
+    "spikelint.checks.images.hub",
+    "spikelint.checks.meta.charts",
+    "spikelint.checks.secrets.checks",
+    "spikelint.checks.contract.schema",
+    "spikelint.checks.capacity.workload",
+    "spikelint.checks.contract.identity",
+    "spikelint.checks.storage.outputs",
+    "spikelint.checks.checkpoint.resume",
+    "spikelint.checks.checkpoint.code",
+    "spikelint.checks.logs.workload",
+    "spikelint.checks.logs.shell",
+    "spikelint.checks.contract.paths_relative",
+    "spikelint.checks.meta.values",
+    "spikelint.checks.meta.budgets",
 )
 
 

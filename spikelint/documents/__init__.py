@@ -239,7 +239,7 @@ def parse_text(source: SourceFile, text: str) -> Document:
         document.suppressions = parse_suppressions(text.splitlines(),
                                                    trailing_comments=source.kind != FileKind.DOCKERFILE)
     if source.kind in (FileKind.YAML, FileKind.TEXT) and is_helm_template(source.path, text, source.kind):
-        return _as_text(document, UnrenderedTemplate(chart_template=True))  # SPK003 once per chart (checks.charts)
+        return _as_text(document, UnrenderedTemplate(chart_template=True))  # SPK003 once per chart (checks.meta.charts)
     if source.kind == FileKind.YAML and is_helm_unittest_suite(source.path, text):
         return _as_text(document, None)  # test input for a chart, not a manifest: skipped silently
     try:

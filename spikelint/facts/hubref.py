@@ -1,7 +1,7 @@
 """What a hub reference is: an ``org/name`` id, a commit sha, and where ids are written.
 
-Shared by the Python reader (:mod:`spikelint.checks.hubcalls`) and the config and command-line
-checks (:mod:`spikelint.checks.hub`), so the three carriers agree on what is pinned.  Nothing
+Shared by the Python reader (:mod:`spikelint.checks.images.hubcalls`) and the config and command-line
+checks (:mod:`spikelint.checks.images.hub`), so the three carriers agree on what is pinned.  Nothing
 here contacts a hub: a reference is pinned only when the commit is written down.
 """
 

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import pytest
 
-from spikelint.checks.identity import config_references
-from spikelint.checks.identity import records
+from spikelint.checks.contract.identity import config_references
+from spikelint.checks.contract.identity import records
 from spikelint.engine import lint_snippet
 
 from adapter_support import one

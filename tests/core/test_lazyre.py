@@ -49,7 +49,7 @@ def test_pickles_as_its_source() -> None:
 
 def test_lint_import_compiles_few_patterns() -> None:
     """The lint path's module-level patterns are lazy ones."""
-    import spikelint.checks.secrets  # noqa: F401 - imported for its module-level patterns
+    import spikelint.checks.secrets.checks  # noqa: F401 - imported for its module-level patterns
     from spikelint.secrets import context
 
     assert isinstance(context._SEQUENTIAL_FAKE, LazyRegex)

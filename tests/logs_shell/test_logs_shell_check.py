@@ -6,13 +6,13 @@ from datetime import date
 
 import pytest
 
-from spikelint.checks.logs_programs import failure_matters
-from spikelint.checks.logs_programs import program
-from spikelint.checks.logs_programs import python_mode
-from spikelint.checks.logs_programs import stdout_state
-from spikelint.checks.logs_shell import dockerfile_logs
-from spikelint.checks.logs_shell import shell_script_logs
-from spikelint.checks.logs_shell import workload_command_logs
+from spikelint.checks.logs.programs import failure_matters
+from spikelint.checks.logs.programs import program
+from spikelint.checks.logs.programs import python_mode
+from spikelint.checks.logs.programs import stdout_state
+from spikelint.checks.logs.shell import dockerfile_logs
+from spikelint.checks.logs.shell import shell_script_logs
+from spikelint.checks.logs.shell import workload_command_logs
 from spikelint.checks.registry import CheckContext
 from spikelint.config import Config
 from spikelint.documents.shell import parse_shell
@@ -339,7 +339,7 @@ def test_a_log_named_file_or_the_whole_console_is_a_log(line: str) -> None:
 
 
 def _lost(text: str) -> list[int]:
-    from spikelint.checks.logs_pipelines import pipefail_findings
+    from spikelint.checks.logs.pipelines import pipefail_findings
 
     return [pipeline.line for pipeline in pipefail_findings(parse_shell(text))]
 

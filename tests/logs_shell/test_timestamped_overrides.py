@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from spikelint.checks.checkpoint import names_run_folder
+from spikelint.checks.checkpoint.resume import names_run_folder
 from spikelint.engine import lint_snippet
 
 SELECT = {"select": ["SPK406"]}

@@ -13,7 +13,7 @@ import pytest
 
 from spikelint.adapters import workloads_in
 from spikelint.checks.registry import CheckContext
-from spikelint.checks.secrets import secrets_in_document
+from spikelint.checks.secrets.checks import secrets_in_document
 from spikelint.config import Config
 from spikelint.discovery.project import Project
 from spikelint.documents import parse_text
@@ -67,6 +67,6 @@ def test_the_engine_fills_the_context_one_finding_for_the_value() -> None:
     ("AUTH_TOKEN", "q8Zr3Lk2Vm9Xw4Pt7Nc1Hb6Yd5Gf0Ja2", True),  # a random literal under a secret name still is one
 ])
 def test_an_image_pinned_by_digest_is_no_credential(name: str, value: str, secret: bool) -> None:
-    from spikelint.checks.secrets_env import env_literal
+    from spikelint.checks.secrets.env import env_literal
 
     assert env_literal(name, value) is secret

@@ -25,7 +25,7 @@ from __future__ import annotations
 from pathlib import PurePosixPath
 from typing import Iterator
 
-from spikelint.checks.secrets_found import Found
+from spikelint.checks.secrets.found import Found
 from spikelint.documents.dockerfile import Dockerfile
 from spikelint.documents.dockerfile import Instruction
 from spikelint.secrets.context import is_not_a_credential_literal

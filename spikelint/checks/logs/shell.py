@@ -25,8 +25,8 @@ command/args run through ``sh -c``/``bash -c`` and CI ``run:``/``script:`` steps
 (:mod:`spikelint.checks.logs_ci`).
 
 This module holds the checks, one per kind of input; how a command is read is in
-:mod:`spikelint.checks.logs_programs`, the analysis of a parsed script in
-:mod:`spikelint.checks.logs_pipelines`.
+:mod:`spikelint.checks.logs.programs`, the analysis of a parsed script in
+:mod:`spikelint.checks.logs.pipelines`.
 """
 
 from __future__ import annotations
@@ -48,14 +48,14 @@ from spikelint.model import FileKind
 from spikelint.model import Located
 from spikelint.model import Problem
 from spikelint.model import Workload
-from spikelint.checks.logs_programs import UNBUFFERED
-from spikelint.checks.logs_pipelines import ASH_CONTEXT
-from spikelint.checks.logs_pipelines import DOCKERFILE_CONTEXT
-from spikelint.checks.logs_pipelines import SCRIPT_CONTEXT
-from spikelint.checks.logs_pipelines import WORKLOAD_CONTEXT
-from spikelint.checks.logs_pipelines import Context
-from spikelint.checks.logs_pipelines import Env
-from spikelint.checks.logs_pipelines import check_script
+from spikelint.checks.logs.programs import UNBUFFERED
+from spikelint.checks.logs.pipelines import ASH_CONTEXT
+from spikelint.checks.logs.pipelines import DOCKERFILE_CONTEXT
+from spikelint.checks.logs.pipelines import SCRIPT_CONTEXT
+from spikelint.checks.logs.pipelines import WORKLOAD_CONTEXT
+from spikelint.checks.logs.pipelines import Context
+from spikelint.checks.logs.pipelines import Env
+from spikelint.checks.logs.pipelines import check_script
 
 
 # --------------------------------------------------------------------------- launch scripts

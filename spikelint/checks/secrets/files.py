@@ -19,16 +19,16 @@ from spikelint.secrets.text import CONFIG
 from spikelint.secrets.text import DATA
 from spikelint.secrets.text import LineIndex
 from spikelint.secrets.text import find_in_text
-from spikelint.checks.secrets_commands import command_found
-from spikelint.checks.secrets_dockerfile import credential_copy_findings
-from spikelint.checks.secrets_dockerfile import image_leak_findings
-from spikelint.checks.secrets_commands import script_secrets
-from spikelint.checks.secrets_commands import shell_document_secrets
-from spikelint.checks.secrets_env import env_literal
-from spikelint.checks.secrets_env import env_type
-from spikelint.checks.secrets_found import Found
-from spikelint.checks.secrets_found import found_at
-from spikelint.checks.secrets_found import quoted_key
+from spikelint.checks.secrets.commands import command_found
+from spikelint.checks.secrets.dockerfile import credential_copy_findings
+from spikelint.checks.secrets.dockerfile import image_leak_findings
+from spikelint.checks.secrets.commands import script_secrets
+from spikelint.checks.secrets.commands import shell_document_secrets
+from spikelint.checks.secrets.env import env_literal
+from spikelint.checks.secrets.env import env_type
+from spikelint.checks.secrets.found import Found
+from spikelint.checks.secrets.found import found_at
+from spikelint.checks.secrets.found import quoted_key
 
 
 # --------------------------------------------------------------------------- text-like files

@@ -18,8 +18,8 @@ from spikelint.secrets.cmdline import shell_script_word
 from spikelint.secrets.cmdline import split_commands
 from spikelint.secrets.detectors import Secret
 from spikelint.secrets.text import find_in_text
-from spikelint.checks.secrets_found import Found
-from spikelint.checks.secrets_found import found_at
+from spikelint.checks.secrets.found import Found
+from spikelint.checks.secrets.found import found_at
 
 if TYPE_CHECKING:
     from spikelint.documents.shell import Script

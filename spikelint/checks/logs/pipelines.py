@@ -1,6 +1,6 @@
 """SPK501/SPK502's analysis of a parsed script: pipelines that lose a failure, Python logs left buffered.
 
-The checks in :mod:`spikelint.checks.logs_shell` parse their input (a launch script, a
+The checks in :mod:`spikelint.checks.logs.shell` parse their input (a launch script, a
 Dockerfile instruction, a workload command string) and hand the script here, with where
 ``PYTHONUNBUFFERED`` comes from outside it and how to word the fix for that kind of input.
 """
@@ -23,15 +23,15 @@ from spikelint.documents.shell import expand
 from spikelint.documents.shell import find_shell_call
 from spikelint.util.lazyre import lazy_regex
 from spikelint.model import Problem
-from spikelint.checks.logs_programs import PYTHON
-from spikelint.checks.logs_programs import QUIET_MODULES
-from spikelint.checks.logs_programs import UNBUFFERED
-from spikelint.checks.logs_programs import base_name
-from spikelint.checks.logs_programs import failure_matters
-from spikelint.checks.logs_programs import program
-from spikelint.checks.logs_programs import python_mode
-from spikelint.checks.logs_programs import split_fd
-from spikelint.checks.logs_programs import stdout_state
+from spikelint.checks.logs.programs import PYTHON
+from spikelint.checks.logs.programs import QUIET_MODULES
+from spikelint.checks.logs.programs import UNBUFFERED
+from spikelint.checks.logs.programs import base_name
+from spikelint.checks.logs.programs import failure_matters
+from spikelint.checks.logs.programs import program
+from spikelint.checks.logs.programs import python_mode
+from spikelint.checks.logs.programs import split_fd
+from spikelint.checks.logs.programs import stdout_state
 
 CAPTURED = ("file", "pipe")
 DOWNLOADERS = frozenset({"curl", "wget", "aria2c", "fetch"})

@@ -205,7 +205,7 @@ def output_storage(workload: Workload, document: Document, ctx: CheckContext) ->
 
 def no_volume_severity(workload: Workload) -> str:
     """SPK302 is an error when the loss costs something: GPUs held, preemption or retries; else a warning."""
-    from spikelint.checks.checkpoint import retry_count
+    from spikelint.checks.checkpoint.resume import retry_count
 
     total = workload.gpus_total
     gpus = total is not None and isinstance(total.value, (int, float)) and total.value > 0

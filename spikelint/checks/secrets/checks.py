@@ -6,9 +6,9 @@ and once by the general detector (SPK201); a general finding for a value a speci
 already reported on the same line is dropped.  Every message holds the redacted form only,
 and every problem's key is a hash of the secret, so neither output nor baseline holds it.
 
-This module holds the checks; what they collect per kind of file is in the ``secrets_*``
-modules beside it (trees, text-like files, notebooks, command lines, env values, Dockerfile
-images, the findings).
+This module holds the checks; what they collect per kind of file is in the modules beside it
+in ``spikelint.checks.secrets`` (trees, text-like files, notebooks, command lines, env values,
+Dockerfile images, the findings).
 """
 
 from __future__ import annotations
@@ -27,17 +27,17 @@ from spikelint.model import Workload
 from spikelint.secrets.detectors import PREFILTER
 from spikelint.secrets.detectors import DETECT_SECRETS_PREFILTER
 from spikelint.secrets.text import has_secret_hint
-from spikelint.checks.secrets_env import workload_env_findings
-from spikelint.checks.secrets_files import dockerfile_copies
-from spikelint.checks.secrets_files import dockerfile_findings
-from spikelint.checks.secrets_files import python_findings
-from spikelint.checks.secrets_files import shell_findings
-from spikelint.checks.secrets_files import text_findings
-from spikelint.checks.secrets_found import Found
-from spikelint.checks.secrets_found import one_value_one_finding
-from spikelint.checks.secrets_found import to_problem
-from spikelint.checks.secrets_notebooks import notebook_findings
-from spikelint.checks.secrets_trees import tree_findings
+from spikelint.checks.secrets.env import workload_env_findings
+from spikelint.checks.secrets.files import dockerfile_copies
+from spikelint.checks.secrets.files import dockerfile_findings
+from spikelint.checks.secrets.files import python_findings
+from spikelint.checks.secrets.files import shell_findings
+from spikelint.checks.secrets.files import text_findings
+from spikelint.checks.secrets.found import Found
+from spikelint.checks.secrets.found import one_value_one_finding
+from spikelint.checks.secrets.found import to_problem
+from spikelint.checks.secrets.notebooks import notebook_findings
+from spikelint.checks.secrets.trees import tree_findings
 
 if TYPE_CHECKING:
     from spikelint.documents.image import ImageContents

@@ -1,7 +1,7 @@
 """SPK105–SPK107: models, tokenizers and datasets fetched from a hub by a reference that moves,
 remote code run from such a reference, and checkpoints loaded through pickle.
 
-Five carriers say the same thing: Python calls (read by :mod:`spikelint.checks.hubcalls`), the same
+Five carriers say the same thing: Python calls (read by :mod:`spikelint.checks.images.hubcalls`), the same
 calls in notebook code cells, run-config keys (``model_name_or_path: org/x`` beside a
 ``model_revision``), trainer flags in launch scripts and in workload commands.  A value is a hub id
 only for a program that reads one: a config or command that names another model service
@@ -20,11 +20,11 @@ from typing import Iterable
 from typing import Iterator
 from typing import Sequence
 
-from spikelint.checks.checkpoint import is_run_config
+from spikelint.checks.checkpoint.resume import is_run_config
 from spikelint.checks.registry import CheckContext
 from spikelint.checks.registry import check
-from spikelint.checks.hubcalls import hub_uses
-from spikelint.checks.hubcalls import unsafe_loads
+from spikelint.checks.images.hubcalls import hub_uses
+from spikelint.checks.images.hubcalls import unsafe_loads
 from spikelint.facts.hubref import HubUse
 from spikelint.facts.hubref import first_per_id
 from spikelint.facts.hubref import in_tree
@@ -35,7 +35,7 @@ from spikelint.facts.hubref import PROVIDER_KEYS
 from spikelint.facts.hubref import VENDOR_TEXT
 from spikelint.facts.hubref import remote_code_message
 from spikelint.facts.hubref import unpinned_message
-from spikelint.checks.secrets_notebooks import PYTHON_CELL_MAGICS
+from spikelint.checks.secrets.notebooks import PYTHON_CELL_MAGICS
 from spikelint.documents.notebook import Cell
 from spikelint.documents.notebook import Notebook
 from spikelint.model import Document

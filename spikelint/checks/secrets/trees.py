@@ -14,14 +14,14 @@ from spikelint.model import walk
 from spikelint.secrets.credentials import credential_file_kind
 from spikelint.secrets.credentials import credential_object_secrets
 from spikelint.secrets.text import find_in_text
-from spikelint.checks.secrets_commands import tree_commands
-from spikelint.checks.secrets_env import HARBOR_ROBOT
-from spikelint.checks.secrets_env import KEYED_TYPES
-from spikelint.checks.secrets_env import is_robot_account
-from spikelint.checks.secrets_files import file_credentials
-from spikelint.checks.secrets_found import Found
-from spikelint.checks.secrets_found import found_at
-from spikelint.checks.secrets_found import quoted_key
+from spikelint.checks.secrets.commands import tree_commands
+from spikelint.checks.secrets.env import HARBOR_ROBOT
+from spikelint.checks.secrets.env import KEYED_TYPES
+from spikelint.checks.secrets.env import is_robot_account
+from spikelint.checks.secrets.files import file_credentials
+from spikelint.checks.secrets.found import Found
+from spikelint.checks.secrets.found import found_at
+from spikelint.checks.secrets.found import quoted_key
 
 
 VALUE_KEYS = frozenset(("value", "default", "defaultValue", "val"))

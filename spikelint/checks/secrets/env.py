@@ -21,8 +21,8 @@ from spikelint.secrets.context import looks_like_secret_name
 from spikelint.secrets.detectors import Secret
 from spikelint.secrets.detectors import token_secrets
 from spikelint.secrets.detectors import type_for_key
-from spikelint.checks.secrets_found import Found
-from spikelint.checks.secrets_found import found_at
+from spikelint.checks.secrets.found import Found
+from spikelint.checks.secrets.found import found_at
 
 
 HARBOR_ROBOT = "Harbor robot credentials"

@@ -19,11 +19,11 @@ from spikelint.secrets.python import python_secrets
 from spikelint.secrets.text import CONFIG
 from spikelint.secrets.text import PROSE
 from spikelint.secrets.text import find_in_text
-from spikelint.checks.secrets_commands import command_found
-from spikelint.checks.secrets_commands import script_secrets
-from spikelint.checks.secrets_found import Found
-from spikelint.checks.secrets_found import found_at
-from spikelint.checks.secrets_found import quoted_key
+from spikelint.checks.secrets.commands import command_found
+from spikelint.checks.secrets.commands import script_secrets
+from spikelint.checks.secrets.found import Found
+from spikelint.checks.secrets.found import found_at
+from spikelint.checks.secrets.found import quoted_key
 
 if TYPE_CHECKING:
     from spikelint.documents.notebook import Cell

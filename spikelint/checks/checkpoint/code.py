@@ -17,7 +17,7 @@ import re
 from typing import Iterator
 from typing import NamedTuple
 
-from spikelint.checks.checkpoint_callers import called_only_when_improved
+from spikelint.checks.checkpoint.callers import called_only_when_improved
 from spikelint.checks.registry import CheckContext
 from spikelint.checks.registry import check
 from spikelint.util.lazyre import lazy_regex

@@ -7,7 +7,7 @@ from __future__ import annotations
 from typing import Iterable
 from typing import Iterator
 
-from spikelint.checks.capacity import workload_label
+from spikelint.checks.capacity.workload import workload_label
 from spikelint.checks.registry import CheckContext
 from spikelint.checks.registry import check
 from spikelint.util.lazyre import lazy_regex

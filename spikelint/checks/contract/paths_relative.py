@@ -6,7 +6,7 @@ from typing import Iterator
 
 from spikelint.checks.registry import CheckContext
 from spikelint.checks.registry import check
-from spikelint.checks.storage import what_it_is
+from spikelint.checks.storage.outputs import what_it_is
 from spikelint.model import Document
 from spikelint.model import Problem
 from spikelint.model import Workload
