@@ -33,6 +33,7 @@ from spikelint.options import write_baseline
 if TYPE_CHECKING:
     from spikelint.config import Config
     from spikelint.model import Report
+    from spikelint.model import Rule
 
 CHECK_EPILOG = """\
 output formats (--format):
@@ -199,20 +200,32 @@ def _new_since(revision: str, report: Report, paths: list[str], config: Config, 
 
 
 def command_rules(args: argparse.Namespace) -> int:
-    from spikelint.catalog import load_catalog
     from spikelint.commands.explain import render_rules
 
-    sys.stdout.write(render_rules(load_catalog(), args.format).rstrip("\n") + "\n")
+    sys.stdout.write(render_rules(_catalog_here(), args.format).rstrip("\n") + "\n")
     return EXIT_OK
+
+
+def _catalog_here() -> dict[str, Rule]:
+    """The shipped catalog and the team rules of the configuration that applies here."""
+    from spikelint.catalog import load_catalog
+    from spikelint.config import ConfigError
+    from spikelint.config import load_config
+    from spikelint.team import catalog_with_team_rules
+    from spikelint.team import rule_set_for
+
+    try:
+        return catalog_with_team_rules(load_catalog(), rule_set_for(load_config(None)))
+    except ConfigError as error:
+        raise UsageError(str(error)) from None
 
 
 def command_explain(args: argparse.Namespace) -> int:
     import difflib
 
-    from spikelint.catalog import load_catalog
     from spikelint.commands.explain import render_explain
 
-    catalog = load_catalog()
+    catalog = _catalog_here()
     wanted = args.rule.strip().upper()
     by_name = {rule.name: rule for rule in catalog.values()}
     rule = catalog.get(wanted) or by_name.get(args.rule.strip().lower())
@@ -254,7 +267,14 @@ DELEGATED: dict[str, Callable[[list[str]], int]] = {
     "smoke": _delegate("spikelint.smoke.cli"),
     "fix": _delegate("spikelint.fix.cli"),
     "history": _delegate("spikelint.history.command"),
+    "model": lambda argv: _team_command("model_main", argv),
 }
+
+
+def _team_command(name: str, argv: list[str]) -> int:
+    from spikelint.commands import team
+
+    return int(getattr(team, name)(argv))
 COMMANDS: dict[str, Callable[[argparse.Namespace], int]] = {
     "check": command_check,
     "rules": command_rules,
@@ -268,7 +288,8 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument("--version", action="version", version=f"spikelint {__version__}")
     subparsers = parser.add_subparsers(dest="command", metavar="COMMAND", parser_class=Parser)
     _check_parser(subparsers)
-    rules = subparsers.add_parser("rules", help="list every rule")
+    rules = subparsers.add_parser("rules", help="list every rule (the team's too); `rules test [DIR]` runs the team "
+                                                "rules' examples")
     rules.add_argument("--format", choices=("text", "json", "markdown"), default="text")
     explain = subparsers.add_parser("explain", help="explain one rule")
     explain.add_argument("rule", metavar="ID")
@@ -278,6 +299,7 @@ def build_parser() -> argparse.ArgumentParser:
                        ("verify-run", "check that a finished run folder is complete and consistent"),
                        ("smoke", "prove kill/resume reproduces a run bit for bit on this machine"),
                        ("history", "find secrets in every line the commits of a range added"),
+                       ("model", "print the workloads of a file as team rules see them (JSON, with positions)"),
                        ("fix", "apply the mechanical fixes (--dry-run: show the diff; --unsafe: also those that "
                                "need a follow-up)")):
         subparsers.add_parser(name, help=text, add_help=False)
@@ -306,6 +328,8 @@ def _main(argv: Sequence[str] | None) -> int:
     try:
         if arguments and arguments[0] in DELEGATED:
             return DELEGATED[arguments[0]](arguments[1:])
+        if arguments[:2] == ["rules", "test"]:
+            return _team_command("rules_test_main", arguments[2:])
         parser = build_parser()
         args = parser.parse_args(arguments)
         if args.command is None:

@@ -65,8 +65,20 @@ class Config:
     # the baseline every gating command applies (check, fix, history, so the hooks too), relative to the
     # configuration file's folder; --baseline FILE wins
     baseline: str | None = None
+    # the team rules folder, relative to the configuration file (default .spikelint/rules when it exists)
+    rules_dir: str | None = None
     root: str = "."  # folder the configuration was found in (schemas: paths resolve from it)
     path: str | None = None  # the configuration file, when there is one
+
+    def team_rules_folder(self) -> tuple[Path, str] | None:
+        """The team rules folder and how messages name it: ``rules_dir``, else ``.spikelint/rules`` beside the
+        configuration when it exists (``None``: no team rules)."""
+        written = self.rules_dir or ".spikelint/rules"
+        folder = Path(self.root) / written
+        if self.rules_dir is None and not folder.is_dir():
+            return None
+        shown = written if self.root in (".", "") else f"{Path(self.root).as_posix().rstrip('/')}/{written}"
+        return folder, shown
 
     def immutable_tag_regex(self) -> re.Pattern[str]:
         return re.compile(self.immutable_tag_pattern)

@@ -24,6 +24,9 @@ from spikelint.catalog import load_catalog
 from spikelint.checks import all_checks
 from spikelint.checks.registry import CheckContext
 from spikelint.checks.registry import CheckSpec
+from spikelint.team import catalog_with_team_rules
+from spikelint.team import rule_set_for
+from spikelint.team.check import team_check
 from spikelint.config import Config
 from spikelint.config import config_from_mapping
 from spikelint.config import selected
@@ -55,25 +58,27 @@ from spikelint.model import Workload
 from spikelint.discovery.project import Project
 from spikelint.documents.suppressions import covers
 from spikelint.discovery.workspace import workspace
+from spikelint.pipeline.results import FileResult
+from spikelint.pipeline.results import result_from_data
+from spikelint.pipeline.results import result_to_data
 from spikelint.pipeline.workers import file_cost
 from spikelint.pipeline.workers import free_cpus
 from spikelint.pipeline.workers import run_split
 from spikelint.pipeline.workers import usable_cpus
 from spikelint.pipeline.workers import worker_count
 
-@dataclass(slots=True)
-class FileResult:
-    """What checking one file produced (picklable: it crosses process boundaries; slotted: a run
-    keeps one per file until the report)."""
+def _check_name(spec: CheckSpec) -> str:
+    function = getattr(spec.function, "func", spec.function)  # the team rules' check is a partial
+    return str(getattr(function, "__name__", function))
 
-    path: str
-    findings: list[Finding] = field(default_factory=list)
-    suppressed: int = 0
-    sources: dict[str, list[str]] = field(default_factory=dict)  # lines of the files its findings are in
-    internal_errors: list[str] = field(default_factory=list)
-    touched: list[str] = field(default_factory=list)  # other files its checks read
-    looked_up: list[str] = field(default_factory=list)  # file names its checks searched the project for
-    dependent: bool = False  # not given, checked because it references a given file
+
+def _rules_and_checks(config: Config) -> tuple[dict[str, Rule], tuple[CheckSpec, ...]]:
+    """The catalog with the team's rules, and the selected checks (the team rules' one among them)."""
+    team = rule_set_for(config)
+    checks = [spec for spec in all_checks() if any(selected(rule, config) for rule in spec.rules)]
+    if team.rules:
+        checks.append(team_check(team))
+    return catalog_with_team_rules(load_catalog(), team), tuple(checks)
 
 
 @dataclass(frozen=True)
@@ -90,8 +95,7 @@ class Engine:
     @classmethod
     def create(cls, config: Config, today: date | None = None, cwd: Path | None = None,
                root_prefix: str = "", layers: Layers | None = None) -> Engine:
-        catalog = load_catalog()
-        checks = tuple(spec for spec in all_checks() if any(selected(rule, config) for rule in spec.rules))
+        catalog, checks = _rules_and_checks(config)
         return cls(config, catalog, checks, today or date.today(), cwd or Path.cwd(), root_prefix, layers)
 
     def for_path(self, path: str) -> Engine:
@@ -102,8 +106,9 @@ class Engine:
         if config is self.config:
             return self
         if id(config) not in self._engines:
-            checks = tuple(spec for spec in all_checks() if any(selected(rule, config) for rule in spec.rules))
-            self._engines[id(config)] = replace(self, config=config, checks=checks, layers=None, _engines={})
+            catalog, checks = _rules_and_checks(config)
+            self._engines[id(config)] = replace(self, config=config, catalog=catalog, checks=checks, layers=None,
+                                                _engines={})
         return self._engines[id(config)]
 
     def check_document(self, document: Document, project: Project) -> FileResult:
@@ -151,17 +156,22 @@ class Engine:
 
     def _run(self, spec: CheckSpec, arguments: tuple[Any, ...], document: Document, internal: list[str]) -> list[Problem]:
         try:
-            return [problem for problem in spec.function(*arguments) if problem.rule in spec.rules]
+            problems = list(spec.function(*arguments))
         except Exception as error:  # noqa: BLE001 - one bad check must not stop the run
-            internal.append(_describe_crash(spec.function.__name__, document, error))
+            internal.append(_describe_crash(_check_name(spec), document, error))
             return []
+        undeclared = sorted({problem.rule for problem in problems} - set(spec.rules))
+        if undeclared:  # a check that reports a rule it does not declare: a bug to say, never a finding to drop quietly
+            internal.append(f"{document.path}: internal error in {_check_name(spec)}: it reported "
+                            f"{', '.join(undeclared)}, which it does not declare")
+        return [problem for problem in problems if problem.rule in spec.rules]
 
     def _finish(self, document: Document, workloads: list[Workload], problems: list[Problem], result: FileResult) -> None:
         """Selection, de-duplication, suppressions, severity, fingerprints."""
         suppressions = list(document.suppressions)
         object_suppressions: list[tuple[Suppression, tuple[int, int]]] = []
         for workload in workloads:
-            line_range = workload.extra.get("line_range", (1, 10**9))
+            line_range = workload.platform.line_range
             object_suppressions.extend((suppression, line_range) for suppression in workload.disabled_rules)
         disallowed: list[Suppression] = []
         if not self.config.allow_inline_suppressions:
@@ -418,7 +428,7 @@ def check_paths(paths: list[str], config: Config, *, cwd: Path | None = None, jo
     cwd = cwd or Path.cwd()
     config_root = cwd / config.root if config.path is not None else None
     layers = Layers(config, (config_root or cwd).resolve(), cwd.resolve(), dict(overrides or {}),
-                    tuple(load_catalog()))
+                    tuple(catalog_with_team_rules(load_catalog(), rule_set_for(config))))
     engine = Engine.create(config, cwd=cwd, root_prefix=root_prefix(cwd, identity_root(cwd, config_root)),
                            layers=layers)
     if stdin_text is not None and stdin_filename is not None:
@@ -504,7 +514,7 @@ def _cached_check(engine: Engine, plan: _Plan, jobs: int | None, folder: Path) -
         if data is None:
             stale.append(source)
         else:
-            reused[source.path] = _result_from_data(source.path, data)
+            reused[source.path] = result_from_data(source.path, data)
     todo = _Plan([*stale, *plan.sources[plan.first_dependent:]], plan.context, len(stale), plan.given)
     results = _check_sources(engine, todo, jobs)
     for result in results:
@@ -512,23 +522,11 @@ def _cached_check(engine: Engine, plan: _Plan, jobs: int | None, folder: Path) -
         if not result.dependent and own is not None and not result.internal_errors:
             dependencies = Dependencies({path: digest(path) or "" for path in result.touched},
                                         {name: sorted(named.get(name, [])) for name in result.looked_up})
-            store.store(result.path, own, dependencies, _result_to_data(result))
+            store.store(result.path, own, dependencies, result_to_data(result))
     store.save()
     checked = {result.path: result for result in results if not result.dependent}
     return [reused.get(source.path) or checked[source.path] for source in given
             if source.path in reused or source.path in checked] + [result for result in results if result.dependent]
-
-
-def _result_to_data(result: FileResult) -> dict[str, Any]:
-    from spikelint.pipeline.cache import findings_to_data
-
-    return {"findings": findings_to_data(result.findings), "suppressed": result.suppressed, "sources": result.sources}
-
-
-def _result_from_data(path: str, data: dict[str, Any]) -> FileResult:
-    from spikelint.pipeline.cache import findings_from_data
-
-    return FileResult(path, findings_from_data(data["findings"]), data["suppressed"], dict(data["sources"]))
 
 
 def _check_sources(engine: Engine, plan: _Plan, jobs: int | None) -> list[FileResult]:

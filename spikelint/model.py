@@ -228,6 +228,7 @@ class EnvVar:
     name: Located
     value: Located | None  # the literal value, None when it is a reference or empty
     reference: str | None = None  # "secretKeyRef", "configMapKeyRef", "runai-secret", "rest-secret", ...
+    implied: bool = False  # set by the platform, not written in the file (Slurm's $SLURM_TMPDIR): rules do not see it
 
 
 @dataclass
@@ -263,15 +264,65 @@ class Container:
     replicas: int = 1  # pods that run this container
 
 
+@dataclass(frozen=True)
+class Platform:
+    """What is particular to the form a workload was written in, filled by its adapter (``adapters/``): the
+    checks word their messages with it and never ask which platform it was (docs/model.md)."""
+
+    form: str = "kubernetes"  # "kubernetes", "runai" (CRD), "runai-rest", "runai-cli", "slurm"
+    label: str = ""  # how messages name the object before its name: "Job", "Slurm job", "Run:ai training workload"
+    subject: str = "workload"  # "the {subject} retries …": "Job", "job", "workload"
+    api_version: str = ""  # Kubernetes and Run:ai CRDs
+    workload_class: str = ""  # Run:ai: training, distributed, workspace, interactive, inference
+    runai: bool = False  # a Run:ai form or API group: only these get Run:ai advice
+    line_range: tuple[int, int] = (1, 10**9)  # the object's lines (object-wide suppressions)
+    settings_prefix: str = ""  # where run settings live: "spec.runPolicy." on Kubeflow jobs
+    deadline_setting: str = "activeDeadlineSeconds"
+    deadline_fix: str = "a deadline"  # SPK704: "set {deadline_fix} a margin above the expected run time"
+    held_without_gpus: str = "its pods and their quota"  # what a hung run holds when it requests no accelerator
+    held_until: str = "indefinitely"  # how long a hung run holds it without a deadline
+    # SPK703 when the notice is too short: {grace}, {reason} (training/preemptible), {minimum}, {suggested}
+    short_grace: str = ("termination grace period of {grace}s on a {reason} workload is below "
+                        "min_grace_period_seconds ({minimum}): on preemption the pod is killed before a checkpoint "
+                        "can be written — give it at least {minimum}s and save on SIGTERM")
+    working_dir_setting: str = "workingDir"
+    durable_storage: str = "a persistent volume"  # where checkpoints must go
+    ephemeral_fix: str = "write under a mounted PVC"  # SPK301's advice when no mount is involved
+    no_retries: str = "set the retries to 0"  # SPK405's other way out
+    retried: str = ""  # SPK405 when the form has its own retry wording ("is requeued (#SBATCH --requeue)")
+    mounts_volumes: bool = True  # False on Slurm: files live on the cluster's filesystems (SPK302/303 do not apply)
+    node_local_only: bool = False  # True on Slurm: only node-local folders are lost when the job ends
+    stdout_kept: bool = False  # True on Slurm: stdout already goes to a file (--output), SPK504 does not apply
+    storage_unknown: bool = False  # storage attached by something the file only names (REST assets, a template)
+    platform_paths: tuple[str, ...] = ()  # folders the platform mounts and reads itself (Katib's metrics collector)
+    entrypoint: str = ""  # RayJob ``spec.entrypoint``
+
+
+@dataclass(frozen=True)
+class SlurmJob:
+    """What only a Slurm batch job has (``workload.slurm``; ``None`` on every other form)."""
+
+    directives: dict[str, Located]  # long option name -> value, as sbatch honours them (the last one wins)
+    time_written: bool = False  # an #SBATCH --time is written (maybe unlimited)
+    untrapped_signal: Located | None = None  # --signal=B:SIG that the batch shell does not trap
+    ignored: tuple[Located, ...] = ()  # #SBATCH lines sbatch does not read (after the first command, indented)
+    logs: tuple[tuple[str, Located], ...] = ()  # --output/--error and their paths
+    requeue_by: str | None = None  # "#SBATCH --requeue" or "scontrol requeue"
+
+
 @dataclass
 class Workload:
-    """One workload normalised from Kubernetes, a Run:ai CRD, a Run:ai REST body or a ``runai`` command."""
+    """One workload normalised from Kubernetes, a Run:ai CRD, a Run:ai REST body, a ``runai`` command or a
+    Slurm batch script: the contract checks and team rules read (docs/model.md)."""
 
     path: str
-    source: str  # "kubernetes", "runai-crd", "runai-rest", "runai-cli"
+    source: str  # "kubernetes", "runai-crd", "runai-rest", "runai-cli", "slurm": which adapter read it
     kind: str  # "Job", "PyTorchJob", "TrainingWorkload", "training" (REST/CLI) …
     anchor: Located  # where "missing something" findings point (kind key / name key / runai line)
     name: Located | None = None
+    namespace: Located | None = None
+    platform: Platform = field(default_factory=Platform)
+    slurm: SlurmJob | None = None
     containers: list[Container] = field(default_factory=list)
     volumes: list[Volume] = field(default_factory=list)
     persistent_mount_paths: list[Located] = field(default_factory=list)
@@ -280,6 +331,7 @@ class Workload:
     is_training: bool = False  # set once by adapters.purpose.classify; every training rule asks it
     purpose: str = ""  # what the object does: "training", "server", "evaluation", "data", "utility" …
     evidence: str = ""  # what ``purpose`` rests on, for messages: "8 GPUs requested; runs torchrun train.py"
+    purpose_reason: str = ""  # the words that show it trains, for SPK302: "runs torchrun train.py"
     training_stated: bool = False  # the entry point's own name or flags say it trains (not a GPU request alone)
     preemptible: bool = False
     retries: Located | None = None  # explicit retry count/restart setting, as written
@@ -293,7 +345,8 @@ class Workload:
     annotations: dict[str, Located] = field(default_factory=dict)
     priority_class: Located | None = None
     disabled_rules: list[Suppression] = field(default_factory=list)  # annotation suppressions
-    extra: dict[str, Any] = field(default_factory=dict)  # source-specific details
+    restart_policy: Located | None = None  # the pods' restartPolicy, as written
+    paths_cache: Any = field(default=None, repr=False, compare=False)  # facts.paths keeps its per-workload view here; no rule reads it
 
     def main_containers(self) -> list[Container]:
         return [c for c in self.containers if c.role in ("main", "sidecar")]
@@ -309,7 +362,7 @@ class Workload:
     def on_runai(self) -> bool:
         """A Run:ai form (CRD, REST body, ``runai`` command) or an object labelled for Run:ai's
         scheduler: only these get Run:ai advice in messages."""
-        if self.source.startswith("runai") or "run.ai" in str(self.extra.get("api_version", "")):
+        if self.platform.runai:
             return True
         return any(key.startswith(("runai/", "run.ai/")) for key in self.labels)
 

@@ -6,6 +6,7 @@ baselines. ``cli``, ``fix`` and ``history`` build on it; it knows none of them.
 from __future__ import annotations
 
 import argparse
+import re
 import json
 import os
 import sys
@@ -79,15 +80,18 @@ def positive(text: str) -> int:
     return value
 
 
+# a rule id (SPK101, a team's ACME001) or a family prefix of one (SPK1, ACME); checked against the catalog later
+RULE_OR_FAMILY = re.compile(r"^[A-Z][A-Z0-9]{1,9}[0-9]{0,3}$")
+
+
 def rule_ids(text: str | None) -> tuple[str, ...] | None:
     if text is None:
         return None
     given = [part.strip() for part in text.split(",") if part.strip()]
     for word in given:
-        rule = word.upper()
-        if not rule.startswith("SPK") or not rule[3:].isdigit() and rule[3:] != "":
+        if not RULE_OR_FAMILY.match(word.upper()):
             # quoted as typed: the final mask knows a token's shape, not its upper-cased copy
-            raise UsageError(f"not a rule id or family: {word!r} (expected e.g. SPK101 or SPK1)")
+            raise UsageError(f"not a rule id or family: {word!r} (expected e.g. SPK101, SPK1, or a team's ACME)")
     return tuple(word.upper() for word in given)
 
 
@@ -96,7 +100,10 @@ def check_rule_names(config: Config, option: dict[str, tuple[str, ...] | None]) 
     from spikelint.catalog import load_catalog
     from spikelint.config import unknown_rule_names
 
-    known = tuple(load_catalog())
+    from spikelint.team import catalog_with_team_rules
+    from spikelint.team import rule_set_for
+
+    known = tuple(catalog_with_team_rules(load_catalog(), rule_set_for(config)))
     for name, given in option.items():
         wrong = [rule for rule in given or () if not any(rule_id.startswith(rule) for rule_id in known)]
         if wrong:

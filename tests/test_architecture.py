@@ -32,6 +32,19 @@ def test_import_contracts_are_kept(monkeypatch: pytest.MonkeyPatch, capsys: pyte
     assert "0 broken" in output
 
 
+def test_checks_never_ask_the_platform_and_read_only_typed_fields() -> None:
+    """The model is a contract (docs/model.md): what is platform-specific, wording included, is the typed
+    ``workload.platform`` record an adapter fills; a check that asks ``workload.source`` or reads an untyped
+    dict would bring back the branches team rules cannot see."""
+    import re
+
+    asking = re.compile(r"\bworkload\.source\b|\.extra\b|\bplatform\.form\b")
+    found = [f"{path.relative_to(ROOT)}:{number}: {line.strip()}"
+             for folder in ("checks", "facts") for path in sorted((PACKAGE / folder).rglob("*.py"))
+             for number, line in enumerate(path.read_text(encoding="utf-8").splitlines(), 1) if asking.search(line)]
+    assert found == []
+
+
 def test_the_top_level_holds_only_the_recommended_modules() -> None:
     loose = sorted(path.name for path in PACKAGE.glob("*.py") if path.name not in {"__init__.py", "__main__.py", "cli.py"})
     assert len(loose) <= TOP_LEVEL_LIMIT, f"{len(loose)} loose modules at the top of spikelint/: {loose}; move new ones into a layer's package"

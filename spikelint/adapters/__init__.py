@@ -14,11 +14,10 @@ Conventions every adapter follows:
 - a block scalar (``|``) command word is located at its first content line;
 - a ``runai`` flag whose whole value is one variable assigned earlier in the script is located
   at that assignment, where the value is written;
-- ``extra`` holds: ``line_range`` (first, last line of the object, for object-wide
-  suppressions), ``api_version`` (Kubernetes), ``restart_policy`` (located, when written),
-  ``workload_class`` (Run:ai: training/distributed/workspace/interactive/inference),
-  ``unresolved`` / ``unresolved_assets`` (Run:ai templates and assets that cannot be read
-  offline).
+- ``platform`` is the form's typed record (``adapters/platforms.py``): the object's lines, API
+  group, Run:ai class, whether storage is attached by something the file only names, and the
+  words messages use for the object and its settings; ``slurm`` holds what only a batch script
+  has. docs/model.md documents every field.
 """
 
 from __future__ import annotations

@@ -38,6 +38,7 @@ from spikelint.adapters.kubernetes_kinds import is_volcano
 from spikelint.adapters.kubernetes_pods import CONTAINER_ROLES
 from spikelint.adapters.kubernetes_pods import Pod
 from spikelint.adapters.kubernetes_pods import read_pod
+from spikelint.adapters.platforms import kubernetes_platform
 
 
 # --------------------------------------------------------------------------- assembling the workload
@@ -80,8 +81,10 @@ def kubernetes_workload(root: Node, path: str, config: Config, lines: SourceLine
     shared_volumes = volume_claim_templates(root) + [m.volume for m in shared_mounts if m.volume is not None]
     anchor = root.key_at("kind") or Located(kind, root.line, root.column)
     metadata = as_map(root.get("metadata"))
+    api_version = scalar_text(root.get("apiVersion")) or ""
     workload = Workload(path=path, source="kubernetes", kind=kind, anchor=anchor,
-                        name=located_text(child(metadata, "name")) or located_text(child(metadata, "generateName")))
+                        name=located_text(child(metadata, "name")) or located_text(child(metadata, "generateName")),
+                        namespace=located_text(child(metadata, "namespace")))
     workload.labels = string_map(child(metadata, "labels"))
     workload.annotations = string_map(child(metadata, "annotations"))
     workload.disabled_rules = disable_suppressions(workload.annotations, key_positions(child(metadata, "annotations")))
@@ -89,13 +92,10 @@ def kubernetes_workload(root: Node, path: str, config: Config, lines: SourceLine
             for template in templates]
     add_pods(workload, pods, metadata)
     finish_lifecycle(workload, lifecycle, pods, config)
-    workload.extra["line_range"] = document_range(root)
-    workload.extra["api_version"] = scalar_text(root.get("apiVersion")) or ""
-    if workload.extra["api_version"].startswith("ray.io/"):
-        workload.extra["entrypoint"] = scalar_text(child(root, "spec", "entrypoint")) or ""
-    managed = katib_metrics_folders(root)
-    if managed:
-        workload.extra["platform_paths"] = managed
+    entrypoint = (scalar_text(child(root, "spec", "entrypoint")) or "") if api_version.startswith("ray.io/") else ""
+    workload.platform = kubernetes_platform(kind, api_version, document_range(root),
+                                            storage_unknown=bool(lifecycle.storage_from),
+                                            platform_paths=tuple(katib_metrics_folders(root)), entrypoint=entrypoint)
     return workload
 
 
@@ -168,15 +168,13 @@ def finish_lifecycle(workload: Workload, lifecycle: Lifecycle, pods: list[tuple[
     workload.ttl = lifecycle.ttl
     workload.supports_ttl = lifecycle.supports_ttl
     workload.supports_deadline = lifecycle.supports_deadline
-    if lifecycle.storage_from:
-        workload.extra["unresolved_storage"] = lifecycle.storage_from
     graces = [pod.grace for _, pod in pods if pod.grace is not None]
     workload.grace_period = min(graces, key=lambda where: where.value) if graces else None
     pod_deadlines = [pod.deadline for _, pod in pods if pod.deadline is not None]
     workload.deadline = lifecycle.deadline or (pod_deadlines[0] if pod_deadlines and len(pod_deadlines) == len(pods)
                                                else None)
     policies = [pod.restart_policy for _, pod in pods if pod.restart_policy is not None]
-    workload.extra["restart_policy"] = policies[0] if policies else None
+    workload.restart_policy = policies[0] if policies else None
     workload.retries = lifecycle.retries
     workload.default_retries = lifecycle.default_retries
     workload.priority_class = next((pod.priority_class for _, pod in pods if pod.priority_class is not None), None)

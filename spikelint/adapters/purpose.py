@@ -182,7 +182,7 @@ def classify(workload: Workload) -> Purpose:
 def _by_commands(workload: Workload) -> Purpose:
     """What the written commands (or, unwritten, the kind and the GPU request) say the workload does."""
     kind = workload.kind
-    klass = str(workload.extra.get("workload_class") or "")
+    klass = str(workload.platform.workload_class)
     if workload.source.startswith("runai") and klass in RUNAI_OTHER_CLASSES:
         return Purpose(RUNAI_OTHER_CLASSES[klass], f"a Run:ai {klass} workload")
     if workload.source == "kubernetes" and SERVING_KIND.search(kind) and kind not in TRAINING_OPERATOR_KINDS:
@@ -195,7 +195,7 @@ def _by_commands(workload: Workload) -> Purpose:
     operator = kind in TRAINING_OPERATOR_KINDS or (workload.source.startswith("runai")
                                                    and klass in RUNAI_TRAINING_CLASSES)
     written: list[Purpose] = []
-    entry = workload.extra.get("entrypoint")
+    entry = workload.platform.entrypoint
     if isinstance(entry, str) and entry.strip():
         written.extend(text_purposes(entry))
     mains = [container for container in workload.containers if container.role == "main"]
@@ -330,7 +330,7 @@ def reconsider(workload: Workload, scripts: list[tuple[str, str]]) -> None:
     workload.is_training = False
     workload.purpose = purpose.what
     workload.evidence = evidence(workload, purpose)
-    workload.extra["purpose_reason"] = purpose.reason
+    workload.purpose_reason = purpose.reason
 
 
 def evidence(workload: Workload, purpose: Purpose) -> str:
@@ -348,7 +348,7 @@ def _requests_gpus(workload: Workload) -> bool:
 
 def _kind_words(workload: Workload) -> str:
     if workload.source.startswith("runai"):
-        return f"Run:ai {workload.extra.get('workload_class') or workload.kind} workload"
+        return f"Run:ai {workload.platform.workload_class or workload.kind} workload"
     return f"{workload.kind} (a training-operator kind)"
 
 
@@ -359,7 +359,7 @@ def apply(workload: Workload) -> Workload:
     workload.purpose = purpose.what
     workload.evidence = evidence(workload, purpose)
     workload.training_stated = purpose.stated
-    workload.extra["purpose_reason"] = purpose.reason
+    workload.purpose_reason = purpose.reason
     return workload
 
 

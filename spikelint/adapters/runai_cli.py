@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import re
 
+from spikelint.adapters.platforms import runai_cli_platform
 from spikelint.adapters.common import as_int
 from spikelint.adapters.common import disable_suppressions
 from spikelint.adapters.common import preemptible_priority
@@ -227,10 +228,8 @@ def build_workload(submit: Submit, path: str, config: Config, line_range: tuple[
     workload.labels = submit.labels
     workload.annotations = submit.annotations
     workload.disabled_rules = disable_suppressions(submit.annotations, submit.annotation_keys)
-    workload.extra["line_range"] = line_range
-    workload.extra["workload_class"] = submit.klass
-    if submit.unresolved:
-        workload.extra["unresolved"] = submit.unresolved
+    templated = any(str(item).startswith("template") for item in submit.unresolved or ())
+    workload.platform = runai_cli_platform(workload.kind, submit.klass, line_range, storage_unknown=templated)
     return workload
 
 

@@ -7,6 +7,7 @@ Every scalar of these CRDs is wrapped as ``field: {value: …}`` and every map-l
 
 from __future__ import annotations
 
+from spikelint.adapters.platforms import runai_crd_platform
 from spikelint.adapters.common import SourceLines
 from spikelint.adapters.common import StorageField
 from spikelint.adapters.common import as_map
@@ -193,6 +194,6 @@ def crd_workloads(root: Node, path: str, config: Config, lines: SourceLines) -> 
     workload.grace_period = located_duration(located_text(wrapped(spec, "terminationGracePeriodSeconds")))
     workload.ttl = located_duration(located_text(wrapped(spec, "ttlAfterFinish", "ttlSecondsAfterFinished")))
     workload.priority_class = located_text(wrapped(spec, "priorityClassName", "priorityClass"))
-    workload.extra["line_range"] = document_range(root)
-    workload.extra["workload_class"] = workload_class
+    workload.platform = runai_crd_platform(workload.kind, scalar_text(root.get("apiVersion")) or "", workload_class,
+                                           document_range(root))
     return [workload]

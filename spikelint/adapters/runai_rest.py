@@ -12,6 +12,7 @@ from __future__ import annotations
 import re
 from pathlib import PurePosixPath
 
+from spikelint.adapters.platforms import runai_rest_platform
 from spikelint.adapters.common import SourceLines
 from spikelint.adapters.common import StorageField
 from spikelint.adapters.common import as_map
@@ -235,9 +236,7 @@ def rest_workloads(root: Node, path: str, config: Config, lines: SourceLines) ->
     workload.default_retries = default_retries
     workload.grace_period = located_duration(located_text(child(spec, "terminationGracePeriodSeconds")))
     workload.ttl = located_duration(located_text(child(spec, "autoDeletionTimeAfterCompletionSeconds")))
-    workload.extra["line_range"] = document_range(root)
-    workload.extra["restart_policy"] = located_text(child(spec, "restartPolicy"))
-    workload.extra["workload_class"] = klass
-    if as_map(root.get("assets")) is not None:
-        workload.extra["unresolved_assets"] = True
+    workload.restart_policy = located_text(child(spec, "restartPolicy"))
+    workload.platform = runai_rest_platform(workload.kind, klass, document_range(root),
+                                            storage_unknown=as_map(root.get("assets")) is not None)
     return [workload]

@@ -18,6 +18,7 @@ import posixpath
 from typing import NamedTuple
 from typing import Sequence
 
+from spikelint.adapters.platforms import slurm_platform
 from spikelint.adapters.common import UNBOUNDED_RETRIES
 from spikelint.adapters.common import as_int
 from spikelint.adapters.common import preemptible_priority
@@ -32,6 +33,7 @@ from spikelint.model import Container
 from spikelint.model import Document
 from spikelint.model import EnvVar
 from spikelint.model import Located
+from spikelint.model import SlurmJob
 from spikelint.model import Workload
 
 SOURCE = "slurm"
@@ -534,8 +536,8 @@ def build_workload(job: Job, document: Document, config: Config) -> Workload:
     working = chdir.value if chdir is not None and chdir.value is not None and \
         str(chdir.value.value).startswith("/") else Located(WORKDIR_UNKNOWN, job.anchor.line, job.anchor.column)
     image = last(options, "--container-image")
-    env = [EnvVar(Located(key, job.anchor.line, job.anchor.column), Located(value, job.anchor.line, job.anchor.column))
-           for key, value in NODE_LOCAL_VARIABLES.items()]
+    env = [EnvVar(Located(key, job.anchor.line, job.anchor.column), Located(value, job.anchor.line, job.anchor.column),
+                  implied=True) for key, value in NODE_LOCAL_VARIABLES.items()]
     main = Container(name="batch", role="main",
                      image=_directive_image(image), command=command, env=env, working_dir=working,
                      gpus=per_node, replicas=nodes)
@@ -548,16 +550,18 @@ def build_workload(job: Job, document: Document, config: Config) -> Workload:
     workload.pods = nodes
     workload.gpus_total = total if total is not None and total.value else None
     workload.retries = requeue(job, document.lines)
+    requeue_by = None
     if workload.retries is not None:
         by_option = any(option.flag is workload.retries or option.flag[1:3] == workload.retries[1:3]
                         for option in options)
-        workload.extra["requeue_by"] = "#SBATCH --requeue" if by_option else "scontrol requeue"
+        requeue_by = "#SBATCH --requeue" if by_option else "scontrol requeue"
+    untrapped = None
     signal = last(options, "--signal")
     if signal is not None and signal.value is not None:
         seconds = signal_seconds(str(signal.value.value))
         workload.grace_period = signal.value._replace(value=seconds) if seconds is not None else None
         if untrapped_batch_signal(str(signal.value.value), document.lines[job.line_range[0] - 1:job.line_range[1]]):
-            workload.extra["slurm_untrapped_signal"] = signal.value
+            untrapped = signal.value
     limit = last(options, "--time")
     if limit is not None and limit.value is not None:
         seconds = time_seconds(str(limit.value.value))
@@ -567,11 +571,13 @@ def build_workload(job: Job, document: Document, config: Config) -> Workload:
     if qos is not None and qos.value is not None:
         workload.priority_class = qos.value
         workload.preemptible = preemptible_priority(str(qos.value.value), config.preemptible_priority_classes)
-    workload.extra["line_range"] = job.line_range
-    workload.extra["slurm_logs"] = [(option.name, option.value) for option in options
-                                    if option.name in ("--output", "--error") and option.value is not None]
-    workload.extra["slurm_time_written"] = limit is not None
-    workload.extra["slurm_ignored_directives"] = list(job.ignored)
+    workload.platform = slurm_platform(job.line_range, requeue_by)
+    workload.slurm = SlurmJob(
+        directives={option.name.lstrip("-"): option.value for option in options if option.value is not None},
+        time_written=limit is not None, untrapped_signal=untrapped, ignored=tuple(job.ignored),
+        logs=tuple((option.name, option.value) for option in options
+                   if option.name in ("--output", "--error") and option.value is not None),
+        requeue_by=requeue_by)
     return workload
 
 

@@ -8,17 +8,12 @@ findings, which point at the key/value line).
 from __future__ import annotations
 
 import re
-import sys
+import tomllib
 from typing import Any
 
 from spikelint.util.lazyre import lazy_regex
 from spikelint.model import Located
 from spikelint.model import Node
-
-if sys.version_info >= (3, 11):
-    import tomllib
-else:  # pragma: no cover
-    import tomli as tomllib
 
 _HEADER = lazy_regex(r"^\s*(\[\[?)\s*([^\]]+?)\s*\]\]?\s*(#.*)?$")
 _KEY = lazy_regex(r"""^\s*((?:[A-Za-z0-9_-]+|"[^"]*"|'[^']*')(?:\s*\.\s*(?:[A-Za-z0-9_-]+|"[^"]*"|'[^']*'))*)\s*=""")

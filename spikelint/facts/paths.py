@@ -95,12 +95,9 @@ class RunView:
     nnodes: int = 1
 
 
-VIEW_KEY = "spikelint.facts.paths.view"
-
-
 def run_view(workload: Workload, document: Document | None, project: Project | None) -> RunView:
     """The :class:`RunView` of a workload (cached on the workload: several checks ask)."""
-    cached = workload.extra.get(VIEW_KEY)
+    cached = workload.paths_cache
     if isinstance(cached, RunView):
         return cached
     view = RunView()
@@ -109,7 +106,7 @@ def run_view(workload: Workload, document: Document | None, project: Project | N
     view.facts = summarise(view.settings)
     if view.facts.disabled:
         view.uses = [use for use in view.uses if not is_moot(use.setting, view.facts.disabled)]
-    workload.extra[VIEW_KEY] = view
+    workload.paths_cache = view
     return view
 
 

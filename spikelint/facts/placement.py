@@ -111,7 +111,7 @@ def place(path: str, container: Container, workload: Workload, config: Config) -
     for prefix in config.persistent_paths:
         if under(path, prefix):
             return Placement(True, path, None, f"configured persistent path {prefix}")
-    if workload.source == "slurm":
+    if workload.platform.node_local_only:
         local = node_local(path)
         if local is None:
             return Placement(None, path, None, "on the cluster's filesystem (shared or not: the script does not say)")
@@ -148,9 +148,6 @@ def _mount_placement(path: str, mount: Mount) -> Placement:
 
 def storage_unknown(workload: Workload) -> bool:
     """Storage may be attached by something the file only names: REST assets, a Run:ai template, a data source id."""
-    if workload.extra.get("unresolved_assets") or workload.extra.get("unresolved_storage"):
-        return True
-    unresolved = workload.extra.get("unresolved")
-    if isinstance(unresolved, list) and any(str(item).startswith("template") for item in unresolved):
+    if workload.platform.storage_unknown:
         return True
     return any(volume.source == "datasource" and volume.persistent for volume in workload.volumes)

@@ -16,6 +16,7 @@ from typing import Iterable
 
 from spikelint.config import Config
 from spikelint.model import Located
+from spikelint.model import SlurmJob
 from spikelint.model import Workload
 from spikelint.util.lazyre import lazy_regex
 
@@ -31,13 +32,10 @@ PYTHON_WORD = lazy_regex(r"python[\w.]*$")
 # SPK101/SPK102: `@sha256:…` appended to a reference
 DIGEST = lazy_regex(r"@[a-z0-9]+:[0-9a-fA-F]{32,}")
 
-# extra keys that say what the workload does (the others are positions and bookkeeping)
-EXTRA_KEYS = ("api_version", "restart_policy", "workload_class", "unresolved", "unresolved_assets", "requeue_by",
-              "slurm_logs", "slurm_time_written", "slurm_ignored_directives")
 LABELS = {"gpus_total": "GPUs", "gpus": "GPUs per pod", "pods": "pods", "retries": "retries",
           "default_retries": "default retries", "grace_period": "grace period", "ttl": "TTL", "deadline": "time limit",
           "slurm_logs": "log paths", "slurm_ignored_directives": "directives sbatch ignores",
-          "slurm_time_written": "time limit written", "priority_class": "priority", "working_dir": "working folder"}
+          "slurm_time_written": "time limit written", "slurm_directives": "directives sbatch reads", "priority_class": "priority", "working_dir": "working folder"}
 
 
 def _plain(value: Any) -> Any:
@@ -79,8 +77,16 @@ def form(workload: Workload) -> Form:
         "grace_period": _plain(workload.grace_period), "ttl": _plain(workload.ttl),
         "deadline": _plain(workload.deadline), "labels": _plain(workload.labels),
         "annotations": _plain(workload.annotations), "priority_class": _plain(workload.priority_class),
-        **{key: _plain(workload.extra[key]) for key in EXTRA_KEYS if key in workload.extra},
+        "api_version": workload.platform.api_version, "restart_policy": _plain(workload.restart_policy),
+        "workload_class": workload.platform.workload_class, "storage_unknown": workload.platform.storage_unknown,
+        **(_slurm(workload.slurm) if workload.slurm is not None else {}),
     }
+
+
+def _slurm(job: SlurmJob) -> Form:
+    """What sbatch reads: every directive it honours, the ones it ignores, the log paths, the requeue."""
+    return {"slurm_directives": _plain(job.directives), "requeue_by": job.requeue_by, "slurm_logs": _plain(job.logs),
+            "slurm_time_written": job.time_written, "slurm_ignored_directives": _plain(job.ignored)}
 
 
 # --------------------------------------------------------------------------- what each fix may change

@@ -118,7 +118,7 @@ def test_pod_lifecycle_gpus_and_suppression() -> None:
     [suppression] = workload.disabled_rules
     assert suppression.rules == ("SPK101", "SPK702") and suppression.applies_to == ()
     assert (suppression.line, suppression.column) == (6, 5)
-    assert workload.extra["line_range"] == (1, len(POD.splitlines()))
+    assert workload.platform.line_range == (1, len(POD.splitlines()))
 
 
 JOB_DEFAULTS = """\
@@ -167,7 +167,7 @@ def test_job_defaults_and_cronjob() -> None:
     assert job.pods == 2 and job.gpus_total is not None and job.gpus_total.value == 2
     assert job.deadline is not None and job.deadline.value == 3600  # pod-level deadline bounds the pods
     assert job.labels["runai/queue"].value == "team" and "spikelint.io/baseline" in job.annotations
-    assert job.anchor.line == 3 and job.extra["line_range"] == (2, 20)
+    assert job.anchor.line == 3 and job.platform.line_range == (2, 20)
     assert cron.kind == "CronJob" and cron.supports_deadline and not cron.supports_ttl
     assert not cron.is_training  # a busybox image's entrypoint, even on a GPU
     assert cron.ttl is not None and cron.ttl.value == 60
@@ -343,7 +343,7 @@ def test_jobset_and_volcano() -> None:
     assert jobset.retries is None and jobset.default_retries == 6  # the first child Job keeps its default 6
     assert jobset.deadline is None  # the driver child job has none
     assert jobset.supports_deadline and jobset.supports_ttl
-    assert volcano.kind == "Job" and volcano.extra["api_version"].startswith("batch.volcano.sh")
+    assert volcano.kind == "Job" and volcano.platform.api_version.startswith("batch.volcano.sh")
     assert volcano.retries.value == 2 and volcano.default_retries == 3
     assert volcano.pods == 3 and volcano.gpus_total.value == 2
     assert not volcano.supports_deadline

@@ -162,7 +162,7 @@ def test_rest_distributed_and_assets() -> None:
     assert not workload.preemptible and set(workload.labels) == {"git-sha"}
     assets = one("a.json", '{"name": "a", "projectId": "1", "assets": {"environment": "e",'
                            ' "datasources": [{"id": "ds-1", "kind": "pvc"}]}, "specificEnv": {"command": "x"}}')
-    assert assets.extra["unresolved_assets"] and assets.volumes[0].persistent
+    assert assets.platform.storage_unknown and assets.volumes[0].persistent
 
 
 # --------------------------------------------------------------------------- runai CLI
@@ -236,7 +236,7 @@ def test_cli_variants() -> None:
     assert dist.grace_period is None and dist.ttl.value == 300
     assert {str(v.name.value): v.reference for v in dist.containers[0].env} == {"SEED": None, "TOKEN": "runai-secret"}
     assert [str(w.value) for w in dist.containers[0].args] == ["python", "train.py"]
-    assert dist.extra["line_range"] == (5, 10)
+    assert dist.platform.line_range == (5, 10)
     assert interactive.kind == "workspace" and not interactive.preemptible and interactive.gpus_total.value == 0.5
     assert workspace.gpus_total.value == 1 and workspace.preemptible
     assert ddp.kind == "distributed" and ddp.pods == 1 and ddp.gpus_total.value == 4

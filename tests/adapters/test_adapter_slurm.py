@@ -55,7 +55,7 @@ def test_directives_after_the_first_command_are_not_read() -> None:
     """sbatch stops at the first command: a later #SBATCH is a plain comment to it, kept aside for SPK705."""
     [job] = workloads("#!/bin/bash\necho start\n#SBATCH --gres=gpu:8\npython train.py\n")
     assert job.gpus_total is None and job.anchor.line == 3
-    assert [(where.value, where.line) for where in job.extra["slurm_ignored_directives"]] == \
+    assert [(where.value, where.line) for where in job.slurm.ignored] == \
         [("#SBATCH --gres=gpu:8", 3)]
 
 
@@ -63,14 +63,14 @@ def test_a_late_directive_beside_a_leading_block_is_not_read() -> None:
     [job] = workloads("#!/bin/bash\n#SBATCH --time=1:00:00\n\n# setup\nmodule load cuda\n#SBATCH --gres=gpu:8\n"
                       "torchrun train.py\n")
     assert job.gpus_total is None and job.deadline is not None and job.deadline.value == 3600
-    assert [where.line for where in job.extra["slurm_ignored_directives"]] == [6]
+    assert [where.line for where in job.slurm.ignored] == [6]
 
 
 def test_a_heredoc_that_writes_a_job_script_is_not_a_late_directive() -> None:
     text = ("#!/bin/bash\n#SBATCH --time=1:00:00\nmkdir -p jobs\ncat > jobs/step.sbatch <<'EOF'\n#!/bin/bash\n"
             "#SBATCH --gres=gpu:8\n#SBATCH --time=2:00:00\nsrun torchrun train.py\nEOF\n")
     jobs = workloads(text)
-    assert [job.extra["slurm_ignored_directives"] for job in jobs] == [[], []]
+    assert [job.slurm.ignored for job in jobs] == [(), ()]
 
 
 def test_a_script_without_directives_is_not_a_job() -> None:

@@ -184,7 +184,7 @@ def test_objects() -> None:
     assert training == {"entrypoint-gpu", "ptj-entrypoint", "ray-train"}
     assert found["ptj-sleep"].purpose == "utility"
     assert found["vllm"].purpose == "server" and found["server-gpu"].purpose == "idle"
-    assert found["ray-train"].extra["purpose_reason"] == "runs python /home/ray/train_resnet.py"
+    assert found["ray-train"].purpose_reason == "runs python /home/ray/train_resnet.py"
 
 
 CONTROLLERS = """\

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from dataclasses import replace
+
 from spikelint.config import Config
 from spikelint.documents import parse_text
 from spikelint.model import Container
@@ -108,7 +110,7 @@ def test_place_explains_why() -> None:
 def test_place_honours_persistent_paths_and_unknown_storage() -> None:
     job, container = workload()
     assert place("/data/run", container, job, Config(persistent_paths=("/data",))).persistent is True
-    job.extra["unresolved_assets"] = True
+    job.platform = replace(job.platform, storage_unknown=True)
     assert place("/data/run", container, job, Config()).persistent is None
     undeclared = Mount(at("/ckpt"), None)
     job2, container2 = workload(undeclared)

@@ -17,11 +17,7 @@ BASELINE_ANNOTATION = "spikelint.io/baseline"
 def workload_label(workload: Workload) -> str:
     """``Job 'bert-ft'`` / ``Run:ai training workload 'sft'`` for messages."""
     name = f" {workload.name.value!r}" if workload.name is not None and workload.name.value else ""
-    if workload.source == "slurm":
-        return f"Slurm job{name}"
-    if workload.source in ("runai-rest", "runai-cli"):
-        return f"Run:ai {workload.kind} workload{name}"
-    return f"{workload.kind}{name}"
+    return f"{workload.platform.label or workload.kind}{name}"
 
 
 def has_baseline(workload: Workload) -> bool:
@@ -31,8 +27,8 @@ def has_baseline(workload: Workload) -> bool:
 
 def job_field(workload: Workload, name: str, plain_place: str) -> str:
     """Where to set ``name``: Kubeflow jobs keep it in ``spec.runPolicy``, other kinds at ``plain_place``."""
-    if workload.extra.get("api_version", "").startswith("kubeflow.org/"):
-        return f"spec.runPolicy.{name}"
+    if workload.platform.settings_prefix:
+        return f"{workload.platform.settings_prefix}{name}"
     return plain_place
 
 
@@ -81,7 +77,7 @@ def short_grace_period(workload: Workload, document: Document, ctx: CheckContext
     grace = workload.grace_period
     if grace is None or not (workload.preemptible or workload.is_training):
         return
-    untrapped = workload.extra.get("slurm_untrapped_signal")
+    untrapped = workload.slurm.untrapped_signal if workload.slurm is not None else None
     if untrapped is not None:
         yield Problem.at("SPK703", untrapped,
                          f"#SBATCH --signal={untrapped.value} sends the notice to the batch shell, which has no trap for "
@@ -96,17 +92,9 @@ def short_grace_period(workload: Workload, document: Document, ctx: CheckContext
     if grace.value >= minimum:
         return
     reason = "preemptible" if workload.preemptible else "training"
-    if workload.source == "slurm":
-        yield Problem.at("SPK703", grace,
-                         f"#SBATCH --signal gives the {reason} job {grace.value:g}s of notice before its time limit, "
-                         f"below min_grace_period_seconds ({minimum}): the job is killed before a checkpoint can be "
-                         f"written — signal it at least {minimum}s ahead (--signal=B:USR1@{max(minimum, 90)}) and save "
-                         f"on that signal", key=f"grace:{grace.value:g}")
-        return
     yield Problem.at("SPK703", grace,
-                     f"termination grace period of {grace.value:g}s on a {reason} workload is below "
-                     f"min_grace_period_seconds ({minimum}): on preemption the pod is killed before a checkpoint "
-                     f"can be written — give it at least {minimum}s and save on SIGTERM",
+                     workload.platform.short_grace.format(grace=f"{grace.value:g}", reason=reason, minimum=minimum,
+                                                          suggested=max(minimum, 90)),
                      key=f"grace:{grace.value:g}")
 
 
@@ -115,25 +103,21 @@ def no_active_deadline(workload: Workload, document: Document, ctx: CheckContext
     """A Kubernetes training job that can hold its GPUs forever when it hangs."""
     if not workload.supports_deadline or not workload.is_training or workload.deadline is not None:
         return
-    where = job_field(workload, "activeDeadlineSeconds", "activeDeadlineSeconds")
+    platform = workload.platform
     requested = workload.accelerators_requested()
-    held = f"its {requested}" if requested else "its pods and their quota"
-    if workload.source == "slurm":
-        limited = "an unlimited --time" if workload.extra.get("slurm_time_written") else "no #SBATCH --time"
-        yield Problem.at("SPK704", workload.anchor,
-                         f"{workload_label(workload)} has {limited}, so a hung run holds "
-                         f"{held.replace('its pods and their quota', 'its nodes')} until the partition's time limit "
-                         f"— set #SBATCH --time a margin above the expected run time", key=f"deadline:{workload_label(workload)}")
-        return
+    held = f"its {requested}" if requested else platform.held_without_gpus
+    unlimited = workload.slurm is not None and workload.slurm.time_written  # written, but UNLIMITED or infinite
+    missing = "an unlimited --time" if unlimited else f"no {platform.deadline_setting}"
     yield Problem.at("SPK704", workload.anchor,
-                     f"{workload_label(workload)} has no {where}, so a hung run holds {held} indefinitely — set "
-                     f"a deadline a margin above the expected run time", key=f"deadline:{workload_label(workload)}")
+                     f"{workload_label(workload)} has {missing}, so a hung run holds {held} {platform.held_until} "
+                     f"— set {platform.deadline_fix} a margin above the expected run time",
+                     key=f"deadline:{workload_label(workload)}")
 
 
 @check("SPK705", scope="workload")
 def ignored_sbatch_directive(workload: Workload, document: Document, ctx: CheckContext) -> Iterator[Problem]:
     """An ``#SBATCH`` line after the first command: sbatch has stopped reading directives there."""
-    ignored = workload.extra.get("slurm_ignored_directives") or []
+    ignored = workload.slurm.ignored if workload.slurm is not None else ()
     first_command = _first_command_line(document, workload)
     for where in ignored:
         after = f" (the first command is on line {first_command})" if first_command else ""
@@ -159,7 +143,7 @@ def _requests_gpus(where: Located) -> bool:
 
 
 def _first_command_line(document: Document, workload: Workload) -> int | None:
-    first, last = workload.extra.get("line_range", (1, len(document.lines)))
+    first, last = workload.platform.line_range
     for number in range(first, min(last, len(document.lines)) + 1):
         stripped = document.lines[number - 1].strip()
         if stripped and not stripped.startswith("#"):

@@ -70,8 +70,8 @@ def retry_count(workload: Workload) -> int:
 
 def _retries_text(workload: Workload) -> str:
     count = retry_count(workload)
-    if workload.source == "slurm":
-        return f"is requeued ({workload.extra.get('requeue_by') or '#SBATCH --requeue'})"
+    if workload.platform.retried:
+        return workload.platform.retried
     if workload.retries is None:
         return f"retries {_times(count)} by default"
     if count >= UNBOUNDED_RETRIES:
@@ -81,9 +81,7 @@ def _retries_text(workload: Workload) -> str:
 
 def _subject(workload: Workload) -> str:
     """What the object is, for messages: ``job`` (Slurm), its kind (Kubernetes), ``workload`` (Run:ai)."""
-    if workload.source == "slurm":
-        return "job"
-    return workload.kind if workload.source == "kubernetes" and workload.kind else "workload"
+    return workload.platform.subject
 
 
 def _times(count: int) -> str:
@@ -119,7 +117,7 @@ def checkpoint_and_resume(workload: Workload, document: Document, ctx: CheckCont
         yield Problem.at("SPK401", workload.anchor,
                          f"{reason}: when the run {_preempt_words(workload)}, all training so far is lost and it "
                          f"starts again from step 0 — save checkpoints periodically to "
-                         f"{'a shared filesystem' if workload.source == 'slurm' else 'a persistent volume'} "
+                         f"{workload.platform.durable_storage} "
                          f"(e.g. --output_dir /ckpt/<run> --save_steps 500, ModelCheckpoint, "
                          f"[checkpoint] enable_checkpoint = true)",
                          severity=_severity(workload), key="missing-checkpoint-config")
@@ -133,7 +131,7 @@ def checkpoint_and_resume(workload: Workload, document: Document, ctx: CheckCont
                          f"checkpoints{looked}: every retry starts again from step 0 and pays for the same work "
                          f"again — add a resume setting (--resume_from_checkpoint <run dir>/checkpoint-N, "
                          f"ckpt_path, --resume) or "
-                         f"{'drop --requeue (#SBATCH --no-requeue)' if workload.source == 'slurm' else 'set the retries to 0'}",
+                         f"{workload.platform.no_retries}",
                          key="retries-without-resume")
         return
     yield Problem.at("SPK402", workload.anchor,

@@ -35,5 +35,5 @@ def relative_output_path(workload: Workload, document: Document, ctx: CheckConte
                          f"{what_it_is(use)} go to the relative path {shown(use.text)!r}{via}, but the container sets "
                          f"no working directory: whether they land on a volume or in the container's filesystem "
                          f"depends on the image's WORKDIR — use an absolute path on the PVC or set "
-                         f"{'--working-dir' if workload.source == 'runai-cli' else 'workingDir'}",
+                         f"{workload.platform.working_dir_setting}",
                          key=shown(use.text))

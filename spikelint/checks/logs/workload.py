@@ -145,7 +145,7 @@ def log_not_persisted(workload: Workload, document: Document, ctx: CheckContext)
     """A training workload's log goes only to stdout: no tee, redirect, log dir or trainer output folder.
 
     A Slurm job's stdout already goes to a file (``--output``, by default ``slurm-%j.out``)."""
-    if not workload.is_training or workload.source == "slurm":
+    if not workload.is_training or workload.platform.stdout_kept:
         return
     view = run_view(workload, document, ctx.project)
     facts = view.facts

@@ -77,7 +77,7 @@ def ephemeral_outputs(workload: Workload, document: Document, ctx: CheckContext)
 
 def platform_managed(absolute: str, workload: Workload) -> bool:
     """A path the platform mounts at run time and reads itself (Katib's metrics collector)."""
-    folders = workload.extra.get("platform_paths") or []
+    folders = workload.platform.platform_paths
     return any(under(absolute, folder) for folder in folders)
 
 
@@ -86,8 +86,7 @@ def ephemeral_problem(item: Ephemeral, workload: Workload) -> Problem:
     kind = what_it_is(use)
     source = describe(use.setting)
     via = f" (from {source})" if use.config_ref is not None else f" ({source})"
-    fix = "write under a shared filesystem (Lustre, NFS, GPFS) instead" if workload.source == "slurm" \
-        else "write under a mounted PVC"
+    fix = workload.platform.ephemeral_fix
     if placement.mount is not None and placement.mount.volume is not None:
         fix = "use an existing (non-ephemeral) PVC there" if placement.mount.volume.source == "ephemeral-pvc" \
             else "back that mount with a persistentVolumeClaim"
@@ -99,7 +98,7 @@ def ephemeral_problem(item: Ephemeral, workload: Workload) -> Problem:
 
 def slurm_log_files(workload: Workload, ctx: CheckContext, seen: set[tuple[int, int]]) -> Iterator[Problem]:
     """``#SBATCH --output``/``--error`` under a node-local folder: the job's log stays on the first node."""
-    for option, where in workload.extra.get("slurm_logs") or []:
+    for option, where in workload.slurm.logs if workload.slurm is not None else ():
         text = str(where.value)
         absolute = resolve(text, None)
         if absolute is None or (where.line, where.column) in seen:
@@ -130,7 +129,7 @@ def _persistent_anywhere(workload: Workload, document: Document, ctx: CheckConte
     if any(setting.roles & REMOTE_ROLES and isinstance(setting.value, str) and is_remote(setting.value)
            for setting in run_view(workload, document, ctx.project).settings):
         return True  # it writes its outputs or checkpoints to an object store (gs://, s3://), which the pod cannot lose
-    if workload.extra.get("platform_paths"):
+    if workload.platform.platform_paths:
         view = run_view(workload, document, ctx.project)
         if any((absolute := resolve(use.text, use.cwd)) is not None and platform_managed(absolute, workload)
                for use in view.uses):
@@ -172,7 +171,7 @@ def output_storage(workload: Workload, document: Document, ctx: CheckContext) ->
     ephemeral = ephemeral_outputs(workload, document, ctx)
     for item in ephemeral:
         yield ephemeral_problem(item, workload)
-    if workload.source == "slurm":
+    if not workload.platform.mounts_volumes:
         yield from slurm_log_files(workload, ctx, {(item.use.report_at.line, item.use.report_at.column)
                                                    for item in ephemeral})
         return  # no volumes to mount: SPK302 and SPK303 do not apply
@@ -196,7 +195,7 @@ def output_storage(workload: Workload, document: Document, ctx: CheckContext) ->
     how = ("mount a PVC (Run:ai: --existing-pvc claimname=…,path=/ckpt, or a data source)" if workload.on_runai()
            else "mount a persistentVolumeClaim (e.g. at /ckpt)")
     yield Problem.at("SPK302", workload.anchor,
-                     f"this training workload {workload.extra.get('purpose_reason') or 'trains'} but mounts no "
+                     f"this training workload {workload.purpose_reason or 'trains'} but mounts no "
                      f"persistent volume: every checkpoint, log and result it writes is lost when the pod stops, is "
                      f"preempted or retried — {how} and write there, or declare the storage a template attaches in "
                      f"persistent_paths",

@@ -285,8 +285,8 @@ class CommandSmoke:
                     f"the command finished (step {interrupted.last_step()}) before the SIGKILL sent after step "
                     f"{interrupted.signalled_at_step} landed: this variant tested nothing; give it more --steps")
             return result
-        torn = self.torn_by_kill(folder, reference_folder, hold_at) if aimed_between else None
-        again = self.reaim(spec, interrupted, torn) if torn is not None else None
+        late = self.torn_by_kill(folder, reference_folder, hold_at) if aimed_between else None
+        again = self.reaim(spec, interrupted, late) if late is not None else None
         if again is not None:
             return again
         interrupted_from = 0
@@ -303,8 +303,8 @@ class CommandSmoke:
             interrupted_from = min(first.steps) - 1 if first.steps and not self.by_checkpoints else planned
             result.notes = [f"SIGKILL {interrupted.signal_point()}; the resumed run SIGKILLed again "
                             f"{first.signal_point()}; resumed a second time"]
-            torn = self.torn_by_kill(folder, reference_folder, again_at) if aimed_between else None
-            again = self.reaim(spec, first, torn) if torn is not None else None
+            late = self.torn_by_kill(folder, reference_folder, again_at) if aimed_between else None
+            again = self.reaim(spec, first, late) if late is not None else None
             if again is not None:
                 return again
             interrupted = first

@@ -1,0 +1,225 @@
+"""Team rule files (``rules_dir``, default ``.spikelint/rules/``) -> validated, compiled :class:`TeamRule` s.
+
+Everything wrong with a rule file is said before any file is checked, naming the file, the line and what to
+change: a YAML error, a key the schema does not know, a wrong type or id, an id with the reserved ``SPK``
+prefix or used twice, a CEL expression that does not compile (with its column), an ``at`` the element lacks.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from dataclasses import field
+from pathlib import Path
+from typing import Any
+from typing import Iterator
+
+from spikelint.config import ConfigError
+from spikelint.model import Node
+from spikelint.model import Rule
+from spikelint.team.cel import CompileError
+from spikelint.team.cel import Program
+from spikelint.team.cel import compile_expression
+
+DEFAULT_RULES_DIR = ".spikelint/rules"
+SCHEMA = "team-rules.schema.json"
+RESERVED_PREFIX = "SPK"
+TEMPLATE = re.compile(r"\{\{(.*?)\}\}", re.S)
+# the fields ``at`` may name, per element (docs/team-rules.md); a map field may name one key: labels.team
+AT_FIELDS = {
+    "workload": ("name", "namespace", "labels", "annotations", "deadline", "deadline_seconds", "retries", "gpus",
+                 "grace_period_seconds", "ttl_seconds", "priority_class", "slurm"),
+    "container": ("image", "name", "gpus", "argv", "env"),
+    "mount": ("path",),
+    "volume": ("name",),
+    "env": ("name", "value"),
+}
+MAP_FIELDS = ("labels", "annotations", "slurm", "env")
+
+
+class TeamRuleError(ConfigError):
+    """A rule file that cannot be used; the message names the file and line."""
+
+
+@dataclass(frozen=True)
+class Example:
+    path: str
+    content: str
+    line: int  # where the example is written in the rule file
+
+
+@dataclass(frozen=True)
+class TeamRule:
+    """One rule as written; its expressions are compiled by :class:`RuleSet`."""
+
+    id: str
+    name: str
+    severity: str
+    check: str  # the ``assert`` expression
+    message: str
+    file: str  # the rule file, as displayed
+    line: int
+    applies_to: str = "workload"
+    for_each: str = "workload"
+    when: str | None = None
+    at: str | None = None
+    remediation: str = ""
+    bad: tuple[Example, ...] = ()
+    good: tuple[Example, ...] = ()
+
+    def templates(self) -> list[str]:
+        """The ``{{ expression }}`` parts of the message and remediation."""
+        return [part.strip() for text in (self.message, self.remediation) for part in TEMPLATE.findall(text)]
+
+    def catalog_entry(self) -> Rule:
+        """The rule as the catalog lists it: ``rules``, ``explain``, SARIF's rule metadata."""
+        scope = "training workloads" if self.applies_to == "training_workload" else "workloads"
+        each = f", for each {self.for_each}" if self.for_each != "workload" else ""
+        guard = f" when `{self.when}`" if self.when else ""
+        return Rule(id=self.id, name=self.name, severity=self.severity,
+                    summary=f"Team rule ({self.file}): `{self.check}` must hold on {scope}{each}{guard}.",
+                    rationale=f"A rule of this team, defined in {self.file} line {self.line}.",
+                    remediation=self.remediation or "See the rule's message.",
+                    fires_when=f"`{self.check}` is false on one of the {scope}{each}{guard}.",
+                    does_not_fire_when=f"`{self.check}` is true, or the rule does not apply.",
+                    examples={"bad": [e.content for e in self.bad], "good": [e.content for e in self.good]},
+                    concern="team")
+
+
+@dataclass
+class RuleSet:
+    """The team rules of one configuration, each expression compiled once per process.
+
+    Compiled programs are native objects that cannot be pickled: a process that receives the set (a spawned
+    worker) compiles it again on first use.
+    """
+
+    rules: tuple[TeamRule, ...] = ()
+    secrets: tuple[Any, ...] = ()
+    _programs: dict[str, Program] = field(default_factory=dict, repr=False)
+
+    def program(self, expression: str) -> Program:
+        found = self._programs.get(expression)
+        if found is None:
+            found = self._programs[expression] = compile_expression(expression)
+        return found
+
+    def __getstate__(self) -> dict[str, Any]:
+        return {"rules": self.rules, "secrets": self.secrets, "_programs": {}}
+
+    def __bool__(self) -> bool:
+        return bool(self.rules or self.secrets)
+
+
+def rule_files(folder: Path) -> list[Path]:
+    return sorted(path for pattern in ("*.yaml", "*.yml") for path in folder.rglob(pattern) if path.is_file())
+
+
+def load_rule_set(folder: Path, shown: str) -> RuleSet:
+    """Every rule file under ``folder`` (``shown``: how messages name it), validated and compiled."""
+    rules: list[TeamRule] = []
+    secrets: list[Any] = []
+    seen: dict[str, str] = {}
+    for path in rule_files(folder):
+        display = f"{shown.rstrip('/')}/{path.relative_to(folder).as_posix()}"
+        file_rules, file_secrets = _read_file(path, display)
+        for rule in file_rules:
+            if rule.id in seen:
+                raise TeamRuleError(f"{display}:{rule.line}: rule id {rule.id} is already defined in {seen[rule.id]}: "
+                                    "give each rule its own id")
+            seen[rule.id] = f"{display}:{rule.line}"
+        rules.extend(file_rules)
+        secrets.extend(file_secrets)
+    rule_set = RuleSet(tuple(rules), tuple(secrets))
+    for rule in rules:
+        _compile_all(rule_set, rule)
+    return rule_set
+
+
+def _compile_all(rule_set: RuleSet, rule: TeamRule) -> None:
+    for what, expression in (("assert", rule.check), ("when", rule.when), *(("template", t) for t in rule.templates())):
+        if not expression:
+            continue
+        try:
+            rule_set.program(expression)
+        except CompileError as error:
+            pointer = f" (column {error.column})" if error.column > 1 else ""
+            raise TeamRuleError(f"{rule.file}:{rule.line}: rule {rule.id}: the {what} expression `{expression}` does "
+                                f"not compile{pointer}: {error} — write it in CEL (docs/team-rules.md)") from None
+
+
+def _read_file(path: Path, display: str) -> tuple[list[TeamRule], list[Any]]:
+    from spikelint.documents.yamldoc import parse_yaml
+    from spikelint.schemas import describe
+    from spikelint.schemas import iter_errors
+
+    try:
+        text = path.read_text(encoding="utf-8")
+    except (OSError, UnicodeDecodeError) as error:
+        raise TeamRuleError(f"{display}: cannot read the rule file: {error}") from None
+    try:
+        trees = parse_yaml(text)
+    except Exception as error:  # noqa: BLE001 - any YAML error, named with its line
+        line = getattr(getattr(error, "problem_mark", None), "line", None)
+        where = f":{line + 1}" if isinstance(line, int) else ""
+        raise TeamRuleError(f"{display}{where}: not valid YAML: {str(error).splitlines()[0]}") from None
+    trees = [tree for tree in trees if not (tree.kind == "scalar" and tree.value is None)]
+    if not trees:
+        return [], []
+    if len(trees) > 1:
+        raise TeamRuleError(f"{display}:{trees[1].line}: a rule file holds one YAML document (rules: and secrets:)")
+    root = trees[0]
+    data = root.to_python()
+    for mistake in iter_errors(SCHEMA, data):
+        node = root.get(*mistake.absolute_path) or root
+        raise TeamRuleError(f"{display}:{node.line}: {_explain(describe(mistake), mistake)}")
+    rules = [_rule(entry, node, display) for entry, node in zip(data.get("rules") or [], _items(root, "rules"))]
+    secrets = [(entry, node.line) for entry, node in zip(data.get("secrets") or [], _items(root, "secrets"))]
+    return rules, secrets
+
+
+def _items(root: Node, key: str) -> Iterator[Node]:
+    node = root.get(key)
+    if node is not None and node.kind == "seq":
+        yield from node.value
+
+
+def _explain(described: str, error: Any) -> str:
+    """The schema's words, with the fix for the mistakes rule authors make."""
+    if error.validator == "pattern" and list(error.absolute_path)[-1:] == ["id"]:
+        return (f"{described} — a rule id is 1-10 capital letters or digits (starting with a letter) and three "
+                "digits, e.g. ACME001")
+    if error.validator == "additionalProperties":
+        return (f"{described} — a rule knows id, name, severity, applies_to, for_each, when, assert, at, message, "
+                "remediation and examples (docs/team-rules.md)")
+    return described
+
+
+def _rule(entry: dict[str, Any], node: Node, display: str) -> TeamRule:
+    rule_id = entry["id"]
+    line = (node.get("id") or node).line
+    if rule_id.startswith(RESERVED_PREFIX):
+        raise TeamRuleError(f"{display}:{line}: rule id {rule_id}: the {RESERVED_PREFIX} prefix is reserved for "
+                            "spikelint's own rules — use your team's prefix, e.g. ACME001")
+    for_each = entry.get("for_each", "workload")
+    at = entry.get("at")
+    if at is not None:
+        head, _, key = at.partition(".")
+        allowed = AT_FIELDS[for_each]
+        if head not in allowed or (key and head not in MAP_FIELDS):
+            where = (node.get("at") or node).line
+            raise TeamRuleError(f"{display}:{where}: rule {rule_id}: at: {at} is not a field of a {for_each} — name "
+                                f"one of {', '.join(allowed)} (a map field may name a key: labels.team)")
+    examples = entry.get("examples") or {}
+    example_nodes = node.get("examples")
+
+    def read(kind: str) -> tuple[Example, ...]:
+        listed = example_nodes.get(kind) if example_nodes is not None else None
+        nodes = list(listed.value) if listed is not None and listed.kind == "seq" else []
+        return tuple(Example(item["path"], item["content"], where.line)
+                     for item, where in zip(examples.get(kind) or [], nodes))
+
+    return TeamRule(id=rule_id, name=entry["name"], severity=entry["severity"], check=entry["assert"],
+                    message=entry["message"], file=display, line=line,
+                    applies_to=entry.get("applies_to", "workload"), for_each=for_each, when=entry.get("when"),
+                    at=at, remediation=entry.get("remediation", ""), bad=read("bad"), good=read("good"))
