@@ -39,7 +39,8 @@ OPTIONAL_FIELDS = ("examples", "implemented", "fix")
 FIX_KINDS = ("safe", "unsafe")
 INDEX_NAME = "catalog.index.json"
 RULE_FIELDS = frozenset(("id", "name", "severity") + REQUIRED_TEXT_FIELDS + OPTIONAL_FIELDS)
-EXAMPLE_FIELDS = frozenset(("filename", "good_filename", "config", "bad", "good", "testable"))
+# team_rules: the text of a team rule file the example is checked with (SPK004 speaks of team rules)
+EXAMPLE_FIELDS = frozenset(("filename", "good_filename", "config", "bad", "good", "testable", "team_rules"))
 
 
 class CatalogError(Exception):
@@ -83,6 +84,8 @@ def _check_examples(where: str, examples: Any) -> dict[str, Any]:
         raise CatalogError(f"{where}: 'examples.good_filename' must be a non-empty string")
     if "config" in examples and not isinstance(examples["config"], dict):
         raise CatalogError(f"{where}: 'examples.config' must be a mapping of configuration keys")
+    if "team_rules" in examples and not isinstance(examples["team_rules"], str):
+        raise CatalogError(f"{where}: 'examples.team_rules' must be the text of a team rule file")
     if "testable" in examples and not isinstance(examples["testable"], bool):
         raise CatalogError(f"{where}: 'examples.testable' must be true or false")
     return dict(examples)

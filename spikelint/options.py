@@ -103,7 +103,12 @@ def check_rule_names(config: Config, option: dict[str, tuple[str, ...] | None]) 
     from spikelint.team import catalog_with_team_rules
     from spikelint.team import rule_set_for
 
-    known = tuple(catalog_with_team_rules(load_catalog(), rule_set_for(config)))
+    from spikelint.config import ConfigError
+
+    try:
+        known = tuple(catalog_with_team_rules(load_catalog(), rule_set_for(config)))
+    except ConfigError as error:  # a team rule file that cannot be used: said before anything is checked
+        raise UsageError(f"configuration error: {error}") from None
     for name, given in option.items():
         wrong = [rule for rule in given or () if not any(rule_id.startswith(rule) for rule_id in known)]
         if wrong:

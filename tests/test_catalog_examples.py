@@ -7,6 +7,7 @@ expected, what was found, and the example with the findings marked on its lines.
 
 from __future__ import annotations
 
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -18,6 +19,16 @@ from spikelint.model import Rule
 
 CATALOG = load_catalog()
 TESTABLE = [rule for rule in CATALOG.values() if rule.examples and rule.examples.get("testable", True)]
+
+
+@pytest.fixture(autouse=True)
+def _team_rules_of_the_example(request: pytest.FixtureRequest, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """An example with ``team_rules`` runs from a folder whose .spikelint/rules holds that rule file."""
+    rule = request.node.callspec.params.get("rule") if hasattr(request.node, "callspec") else None
+    if rule is not None and rule.examples.get("team_rules"):
+        (tmp_path / ".spikelint" / "rules").mkdir(parents=True)
+        (tmp_path / ".spikelint" / "rules" / "team.yaml").write_text(rule.examples["team_rules"], encoding="utf-8")
+        monkeypatch.chdir(tmp_path)
 
 
 def example_config(rule: Rule) -> dict[str, Any]:

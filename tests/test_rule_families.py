@@ -46,6 +46,10 @@ ENGINE_RULES = {
     "SPK003",
 }
 
+#: Rules of the team rules' check (spikelint/team/check.py), which the engine adds when a team has rules:
+#: team-rule-not-evaluated, for a rule that fails on one object.
+TEAM_RULES = {"SPK004"}
+
 #: Check modules whose checks report rules of more than one family, each with why.  Empty: every
 #: module reports the rules of one family.  A module joins only when its checks must decide rules
 #: of two families together (one reading, the most specific finding wins) and cannot be split.
@@ -104,8 +108,17 @@ def reported_outside_the_checks() -> set[str]:
 def test_every_implemented_rule_has_a_check_or_is_the_engines(catalog: dict[str, Rule],
                                                                checks: dict[str, list[CheckSpec]]) -> None:
     implemented = {rule_id for rule_id, rule in catalog.items() if rule.implemented}
-    unchecked = sorted(implemented - declared(checks) - ENGINE_RULES)
+    unchecked = sorted(implemented - declared(checks) - ENGINE_RULES - TEAM_RULES)
     assert unchecked == [], f"implemented in the catalog but no @check declares them: {unchecked}"
+
+
+def test_the_team_rules_check_declares_its_rules_and_every_team_rule() -> None:
+    from spikelint.team.check import team_check
+    from spikelint.team.rulefile import RuleSet
+    from spikelint.team.rulefile import TeamRule
+
+    rule = TeamRule(id="ACME001", name="x", severity="error", check="true", message="m", file="f.yaml", line=1)
+    assert set(team_check(RuleSet((rule,))).rules) == {"ACME001"} | TEAM_RULES
 
 
 def test_the_engine_rules_are_meta_rules_the_engine_reports(catalog: dict[str, Rule]) -> None:

@@ -21,7 +21,7 @@ UNBOUNDED_RETRIES = 2**31 - 1
 
 RESTARTING_POLICIES = frozenset(("onfailure", "always", "exitcode"))
 DISABLE_ANNOTATION = "spikelint.io/disable"
-RULE_ID = lazy_regex(r"SPK\d{1,3}")
+RULE_ID = lazy_regex(r"\b(?:SPK\d{1,3}|[A-Z][A-Z0-9]{1,9}\d{3})\b")  # SPK101, SPK1, a team's ACME001
 
 _DURATION_PART = lazy_regex(r"(\d+(?:\.\d+)?)(ns|us|µs|ms|s|m|h|d|w)", re.IGNORECASE)
 _DURATION_UNITS = {"ns": 1e-9, "us": 1e-6, "µs": 1e-6, "ms": 1e-3, "s": 1.0, "m": 60.0, "h": 3600.0,

@@ -37,7 +37,7 @@ def rules_test_main(argv: Sequence[str]) -> int:
     try:
         config = load_config(args.config)
         if args.folder is not None:
-            config = replace(config, rules_dir=str(Path(args.folder).resolve()), root=".")
+            config = replace(config, rules_dir=args.folder, root=".")
         elif config.team_rules_folder() is None:
             sys.stderr.write("spikelint rules test: no team rules: no .spikelint/rules folder here and no rules_dir "
                              "in the configuration (name the folder: spikelint rules test DIR)\n")

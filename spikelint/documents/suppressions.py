@@ -10,8 +10,9 @@ from __future__ import annotations
 from spikelint.util.lazyre import lazy_regex
 from spikelint.model import Suppression
 
+_RULE = r"[A-Z][A-Z0-9]{1,9}\d{0,3}"  # SPK101, a family SPK1, a team's ACME001 or ACME
 DIRECTIVE = lazy_regex(
-    r"#\s*spikelint:\s*(?P<scope>disable-file|disable)\s*=\s*(?P<rules>SPK\d{0,3}(?:\s*,\s*SPK\d{0,3})*)"
+    rf"#\s*spikelint:\s*(?P<scope>disable-file|disable)\s*=\s*(?P<rules>{_RULE}(?:\s*,\s*{_RULE})*)"
     r"(?P<rest>[^#\n]*)")
 REASON = lazy_regex(r"""reason\s*=\s*(?:"([^"]*)"|'([^']*)'|(\S+))""")
 UNTIL = lazy_regex(r"until\s*=\s*[\"']?(\d{4}-\d{2}-\d{2})")

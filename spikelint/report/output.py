@@ -98,6 +98,7 @@ def print_summary(report: Report, table: bool) -> None:
     """The summary line on stderr; after a long text run of several rules, the per-rule table first."""
     from spikelint.report import summary_line
 
+    sys.stdout.flush()  # the findings first: piped, stdout is block-buffered and stderr is not
     if table and len(report.findings) >= LONG_RUN and len({f.rule for f in report.findings}) > 1:
         from spikelint.report import statistics_text
 

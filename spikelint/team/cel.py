@@ -15,7 +15,8 @@ POSITION = re.compile(r"<input>:(\d+):(\d+): (.*)")
 
 
 class CompileError(Exception):
-    """An expression that does not compile; ``column`` is 1-based inside the expression."""
+    """An expression that does not compile; ``column`` is 1-based inside the expression (one past its end
+    when the expression stops short)."""
 
     def __init__(self, message: str, line: int, column: int) -> None:
         super().__init__(message)
@@ -42,7 +43,7 @@ def compile_expression(text: str) -> Program:
         if found is None:
             raise CompileError(message.splitlines()[0], 1, 1) from None
         line, column, what = int(found.group(1)), int(found.group(2)), found.group(3)
-        raise CompileError(what.replace("ERROR: ", "").strip(), line, column + 1) from None
+        raise CompileError(what.replace("ERROR: ", "").strip(), line, column) from None
 
 
 def context(variables: dict[str, Any]) -> Any:

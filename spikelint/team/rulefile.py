@@ -149,6 +149,7 @@ def _compile_all(rule_set: RuleSet, rule: TeamRule) -> None:
 
 
 def _read_file(path: Path, display: str) -> tuple[list[TeamRule], list[Any]]:
+    from spikelint.documents.yamldoc import YamlError
     from spikelint.documents.yamldoc import parse_yaml
     from spikelint.schemas import describe
     from spikelint.schemas import iter_errors
@@ -159,10 +160,9 @@ def _read_file(path: Path, display: str) -> tuple[list[TeamRule], list[Any]]:
         raise TeamRuleError(f"{display}: cannot read the rule file: {error}") from None
     try:
         trees = parse_yaml(text)
-    except Exception as error:  # noqa: BLE001 - any YAML error, named with its line
-        line = getattr(getattr(error, "problem_mark", None), "line", None)
-        where = f":{line + 1}" if isinstance(line, int) else ""
-        raise TeamRuleError(f"{display}{where}: not valid YAML: {str(error).splitlines()[0]}") from None
+    except YamlError as error:
+        reason = str(error).splitlines()[0].removeprefix("invalid YAML: ")
+        raise TeamRuleError(f"{display}:{error.line}: not valid YAML: {reason}") from None
     trees = [tree for tree in trees if not (tree.kind == "scalar" and tree.value is None)]
     if not trees:
         return [], []

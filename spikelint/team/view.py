@@ -202,7 +202,7 @@ def located_json(view: WorkloadView, path: str) -> dict[str, Any]:
         "workload": view.workload.data,
         "positions": {
             "workload": {"anchor": [view.workload.at.line, view.workload.at.column], **spots(view.workload.positions)},
-            **{f"{name}[{index}]": {"at": [element.at.line, element.at.column], **spots(element.positions)}
+            **{f"{ELEMENTS[name]}[{index}]": {"at": [element.at.line, element.at.column], **spots(element.positions)}
                for name, elements in view.elements.items() for index, element in enumerate(elements)},
         },
     }

@@ -1,0 +1,183 @@
+"""Team rule files as a user meets them: what is wrong with one is said before anything is checked (file, line,
+what to change, exit 2); a rule that fails on one object is SPK004 there; team findings go through
+suppressions, selection, every format, ``explain``, ``rules``, ``rules test`` and ``model`` like any other."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from spikelint.cli import main
+
+JOB = """\
+apiVersion: batch/v1
+kind: Job
+metadata:
+  name: sft
+  labels:
+    team: nlp
+spec:
+  template:
+    spec:
+      containers:
+        - name: trainer
+          image: docker.io/pytorch/pytorch:2.3.0
+          command: [torchrun, train.py]
+          resources:
+            limits:
+              nvidia.com/gpu: 8
+"""
+REGISTRY_RULE = """\
+rules:
+  - id: ACME001
+    name: harbor-images-only
+    severity: error
+    for_each: container
+    assert: 'container.image.registry == "harbor.acme.io"'
+    at: image
+    message: 'image {{ container.image.reference }} is not from harbor.acme.io'
+    remediation: 'push it to harbor.acme.io'
+"""
+
+
+def project(tmp_path: Path, rules: str, files: dict[str, str] | None = None) -> Path:
+    (tmp_path / ".spikelint" / "rules").mkdir(parents=True)
+    (tmp_path / ".spikelint" / "rules" / "team.yaml").write_text(rules, encoding="utf-8")
+    for name, text in (files or {"job.yaml": JOB}).items():
+        (tmp_path / name).write_text(text, encoding="utf-8")
+    return tmp_path
+
+
+def run(folder: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str], *argv: str) -> tuple[int, str, str]:
+    monkeypatch.chdir(folder)
+    code = main(list(argv))
+    captured = capsys.readouterr()
+    return code, captured.out, captured.err
+
+
+@pytest.mark.parametrize(("rules", "said"), [
+    ("rules:\n  - id: ACME001\n    name: [unclosed\n", "team.yaml:4: not valid YAML: did not find expected ','"),
+    (REGISTRY_RULE.replace("    at: image\n", "    at: image\n    severty: error\n"),
+     "team.yaml:2: rules.0: unknown key 'severty' — a rule knows id, name, severity"),
+    (REGISTRY_RULE.replace("ACME001", "SPK901"), "team.yaml:2: rule id SPK901: the SPK prefix is reserved"),
+    (REGISTRY_RULE.replace("ACME001", "acme-1"), "team.yaml:2: rules.0.id: 'acme-1' does not match"),
+    (REGISTRY_RULE.replace("severity: error", "severity: fatal"), "team.yaml:4: rules.0.severity: 'fatal' is not one of"),
+    (REGISTRY_RULE.replace("container.image.registry ==", "container.image.registry =="
+                           " &&"), "rule ACME001: the assert expression"),
+    (REGISTRY_RULE.replace("at: image", "at: claim"), "team.yaml:7: rule ACME001: at: claim is not a field of a container"),
+    (REGISTRY_RULE + REGISTRY_RULE.replace("rules:\n", ""), "rule id ACME001 is already defined in"),
+    (REGISTRY_RULE.replace("{{ container.image.reference }}", "{{ container.image. }}"),
+     "rule ACME001: the template expression `container.image.` does not compile"),
+])
+def test_a_wrong_rule_file_stops_the_run_naming_file_line_and_fix(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+                                                                 capsys: pytest.CaptureFixture[str], rules: str,
+                                                                 said: str) -> None:
+    code, out, err = run(project(tmp_path, rules), monkeypatch, capsys, "check", ".")
+    assert code == 2 and out == ""
+    assert said in err, err
+    assert ".spikelint/rules/team.yaml" in err and "Traceback" not in err
+
+
+def test_an_expression_that_does_not_compile_names_its_column(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+                                                             capsys: pytest.CaptureFixture[str]) -> None:
+    rules = REGISTRY_RULE.replace("'container.image.registry == \"harbor.acme.io\"'", "'container.image.registry =='")
+    code, _, err = run(project(tmp_path, rules), monkeypatch, capsys, "check", ".")
+    assert code == 2 and "does not compile (column 28)" in err, err
+
+
+def test_a_rules_dir_that_is_not_there_is_a_configuration_error(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+                                                               capsys: pytest.CaptureFixture[str]) -> None:
+    (tmp_path / ".spikelint.yaml").write_text("rules_dir: policies/\n", encoding="utf-8")
+    (tmp_path / "job.yaml").write_text(JOB, encoding="utf-8")
+    code, _, err = run(tmp_path, monkeypatch, capsys, "check", ".")
+    assert code == 2 and "rules_dir 'policies/' is not a folder" in err
+
+
+def test_a_rule_that_fails_on_one_object_is_spk004_there_and_the_others_go_on(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]) -> None:
+    rules = REGISTRY_RULE + """\
+  - id: ACME002
+    name: owner
+    severity: warning
+    assert: 'workload.labels["owner"] != ""'
+    message: no owner
+"""
+    code, out, _ = run(project(tmp_path, rules), monkeypatch, capsys, "check", ".", "--format", "json")
+    found = {(f["rule"], f["line"]) for f in json.loads(out)["findings"]}
+    assert ("ACME001", 12) in found and ("SPK004", 2) in found and code == 1
+    spk004 = next(f for f in json.loads(out)["findings"] if f["rule"] == "SPK004")
+    assert "team rule ACME002 (owner) could not be evaluated on Job 'sft': no such key: 'owner'" in spk004["message"]
+    assert spk004["severity"] == "info"
+
+
+def test_a_guarded_rule_is_evaluated_and_the_message_template_is_filled(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]) -> None:
+    rules = REGISTRY_RULE.replace("'container.image.registry", "'has(container.image.registry) && container.image.registry")
+    code, out, _ = run(project(tmp_path, rules), monkeypatch, capsys, "check", ".", "--concise", "--select", "ACME")
+    assert out.splitlines()[0] == ("job.yaml:12:18: ACME001 [error] image docker.io/pytorch/pytorch:2.3.0 is not from "
+                                   "harbor.acme.io — push it to harbor.acme.io")
+    assert "SPK004" not in out and code == 1
+
+
+def test_team_findings_are_suppressed_selected_and_reported_like_any_other(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]) -> None:
+    folder = project(tmp_path, REGISTRY_RULE)
+    code, out, _ = run(folder, monkeypatch, capsys, "check", ".", "--format", "sarif")
+    sarif = json.loads(out)
+    rules = {rule["id"]: rule for rule in sarif["runs"][0]["tool"]["driver"]["rules"]}
+    assert rules["ACME001"]["name"] == "harbor-images-only" and code == 1
+    assert [result["ruleId"] for result in sarif["runs"][0]["results"]].count("ACME001") == 1
+    code, out, _ = run(folder, monkeypatch, capsys, "check", ".", "--ignore", "ACME", "--select", "ACME,SPK1")
+    assert "ACME001" not in out
+    (folder / "job.yaml").write_text(JOB.replace("pytorch:2.3.0", "pytorch:2.3.0  # spikelint: disable=ACME001 mirror soon"),
+                                     encoding="utf-8")
+    code, out, _ = run(folder, monkeypatch, capsys, "check", ".", "--select", "ACME")
+    assert code == 0 and "ACME001" not in out
+
+
+def test_rules_explain_and_model_show_the_team_rules(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+                                                     capsys: pytest.CaptureFixture[str]) -> None:
+    folder = project(tmp_path, REGISTRY_RULE)
+    code, out, _ = run(folder, monkeypatch, capsys, "rules")
+    line = next(row for row in out.splitlines() if row.startswith("ACME001"))
+    assert "harbor-images-only" in line and ".spikelint/rules/team.yaml" in line and code == 0
+    code, out, _ = run(folder, monkeypatch, capsys, "explain", "ACME001")
+    assert out.startswith("ACME001 harbor-images-only (error, team)") and code == 0
+    code, out, _ = run(folder, monkeypatch, capsys, "model", "job.yaml")
+    [workload] = json.loads(out)
+    assert workload["workload"]["containers"][0]["image"]["registry"] == "docker.io"
+    assert workload["workload"]["gpus"] == 8.0 and workload["workload"]["labels"] == {"team": "nlp"}
+    assert workload["positions"]["containers[0]"]["image"] == [12, 18]
+    assert workload["positions"]["workload"]["labels.team"] == [6, 11]
+
+
+def test_rules_test_names_the_example_that_fails(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+                                                 capsys: pytest.CaptureFixture[str]) -> None:
+    examples = """\
+    examples:
+      bad:
+        - path: job.yaml
+          content: |
+            apiVersion: batch/v1
+            kind: Job
+            metadata: {name: a}
+            spec:
+              template:
+                spec:
+                  containers: [{name: t, image: "harbor.acme.io/x:1.0.0"}]
+"""
+    folder = project(tmp_path, REGISTRY_RULE + examples)
+    code, out, _ = run(folder, monkeypatch, capsys, "rules", "test")
+    assert code == 1
+    assert "FAIL .spikelint/rules/team.yaml:12: ACME001 bad example job.yaml: expected 1 finding(s) of ACME001, got 0" in out
+    assert out.splitlines()[-1] == "0 passed, 1 failed (1 examples of 1 rules)"
+
+
+def test_the_bundled_team_rule_set_passes_its_own_examples(monkeypatch: pytest.MonkeyPatch,
+                                                           capsys: pytest.CaptureFixture[str]) -> None:
+    root = Path(__file__).resolve().parents[2]
+    code, out, _ = run(root, monkeypatch, capsys, "rules", "test", "examples/team-rules")
+    assert code == 0, out
+    assert out.splitlines()[-1] == "16 passed, 0 failed (16 examples of 8 rules)"
