@@ -58,18 +58,31 @@ def rules_test_main(argv: Sequence[str]) -> int:
                 shown = "; ".join(found) if found else "none"
                 failures.append(f"{rule.file}:{example.line}: {rule.id} {kind} example {example.path}: expected "
                                 f"{expected} finding(s) of {rule.id}, got {len(found)} ({shown})")
+    for pattern in rule_set.secrets:
+        for expected, examples in ((1, pattern.bad), (0, pattern.good)):
+            for example in examples:
+                found = [text for text in _findings_of(config, "SPK201", example.path, example.content)
+                         if f"team pattern {pattern.id}" in text]
+                if len(found) == expected:
+                    passed += 1
+                    continue
+                kind = "bad" if expected else "good"
+                failures.append(f"{pattern.file}:{example.line}: secret pattern {pattern.id} {kind} example "
+                                f"{example.path}: expected {expected} finding(s), got {len(found)}")
     for failure in failures:
         sys.stdout.write(f"FAIL {failure}\n")
     total = passed + len(failures)
-    without = [rule.id for rule in rule_set.rules if not rule.bad and not rule.good]
-    note = f"; rules without examples: {', '.join(without)}" if without else ""
+    without = [item.id for item in (*rule_set.rules, *rule_set.secrets) if not item.bad and not item.good]
+    note = f"; without examples: {', '.join(without)}" if without else ""
+    patterns = f" and {len(rule_set.secrets)} secret patterns" if rule_set.secrets else ""
     sys.stdout.write(f"{passed} passed, {len(failures)} failed ({total} examples of {len(rule_set.rules)} "
-                     f"rules){note}\n")
+                     f"rules{patterns}){note}\n")
     return EXIT_FAILED if failures else EXIT_OK
 
 
 def _findings_of(config: Config, rule_id: str, path: str, content: str) -> list[str]:
-    """The findings of ``rule_id`` (and SPK004, which says the rule could not be judged) on one example file."""
+    """The findings of ``rule_id`` (and SPK004, which says the rule could not be judged) on one example file; the
+    messages are shown masked (a secret pattern's example holds a token)."""
     from spikelint.engine import check_paths
 
     with tempfile.TemporaryDirectory(prefix="spikelint-example-") as scratch:

@@ -20,6 +20,8 @@ from spikelint.model import Rule
 from spikelint.team.cel import CompileError
 from spikelint.team.cel import Program
 from spikelint.team.cel import compile_expression
+from spikelint.team.secrets import SecretPattern
+from spikelint.team.secrets import pattern_from_entry
 
 DEFAULT_RULES_DIR = ".spikelint/rules"
 SCHEMA = "team-rules.schema.json"
@@ -95,7 +97,7 @@ class RuleSet:
     """
 
     rules: tuple[TeamRule, ...] = ()
-    secrets: tuple[Any, ...] = ()
+    secrets: tuple[SecretPattern, ...] = ()
     _programs: dict[str, Program] = field(default_factory=dict, repr=False)
 
     def program(self, expression: str) -> Program:
@@ -118,7 +120,7 @@ def rule_files(folder: Path) -> list[Path]:
 def load_rule_set(folder: Path, shown: str) -> RuleSet:
     """Every rule file under ``folder`` (``shown``: how messages name it), validated and compiled."""
     rules: list[TeamRule] = []
-    secrets: list[Any] = []
+    secrets: list[SecretPattern] = []
     seen: dict[str, str] = {}
     for path in rule_files(folder):
         display = f"{shown.rstrip('/')}/{path.relative_to(folder).as_posix()}"
@@ -128,6 +130,11 @@ def load_rule_set(folder: Path, shown: str) -> RuleSet:
                 raise TeamRuleError(f"{display}:{rule.line}: rule id {rule.id} is already defined in {seen[rule.id]}: "
                                     "give each rule its own id")
             seen[rule.id] = f"{display}:{rule.line}"
+        for pattern in file_secrets:
+            if pattern.id in seen:
+                raise TeamRuleError(f"{display}:{pattern.line}: secret pattern {pattern.id} is already defined in "
+                                    f"{seen[pattern.id]}: give each pattern its own id")
+            seen[pattern.id] = f"{display}:{pattern.line}"
         rules.extend(file_rules)
         secrets.extend(file_secrets)
     rule_set = RuleSet(tuple(rules), tuple(secrets))
@@ -148,7 +155,7 @@ def _compile_all(rule_set: RuleSet, rule: TeamRule) -> None:
                                 f"not compile{pointer}: {error} — write it in CEL (docs/team-rules.md)") from None
 
 
-def _read_file(path: Path, display: str) -> tuple[list[TeamRule], list[Any]]:
+def _read_file(path: Path, display: str) -> tuple[list[TeamRule], list[SecretPattern]]:
     from spikelint.documents.yamldoc import YamlError
     from spikelint.documents.yamldoc import parse_yaml
     from spikelint.schemas import describe
@@ -174,7 +181,9 @@ def _read_file(path: Path, display: str) -> tuple[list[TeamRule], list[Any]]:
         node = root.get(*mistake.absolute_path) or root
         raise TeamRuleError(f"{display}:{node.line}: {_explain(describe(mistake), mistake)}")
     rules = [_rule(entry, node, display) for entry, node in zip(data.get("rules") or [], _items(root, "rules"))]
-    secrets = [(entry, node.line) for entry, node in zip(data.get("secrets") or [], _items(root, "secrets"))]
+    secrets = [pattern_from_entry(entry, display, node.line, (_examples(entry, node, "bad"), _examples(entry, node, "good")),
+                                  TeamRuleError)
+               for entry, node in zip(data.get("secrets") or [], _items(root, "secrets"))]
     return rules, secrets
 
 
@@ -189,9 +198,14 @@ def _explain(described: str, error: Any) -> str:
     if error.validator == "pattern" and list(error.absolute_path)[-1:] == ["id"]:
         return (f"{described} — a rule id is 1-10 capital letters or digits (starting with a letter) and three "
                 "digits, e.g. ACME001")
-    if error.validator == "additionalProperties":
+    if error.validator == "additionalProperties" and list(error.absolute_path)[:1] == ["secrets"]:
+        return (f"{described} — a secret pattern knows id, description, regex, keywords, entropy, paths, allow and "
+                "examples (docs/team-rules.md)")
+    if error.validator == "additionalProperties" and list(error.absolute_path)[:1] == ["rules"]:
         return (f"{described} — a rule knows id, name, severity, applies_to, for_each, when, assert, at, message, "
                 "remediation and examples (docs/team-rules.md)")
+    if error.validator == "additionalProperties":
+        return f"{described} — a rule file holds model:, rules: and secrets: (docs/team-rules.md)"
     return described
 
 
@@ -210,16 +224,17 @@ def _rule(entry: dict[str, Any], node: Node, display: str) -> TeamRule:
             where = (node.get("at") or node).line
             raise TeamRuleError(f"{display}:{where}: rule {rule_id}: at: {at} is not a field of a {for_each} — name "
                                 f"one of {', '.join(allowed)} (a map field may name a key: labels.team)")
-    examples = entry.get("examples") or {}
-    example_nodes = node.get("examples")
-
-    def read(kind: str) -> tuple[Example, ...]:
-        listed = example_nodes.get(kind) if example_nodes is not None else None
-        nodes = list(listed.value) if listed is not None and listed.kind == "seq" else []
-        return tuple(Example(item["path"], item["content"], where.line)
-                     for item, where in zip(examples.get(kind) or [], nodes))
-
     return TeamRule(id=rule_id, name=entry["name"], severity=entry["severity"], check=entry["assert"],
                     message=entry["message"], file=display, line=line,
                     applies_to=entry.get("applies_to", "workload"), for_each=for_each, when=entry.get("when"),
-                    at=at, remediation=entry.get("remediation", ""), bad=read("bad"), good=read("good"))
+                    at=at, remediation=entry.get("remediation", ""), bad=_examples(entry, node, "bad"),
+                    good=_examples(entry, node, "good"))
+
+
+def _examples(entry: dict[str, Any], node: Node, kind: str) -> tuple[Example, ...]:
+    """The ``bad`` or ``good`` examples of a rule or pattern, each with the line it is written on."""
+    example_nodes = node.get("examples")
+    listed = example_nodes.get(kind) if example_nodes is not None else None
+    nodes = list(listed.value) if listed is not None and listed.kind == "seq" else []
+    return tuple(Example(item["path"], item["content"], where.line)
+                 for item, where in zip((entry.get("examples") or {}).get(kind) or [], nodes))

@@ -180,4 +180,45 @@ def test_the_bundled_team_rule_set_passes_its_own_examples(monkeypatch: pytest.M
     root = Path(__file__).resolve().parents[2]
     code, out, _ = run(root, monkeypatch, capsys, "rules", "test", "examples/team-rules")
     assert code == 0, out
-    assert out.splitlines()[-1] == "16 passed, 0 failed (16 examples of 8 rules)"
+    assert out.splitlines()[-1] == "18 passed, 0 failed (18 examples of 8 rules and 1 secret patterns)"
+
+
+SECRETS = """\
+secrets:
+  - id: acme-deploy-key
+    description: ACME deploy key
+    regex: '\\b(acmedk_[A-Za-z0-9]{32})\\b'
+    keywords: [acmedk_]
+    entropy: 3.5
+    paths: ["deploy/**", "*.env"]
+    allow:
+      stopwords: [example]
+      paths: ["deploy/testdata/**"]
+"""
+TOKEN = "acmedk_" + "Q3v9ZkT1pLm8Rw2XyB7nHc4JfD6sGa0E"
+
+
+def test_a_team_secret_pattern_reports_spk201_naming_it_and_never_the_token(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]) -> None:
+    (tmp_path / "deploy" / "testdata").mkdir(parents=True)
+    files = {"prod.env": f"KEY={TOKEN}\n", "deploy/values.yaml": f"key: {TOKEN}\n",
+             "deploy/testdata/fake.yaml": f"key: {TOKEN}\n", "notes.md": f"key {TOKEN}\n",
+             "deploy/docs.yaml": "key: acmedk_exampleexampleexampleexample00\n", "low.env": "KEY=acmedk_" + "a" * 32 + "\n"}
+    folder = project(tmp_path, SECRETS, files)
+    code, out, err = run(folder, monkeypatch, capsys, "check", ".", "--select", "SPK201", "--format", "json")
+    found = sorted((f["path"], f["line"], f["column"]) for f in json.loads(out)["findings"])
+    assert found == [("deploy/values.yaml", 1, 6), ("prod.env", 1, 5)] and code == 1
+    assert "team pattern acme-deploy-key: ACME deploy key" in out
+    assert TOKEN[:8] not in out + err
+    assert all(f["message"].startswith("hardcoded acme… (team pattern") for f in json.loads(out)["findings"])
+
+
+@pytest.mark.parametrize(("pattern", "said"), [
+    ("    regex: '(acmedk_[a-z'\n", "team.yaml:2: secret pattern p: regex '(acmedk_[a-z' is not a valid regular expression"),
+    ("    regex: '(a)(b)'\n", "the regex has 2 capture groups — keep one"),
+    ("    regex: 'x'\n    keyword: [x]\n", "unknown key 'keyword' — a secret pattern knows id, description, regex"),
+])
+def test_a_wrong_secret_pattern_is_said_before_the_run(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+                                                        capsys: pytest.CaptureFixture[str], pattern: str, said: str) -> None:
+    code, _, err = run(project(tmp_path, "secrets:\n  - id: p\n" + pattern), monkeypatch, capsys, "check", ".")
+    assert code == 2 and said in err, err

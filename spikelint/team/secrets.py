@@ -1,0 +1,113 @@
+"""Team secret patterns (``secrets:`` in a rule file, gitleaks-like): a token shape only this team knows.
+
+Each match is an SPK201 finding naming the pattern, shown like every other secret (its first four characters
+at most) and keyed by the secret's hash; ``allow`` entries and ``paths`` keep it to where it means something.
+"""
+
+from __future__ import annotations
+
+import math
+import re
+from collections import Counter
+from dataclasses import dataclass
+from functools import partial
+from typing import Any
+from typing import Iterator
+
+from spikelint.checks.registry import CheckContext
+from spikelint.checks.registry import CheckSpec
+from spikelint.checks.secrets.found import Found
+from spikelint.checks.secrets.found import to_problem
+from spikelint.files import is_excluded
+from spikelint.model import Document
+from spikelint.model import Problem
+
+MAX_MATCHES = 200  # a pattern that matches everywhere in one file says so 200 times at most
+
+
+@dataclass(frozen=True)
+class SecretPattern:
+    id: str
+    regex: re.Pattern[str]
+    file: str
+    line: int
+    description: str = ""
+    keywords: tuple[str, ...] = ()  # the line must hold one (lower-cased) before the regex runs
+    entropy: float = 0.0  # the minimum Shannon entropy of the secret, in bits a character
+    paths: tuple[str, ...] = ()  # globs: only these files (all when empty)
+    allow_regexes: tuple[re.Pattern[str], ...] = ()
+    allow_paths: tuple[str, ...] = ()
+    stopwords: tuple[str, ...] = ()
+    bad: tuple[Any, ...] = ()
+    good: tuple[Any, ...] = ()
+
+    @property
+    def type(self) -> str:
+        """How messages name what was found: ``team pattern acme-api-key (ACME API key)``."""
+        return f"team pattern {self.id}" + (f": {self.description}" if self.description else "")
+
+
+def entropy(text: str) -> float:
+    if not text:
+        return 0.0
+    counts = Counter(text)
+    return -sum(count / len(text) * math.log2(count / len(text)) for count in counts.values())
+
+
+def pattern_from_entry(entry: dict[str, Any], file: str, line: int, examples: tuple[tuple[Any, ...], tuple[Any, ...]],
+                       error: type[Exception]) -> SecretPattern:
+    """A validated pattern; ``error`` names the file and line of a regular expression that does not compile."""
+    def compiled(text: str, what: str) -> re.Pattern[str]:
+        try:
+            return re.compile(text)
+        except re.error as problem:
+            raise error(f"{file}:{line}: secret pattern {entry['id']}: {what} {text!r} is not a valid regular "
+                        f"expression: {problem}") from None
+
+    regex = compiled(entry["regex"], "regex")
+    if regex.groups > 1:
+        raise error(f"{file}:{line}: secret pattern {entry['id']}: the regex has {regex.groups} capture groups — keep "
+                    "one, around the secret (make the others non-capturing: (?:…))")
+    allow = entry.get("allow") or {}
+    return SecretPattern(
+        id=entry["id"], regex=regex, file=file, line=line, description=entry.get("description", ""),
+        keywords=tuple(word.lower() for word in entry.get("keywords") or ()), entropy=float(entry.get("entropy", 0)),
+        paths=tuple(entry.get("paths") or ()),
+        allow_regexes=tuple(compiled(text, "allow regex") for text in allow.get("regexes") or ()),
+        allow_paths=tuple(allow.get("paths") or ()), stopwords=tuple(word.lower() for word in allow.get("stopwords") or ()),
+        bad=examples[0], good=examples[1])
+
+
+def team_secrets_check(patterns: tuple[SecretPattern, ...]) -> CheckSpec:
+    return CheckSpec(("SPK201",), "document", frozenset(), partial(team_secrets, patterns))
+
+
+def team_secrets(patterns: tuple[SecretPattern, ...], document: Document, ctx: CheckContext) -> Iterator[Problem]:
+    for pattern in patterns:
+        if pattern.paths and not is_excluded(document.path, pattern.paths):  # the globs of exclude:
+            continue
+        if pattern.allow_paths and is_excluded(document.path, pattern.allow_paths):
+            continue
+        for found in _matches(pattern, document):
+            yield to_problem(found)
+
+
+def _matches(pattern: SecretPattern, document: Document) -> Iterator[Found]:
+    reported = 0
+    for number, line in enumerate(document.lines, 1):
+        if pattern.keywords and not any(word in line.lower() for word in pattern.keywords):
+            continue
+        for match in pattern.regex.finditer(line):
+            group = 1 if pattern.regex.groups else 0
+            secret = match.group(group)
+            if not secret or entropy(secret) < pattern.entropy:
+                continue
+            if any(word in secret.lower() for word in pattern.stopwords):
+                continue
+            if any(allowed.search(secret) for allowed in pattern.allow_regexes):
+                continue
+            start, end = match.span(group)
+            yield Found("SPK201", secret, pattern.type, number, start + 1, number, end + 1)
+            reported += 1
+            if reported >= MAX_MATCHES:
+                return
