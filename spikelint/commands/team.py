@@ -72,7 +72,8 @@ def rules_test_main(argv: Sequence[str]) -> int:
     for failure in failures:
         sys.stdout.write(f"FAIL {failure}\n")
     total = passed + len(failures)
-    without = [item.id for item in (*rule_set.rules, *rule_set.secrets) if not item.bad and not item.good]
+    without = [rule.id for rule in rule_set.rules if not rule.bad and not rule.good] + \
+        [pattern.id for pattern in rule_set.secrets if not pattern.bad and not pattern.good]
     note = f"; without examples: {', '.join(without)}" if without else ""
     patterns = f" and {len(rule_set.secrets)} secret patterns" if rule_set.secrets else ""
     sys.stdout.write(f"{passed} passed, {len(failures)} failed ({total} examples of {len(rule_set.rules)} "
