@@ -3,9 +3,9 @@
 A standalone measurement, not part of spikelint: it imports neither spikelint nor anything of the
 repository, and runs in a scratch environment that has the two candidates installed::
 
-    python3 -m venv /work/cel-venv
-    /work/cel-venv/bin/pip install common-expression-language cel-python
-    /work/cel-venv/bin/python bench/cel_compare.py [--activations 2000] [--seed 7]
+    python3 -m venv /tmp/cel-venv
+    /tmp/cel-venv/bin/pip install common-expression-language cel-python
+    /tmp/cel-venv/bin/python bench/cel_compare.py [--activations 2000] [--seed 7]
 
 Each library is imported only if present; a missing one is reported and skipped.  For each
 library it measures:
