@@ -26,8 +26,6 @@ from spikelint.checks.registry import CheckContext
 from spikelint.checks.registry import CheckSpec
 from spikelint.team import catalog_with_team_rules
 from spikelint.team import rule_set_for
-from spikelint.team.check import team_check
-from spikelint.team.secrets import team_secrets_check
 from spikelint.config import Config
 from spikelint.config import config_from_mapping
 from spikelint.config import selected
@@ -78,8 +76,12 @@ def _rules_and_checks(config: Config) -> tuple[dict[str, Rule], tuple[CheckSpec,
     team = rule_set_for(config)
     checks = [spec for spec in all_checks() if any(selected(rule, config) for rule in spec.rules)]
     if team.rules:
+        from spikelint.team.check import team_check
+
         checks.append(team_check(team))
     if team.secrets and selected("SPK201", config):
+        from spikelint.team.secrets import team_secrets_check
+
         checks.append(team_secrets_check(team.secrets))
     return catalog_with_team_rules(load_catalog(), team), tuple(checks)
 

@@ -114,7 +114,7 @@ def test_every_implemented_rule_has_a_check_or_is_the_engines(catalog: dict[str,
 
 def test_the_team_rules_check_declares_its_rules_and_every_team_rule() -> None:
     from spikelint.team.check import team_check
-    from spikelint.team.rulefile import RuleSet
+    from spikelint.team.ruleset import RuleSet
     from spikelint.team.rulefile import TeamRule
 
     rule = TeamRule(id="ACME001", name="x", severity="error", check="true", message="m", file="f.yaml", line=1)

@@ -7,10 +7,8 @@ from pathlib import Path
 
 from spikelint.config import Config
 from spikelint.model import Rule
-from spikelint.team.rulefile import RuleSet
-from spikelint.team.rulefile import TeamRuleError
-from spikelint.team.rulefile import load_rule_set
-from spikelint.team.rulefile import rule_files
+from spikelint.team.ruleset import RuleSet
+from spikelint.team.ruleset import TeamRuleError
 
 __all__ = ["RuleSet", "TeamRuleError", "catalog_with_team_rules", "rule_set_for"]
 
@@ -24,6 +22,8 @@ def rule_set_for(config: Config) -> RuleSet:
     if not folder.is_dir():
         raise TeamRuleError(f"{config.path or 'configuration'}: rules_dir {config.rules_dir!r} is not a folder "
                             f"({folder}): create it, or correct the path (relative to the configuration file)")
+    from spikelint.team.rulefile import rule_files
+
     stamp = tuple((str(path), path.stat().st_mtime_ns, path.stat().st_size) for path in rule_files(folder))
     return _load(str(folder), shown, stamp)
 
@@ -32,6 +32,8 @@ def rule_set_for(config: Config) -> RuleSet:
 def _load(folder: str, shown: str, stamp: tuple[tuple[str, int, int], ...]) -> RuleSet:
     """Read once per run (the options, the engine and each sub-folder configuration ask); ``stamp`` keys it to
     the files as they are now."""
+    from spikelint.team.rulefile import load_rule_set
+
     return load_rule_set(Path(folder), shown)
 
 

@@ -19,7 +19,7 @@ from spikelint.team.cel import EvaluationError
 from spikelint.team.cel import context
 from spikelint.team.cel import evaluate
 from spikelint.team.rulefile import TEMPLATE
-from spikelint.team.rulefile import RuleSet
+from spikelint.team.ruleset import RuleSet
 from spikelint.team.rulefile import TeamRule
 from spikelint.team.view import Element
 from spikelint.team.view import position_of
@@ -40,15 +40,18 @@ def team_rules(rule_set: RuleSet, workload: Workload, document: Document, ctx: C
         return
     view = workload_view(workload)
     variables = context({"workload": view.workload.data})
+    by_element: dict[str, list[TeamRule]] = {}
     for rule in rules:
-        if rule.for_each == "workload":
-            elements = [view.workload]
-        else:
-            elements = view.elements[rule.for_each]
-        for index, element in enumerate(elements):
-            if rule.for_each != "workload":
-                variables.add_variable(rule.for_each, element.data)
-            yield from _judge(rule_set, rule, element, variables, _label(workload, rule, element, index))
+        by_element.setdefault(rule.for_each, []).append(rule)
+    for name, each in by_element.items():
+        if name == "workload":
+            for rule in each:
+                yield from _judge(rule_set, rule, view.workload, variables, _label(workload, rule, view.workload, 0))
+            continue
+        for index, element in enumerate(view.elements[name]):
+            variables.add_variable(name, element.data)  # converted once for all the rules that read it
+            for rule in each:
+                yield from _judge(rule_set, rule, element, variables, _label(workload, rule, element, index))
 
 
 def _label(workload: Workload, rule: TeamRule, element: Element, index: int) -> str:

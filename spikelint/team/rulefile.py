@@ -9,17 +9,15 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass
-from dataclasses import field
 from pathlib import Path
 from typing import Any
 from typing import Iterator
 
-from spikelint.config import ConfigError
 from spikelint.model import Node
 from spikelint.model import Rule
 from spikelint.team.cel import CompileError
-from spikelint.team.cel import Program
-from spikelint.team.cel import compile_expression
+from spikelint.team.ruleset import RuleSet
+from spikelint.team.ruleset import TeamRuleError
 from spikelint.team.secrets import SecretPattern
 from spikelint.team.secrets import pattern_from_entry
 
@@ -37,10 +35,6 @@ AT_FIELDS = {
     "env": ("name", "value"),
 }
 MAP_FIELDS = ("labels", "annotations", "slurm", "env")
-
-
-class TeamRuleError(ConfigError):
-    """A rule file that cannot be used; the message names the file and line."""
 
 
 @dataclass(frozen=True)
@@ -86,31 +80,6 @@ class TeamRule:
                     does_not_fire_when=f"`{self.check}` is true, or the rule does not apply.",
                     examples={"bad": [e.content for e in self.bad], "good": [e.content for e in self.good]},
                     concern="team")
-
-
-@dataclass
-class RuleSet:
-    """The team rules of one configuration, each expression compiled once per process.
-
-    Compiled programs are native objects that cannot be pickled: a process that receives the set (a spawned
-    worker) compiles it again on first use.
-    """
-
-    rules: tuple[TeamRule, ...] = ()
-    secrets: tuple[SecretPattern, ...] = ()
-    _programs: dict[str, Program] = field(default_factory=dict, repr=False)
-
-    def program(self, expression: str) -> Program:
-        found = self._programs.get(expression)
-        if found is None:
-            found = self._programs[expression] = compile_expression(expression)
-        return found
-
-    def __getstate__(self) -> dict[str, Any]:
-        return {"rules": self.rules, "secrets": self.secrets, "_programs": {}}
-
-    def __bool__(self) -> bool:
-        return bool(self.rules or self.secrets)
 
 
 def rule_files(folder: Path) -> list[Path]:

@@ -11,16 +11,18 @@ import re
 from collections import Counter
 from dataclasses import dataclass
 from functools import partial
+from typing import TYPE_CHECKING
 from typing import Any
 from typing import Iterator
 
 from spikelint.checks.registry import CheckContext
 from spikelint.checks.registry import CheckSpec
-from spikelint.checks.secrets.found import Found
-from spikelint.checks.secrets.found import to_problem
 from spikelint.files import is_excluded
 from spikelint.model import Document
 from spikelint.model import Problem
+
+if TYPE_CHECKING:
+    from spikelint.checks.secrets.found import Found
 
 MAX_MATCHES = 200  # a pattern that matches everywhere in one file says so 200 times at most
 
@@ -83,6 +85,8 @@ def team_secrets_check(patterns: tuple[SecretPattern, ...]) -> CheckSpec:
 
 
 def team_secrets(patterns: tuple[SecretPattern, ...], document: Document, ctx: CheckContext) -> Iterator[Problem]:
+    from spikelint.checks.secrets.found import to_problem  # the secret rules' own messages and keys
+
     for pattern in patterns:
         if pattern.paths and not is_excluded(document.path, pattern.paths):  # the globs of exclude:
             continue
@@ -93,6 +97,8 @@ def team_secrets(patterns: tuple[SecretPattern, ...], document: Document, ctx: C
 
 
 def _matches(pattern: SecretPattern, document: Document) -> Iterator[Found]:
+    from spikelint.checks.secrets.found import Found
+
     reported = 0
     for number, line in enumerate(document.lines, 1):
         if pattern.keywords and not any(word in line.lower() for word in pattern.keywords):
