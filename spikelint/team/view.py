@@ -127,6 +127,7 @@ def _container(container: Container, anchor: Located, workload_entry: str | None
         positions["argv"] = (container.command or container.args)[0]
     for variable in written_env(container):
         positions[f"env.{variable.name.value}"] = variable.value or variable.name
+        positions.setdefault("env", variable.name)
     where = container.image or next(iter(container.command or container.args), None) or anchor
     return Element(data, positions, where)
 
