@@ -27,6 +27,7 @@ DEFAULT_IMMUTABLE_TAG_PATTERN = (r"^(([A-Za-z][A-Za-z_-]*?)?v?\d+\.\d+\.\d+.*|[0
 DEFAULT_RUN_IDENTITY = ("seed", "code_revision", "dataset_version")
 DEFAULT_PREEMPTIBLE_PRIORITY_WORDS = ("preemptible", "low", "spot", "over-quota")
 DEFAULT_MAX_FILE_SIZE = 5 * 1024 * 1024
+DEFAULT_RULES_DIR = ".spikelint/rules"  # team rules, found beside a configuration without a setting
 
 
 if TYPE_CHECKING:
@@ -67,13 +68,16 @@ class Config:
     baseline: str | None = None
     # the team rules folder, relative to the configuration file (default .spikelint/rules when it exists)
     rules_dir: str | None = None
+    # the rules folders of sub-folder configurations above the files this configuration is for, added to the
+    # top one's: (folder, how messages name it)
+    added_rules_dirs: tuple[tuple[str, str], ...] = ()
     root: str = "."  # folder the configuration was found in (schemas: paths resolve from it)
     path: str | None = None  # the configuration file, when there is one
 
     def team_rules_folder(self) -> tuple[Path, str] | None:
         """The team rules folder and how messages name it: ``rules_dir``, else ``.spikelint/rules`` beside the
         configuration when it exists (``None``: no team rules)."""
-        written = self.rules_dir or ".spikelint/rules"
+        written = self.rules_dir or DEFAULT_RULES_DIR
         folder = Path(self.root) / written
         if self.rules_dir is None and not folder.is_dir():
             return None

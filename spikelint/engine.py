@@ -433,7 +433,8 @@ def check_paths(paths: list[str], config: Config, *, cwd: Path | None = None, jo
     cwd = cwd or Path.cwd()
     config_root = cwd / config.root if config.path is not None else None
     layers = Layers(config, (config_root or cwd).resolve(), cwd.resolve(), dict(overrides or {}),
-                    tuple(catalog_with_team_rules(load_catalog(), rule_set_for(config))))
+                    tuple(catalog_with_team_rules(load_catalog(), rule_set_for(config))),
+                    lambda layer: tuple(rule.id for rule in rule_set_for(layer).rules))
     engine = Engine.create(config, cwd=cwd, root_prefix=root_prefix(cwd, identity_root(cwd, config_root)),
                            layers=layers)
     if stdin_text is not None and stdin_filename is not None:

@@ -15,8 +15,10 @@ from dataclasses import field
 from dataclasses import replace
 from pathlib import Path
 from typing import Any
+from typing import Callable
 
 from spikelint.config import Config
+from spikelint.config import DEFAULT_RULES_DIR
 from spikelint.config import ConfigError
 from spikelint.config import config_from_mapping
 from spikelint.config import read_config_mapping
@@ -37,6 +39,8 @@ class Layers:
     cwd: Path
     overrides: dict[str, Any] = field(default_factory=dict)
     known_rules: tuple[str, ...] = ()
+    # the rule ids a configuration's own team rules add (the engine's: discovery knows no rule files)
+    team_rules: Callable[[Config], tuple[str, ...]] | None = None
     _folders: dict[str, Config] = field(default_factory=dict, repr=False)
 
     def for_path(self, path: str) -> Config:
@@ -62,10 +66,19 @@ class Layers:
     def _refine(self, parent: Config, path: Path, folder: str) -> Config:
         data, source = read_config_mapping(path)
         child = config_from_mapping(data, source=source, root=str(path.parent))
-        problems = unknown_rule_names(replace(child, path=source), self.known_rules) if self.known_rules else []
+        own = child.team_rules_folder()
+        added = parent.added_rules_dirs
+        if own is not None:
+            added = (*added, (str(own[0]), f"{folder}/{(child.rules_dir or DEFAULT_RULES_DIR).rstrip('/')}"))
+        known = self.known_rules
+        if known and self.team_rules is not None and own is not None:
+            known = (*known, *self.team_rules(replace(parent, added_rules_dirs=added)))
+        problems = unknown_rule_names(replace(child, path=source), known) if known else []
         if problems:
             raise ConfigError(f"{source}: " + "; ".join(problems))
-        values: dict[str, Any] = {key: getattr(child, key) for key in data if key not in RUN_WIDE_KEYS + ADDED_KEYS}
+        values: dict[str, Any] = {key: getattr(child, key) for key in data
+                                  if key not in RUN_WIDE_KEYS + ADDED_KEYS + ("rules_dir",)}
+        values["added_rules_dirs"] = added
         values["per_path_ignores"] = {**parent.per_path_ignores,
                                       **{_under(folder, glob): rules for glob, rules in child.per_path_ignores.items()}}
         values["schemas"] = {**parent.schemas, **{_under(folder, glob): target if os.path.isabs(target)

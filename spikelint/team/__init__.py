@@ -14,18 +14,42 @@ __all__ = ["RuleSet", "TeamRuleError", "catalog_with_team_rules", "rule_set_for"
 
 
 def rule_set_for(config: Config) -> RuleSet:
-    """The team rules of ``config`` (empty without a rules folder); :class:`TeamRuleError` names what is wrong."""
+    """The team rules of ``config`` (empty without a rules folder), with those the sub-folder configurations
+    above its files add; :class:`TeamRuleError` names what is wrong."""
     found = config.team_rules_folder()
-    if found is None:
+    folders = [(Path(folder), shown) for folder, shown in config.added_rules_dirs]
+    if found is not None:
+        folder, shown = found
+        if not folder.is_dir():
+            raise TeamRuleError(f"{config.path or 'configuration'}: rules_dir {config.rules_dir!r} is not a folder "
+                                f"({folder}): create it, or correct the path (relative to the configuration file)")
+        folders.insert(0, (folder, shown))
+    if not folders:
         return RuleSet()
-    folder, shown = found
-    if not folder.is_dir():
-        raise TeamRuleError(f"{config.path or 'configuration'}: rules_dir {config.rules_dir!r} is not a folder "
-                            f"({folder}): create it, or correct the path (relative to the configuration file)")
     from spikelint.team.rulefile import rule_files
 
-    stamp = tuple((str(path), path.stat().st_mtime_ns, path.stat().st_size) for path in rule_files(folder))
-    return _load(str(folder), shown, stamp)
+    sets = []
+    for folder, shown in folders:
+        if not folder.is_dir():
+            raise TeamRuleError(f"{shown}: the rules folder is not there: create it, or correct rules_dir")
+        stamp = tuple((str(path), path.stat().st_mtime_ns, path.stat().st_size) for path in rule_files(folder))
+        sets.append(_load(str(folder), shown, stamp))
+    return sets[0] if len(sets) == 1 else _merged(sets)
+
+
+def _merged(sets: list[RuleSet]) -> RuleSet:
+    """The top folder's rules and each sub-folder's, an id defined once."""
+    seen: dict[str, str] = {}
+    for rule_set in sets:
+        written = [(rule.id, rule.file, rule.line) for rule in rule_set.rules] + \
+            [(pattern.id, pattern.file, pattern.line) for pattern in rule_set.secrets]
+        for item, file, line in written:
+            if item in seen:
+                raise TeamRuleError(f"{file}:{line}: rule id {item} is already defined in {seen[item]}: a sub-folder's "
+                                    "rules add to the top ones, give each its own id")
+            seen[item] = f"{file}:{line}"
+    return RuleSet(tuple(rule for rule_set in sets for rule in rule_set.rules),
+                   tuple(pattern for rule_set in sets for pattern in rule_set.secrets))
 
 
 @lru_cache(maxsize=16)

@@ -222,3 +222,21 @@ def test_a_wrong_secret_pattern_is_said_before_the_run(tmp_path: Path, monkeypat
                                                         capsys: pytest.CaptureFixture[str], pattern: str, said: str) -> None:
     code, _, err = run(project(tmp_path, "secrets:\n  - id: p\n" + pattern), monkeypatch, capsys, "check", ".")
     assert code == 2 and said in err, err
+
+
+def test_a_sub_folder_configuration_adds_its_rules_below_it(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+                                                          capsys: pytest.CaptureFixture[str]) -> None:
+    """The top's rules hold everywhere; a team folder's own .spikelint/rules add to them for its files only, and
+    its configuration may name its own rules."""
+    folder = project(tmp_path, REGISTRY_RULE, {"job.yaml": JOB})
+    team = folder / "team-a"
+    (team / ".spikelint" / "rules").mkdir(parents=True)
+    (team / ".spikelint" / "rules" / "a.yaml").write_text(
+        "rules:\n  - id: TEAMA001\n    name: team-a-owner\n    severity: warning\n"
+        "    assert: '\"owner\" in workload.labels'\n    at: labels\n    message: team A wants an owner\n", encoding="utf-8")
+    (team / ".spikelint.yaml").write_text("severity: {TEAMA001: error}\n", encoding="utf-8")
+    (team / "job.yaml").write_text(JOB, encoding="utf-8")
+    code, out, _ = run(folder, monkeypatch, capsys, "check", ".", "--format", "json")
+    found = sorted((f["path"], f["rule"], f["severity"]) for f in json.loads(out)["findings"] if f["rule"][0] != "S")
+    assert found == [("job.yaml", "ACME001", "error"), ("team-a/job.yaml", "ACME001", "error"),
+                     ("team-a/job.yaml", "TEAMA001", "error")], found
