@@ -207,7 +207,8 @@ def command_rules(args: argparse.Namespace) -> int:
 
 
 def _catalog_here() -> dict[str, Rule]:
-    """The shipped catalog and the team rules of the configuration that applies here."""
+    """The shipped catalog and the team rules of the configuration that applies here (spikelint's own rules alone,
+    with a warning, when a rule file is broken: `check` says what is wrong with it)."""
     from spikelint.catalog import load_catalog
     from spikelint.config import ConfigError
     from spikelint.config import load_config
@@ -215,9 +216,14 @@ def _catalog_here() -> dict[str, Rule]:
     from spikelint.team import rule_set_for
 
     try:
-        return catalog_with_team_rules(load_catalog(), rule_set_for(load_config(None)))
+        config = load_config(None)
     except ConfigError as error:
         raise UsageError(str(error)) from None
+    try:
+        return catalog_with_team_rules(load_catalog(), rule_set_for(config))
+    except ConfigError as error:  # a broken rule file must not hide spikelint's own rules
+        print(f"spikelint: warning: the team rules are left out: {printable(str(error))}", file=sys.stderr)
+        return load_catalog()
 
 
 def command_explain(args: argparse.Namespace) -> int:

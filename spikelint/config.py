@@ -81,7 +81,8 @@ class Config:
         folder = Path(self.root) / written
         if self.rules_dir is None and not folder.is_dir():
             return None
-        shown = written if self.root in (".", "") else f"{Path(self.root).as_posix().rstrip('/')}/{written}"
+        shown = written if self.root in (".", "") or Path(written).is_absolute() else \
+            f"{Path(self.root).as_posix().rstrip('/')}/{written}"
         return folder, shown
 
     def immutable_tag_regex(self) -> re.Pattern[str]:

@@ -71,9 +71,14 @@ def _check_name(spec: CheckSpec) -> str:
     return str(getattr(function, "__name__", function))
 
 
-def _rules_and_checks(config: Config) -> tuple[dict[str, Rule], tuple[CheckSpec, ...]]:
-    """The catalog with the team's rules, and the selected checks (the team rules' one among them)."""
+def _rules_and_checks(config: Config) -> tuple[Config, dict[str, Rule], tuple[CheckSpec, ...]]:
+    """The catalog with the team's rules, and the selected checks (the team rules' one among them); SPK004 goes
+    with the team rules a run selects (``--select ACME``), so that a rule failing everywhere is not silent."""
     team = rule_set_for(config)
+    if config.select and not selected("SPK004", config) and \
+            not any("SPK004".startswith(prefix) for prefix in config.ignore) and \
+            any(selected(rule.id, config) for rule in team.rules):
+        config = replace(config, select=(*config.select, "SPK004"))
     checks = [spec for spec in all_checks() if any(selected(rule, config) for rule in spec.rules)]
     if team.rules:
         from spikelint.team.check import team_check
@@ -83,7 +88,7 @@ def _rules_and_checks(config: Config) -> tuple[dict[str, Rule], tuple[CheckSpec,
         from spikelint.team.secrets import team_secrets_check
 
         checks.append(team_secrets_check(team.secrets))
-    return catalog_with_team_rules(load_catalog(), team), tuple(checks)
+    return config, catalog_with_team_rules(load_catalog(), team), tuple(checks)
 
 
 @dataclass(frozen=True)
@@ -100,21 +105,21 @@ class Engine:
     @classmethod
     def create(cls, config: Config, today: date | None = None, cwd: Path | None = None,
                root_prefix: str = "", layers: Layers | None = None) -> Engine:
-        catalog, checks = _rules_and_checks(config)
+        config, catalog, checks = _rules_and_checks(config)
         return cls(config, catalog, checks, today or date.today(), cwd or Path.cwd(), root_prefix, layers)
 
     def for_path(self, path: str) -> Engine:
         """The engine of the configuration that applies to ``path`` (a sub-folder's may refine the top one)."""
         if self.layers is None:
             return self
-        config = self.layers.for_path(path)
-        if config is self.config:
+        layer = self.layers.for_path(path)
+        if layer is self.layers.top:
             return self
-        if id(config) not in self._engines:
-            catalog, checks = _rules_and_checks(config)
-            self._engines[id(config)] = replace(self, config=config, catalog=catalog, checks=checks, layers=None,
-                                                _engines={})
-        return self._engines[id(config)]
+        if id(layer) not in self._engines:
+            config, catalog, checks = _rules_and_checks(layer)
+            self._engines[id(layer)] = replace(self, config=config, catalog=catalog, checks=checks, layers=None,
+                                               _engines={})
+        return self._engines[id(layer)]
 
     def check_document(self, document: Document, project: Project) -> FileResult:
         problems: list[Problem] = list(document.problems)

@@ -112,7 +112,7 @@ def _descriptor(rule_id: str, name: str, severity: str, summary: str, rationale:
                 remediation: str, concern: str) -> dict[str, Any]:
     short = summary.strip() or name or rule_id
     full = rationale.strip() or short
-    uri = help_uri(rule_id)
+    uri = help_uri(rule_id) if rule_id.startswith("SPK") else None  # a team's rule has no page of ours
     text_parts = [short]
     markdown_parts = [f"**{rule_id} {name}**: {short}"]
     if rationale.strip():
@@ -121,8 +121,8 @@ def _descriptor(rule_id: str, name: str, severity: str, summary: str, rationale:
     if remediation.strip():
         text_parts.append(f"Fix: {remediation.strip()}")
         markdown_parts.append(f"**Fix:** {remediation.strip()}")
-    text_parts.append(f"Details: spikelint explain {rule_id} or {uri}")
-    markdown_parts.append(f"Details: `spikelint explain {rule_id}` or [{uri}]({uri})")
+    text_parts.append(f"Details: spikelint explain {rule_id}" + (f" or {uri}" if uri else ""))
+    markdown_parts.append(f"Details: `spikelint explain {rule_id}`" + (f" or [{uri}]({uri})" if uri else ""))
     tags = ["spikelint", concern or family_concern(rule_id)]
     properties: dict[str, Any] = {"tags": tags}
     if is_secret_rule(rule_id):
@@ -130,7 +130,7 @@ def _descriptor(rule_id: str, name: str, severity: str, summary: str, rationale:
         properties["security-severity"] = SECURITY_SEVERITY.get(severity, "5.5")
     else:
         tags.append("reliability")
-    return {
+    descriptor = {
         "id": rule_id,
         "name": name or rule_id,
         "shortDescription": {"text": short},
@@ -140,6 +140,9 @@ def _descriptor(rule_id: str, name: str, severity: str, summary: str, rationale:
         "defaultConfiguration": {"level": LEVELS.get(severity, "warning")},
         "properties": properties,
     }
+    if uri is None:
+        del descriptor["helpUri"]
+    return descriptor
 
 
 def _result(finding: Finding, rule_index: int, prefix: str) -> dict[str, Any]:

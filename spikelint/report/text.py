@@ -73,6 +73,9 @@ def _wrap(text: str, width: int, first: int, indent: str) -> list[str]:
     """``text`` cut at spaces into lines of ``width`` columns, the first ``first`` columns shorter."""
     if width <= 0 or len(text) + first <= width:
         return [text]
+    if first > width - 2 * ORPHAN:  # a long path leaves no room on the first line: the text starts below it
+        return ["", *(line if line.startswith(indent) else indent + line
+                      for line in _wrap(text, width, len(indent), indent))]
     lines = _wrapped(text, width, first, indent)
     if len(lines) > 1 and len(lines[-1].strip()) < ORPHAN:  # no line holds a lone word or two: spread them out
         shorter = _wrapped(text, width - ORPHAN, first, indent)
@@ -110,6 +113,8 @@ def _header(finding: Finding, what: str, color: bool, width: int) -> list[str]:
         _paint(finding.rule, BOLD + severity_color, color),
         _paint(f"[{finding.severity}]", severity_color, color),
     )) + " "
+    if not wrapped[0]:
+        return [painted.rstrip(), *wrapped[1:]]
     return [painted + wrapped[0], *wrapped[1:]]
 
 

@@ -12,6 +12,7 @@ from typing import Iterator
 
 from spikelint.checks.registry import CheckContext
 from spikelint.checks.registry import CheckSpec
+from spikelint.files import is_excluded
 from spikelint.model import Document
 from spikelint.model import Problem
 from spikelint.model import Workload
@@ -35,7 +36,8 @@ def team_check(rule_set: RuleSet) -> CheckSpec:
 
 
 def team_rules(rule_set: RuleSet, workload: Workload, document: Document, ctx: CheckContext) -> Iterator[Problem]:
-    rules = [rule for rule in rule_set.rules if rule.applies_to == "workload" or workload.is_training]
+    rules = [rule for rule in rule_set.rules if (rule.applies_to == "workload" or workload.is_training)
+             and (not rule.paths or is_excluded(document.path, rule.paths))]
     if not rules:
         return
     view = workload_view(workload)
@@ -94,15 +96,19 @@ def render(rule_set: RuleSet, template: str, variables: Any) -> str:
     def value(found: Any) -> str:
         expression = found.group(1).strip()
         try:
-            result = evaluate(rule_set.program(expression), variables)
+            return shown(evaluate(rule_set.program(expression), variables))
         except EvaluationError:
-            return f"{{{{ {expression} }}}}"
-        if result is None:
-            return "null"
-        if isinstance(result, bool):
-            return "true" if result else "false"
-        if isinstance(result, float) and result.is_integer():
-            return f"{result:g}"
-        return str(result)
+            return "?"  # a key this object does not have: the rest of the message still says what is wrong
 
     return TEMPLATE.sub(value, template)
+
+
+def shown(result: Any) -> str:
+    """A CEL value as a message shows it: ``8``, ``true``, ``null``, ``["python", "train.py"]``."""
+    import json
+
+    if result is None or isinstance(result, (bool, list, dict)):
+        return json.dumps(result)
+    if isinstance(result, float) and result.is_integer():
+        return f"{result:g}"
+    return str(result)

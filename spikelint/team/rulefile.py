@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass
+from dataclasses import field
 from pathlib import Path
 from typing import Any
 from typing import Iterator
@@ -62,6 +63,9 @@ class TeamRule:
     remediation: str = ""
     bad: tuple[Example, ...] = ()
     good: tuple[Example, ...] = ()
+    description: str = ""  # why the team has the rule (explain, SARIF help)
+    paths: tuple[str, ...] = ()  # globs: only files these match (all when empty)
+    lines: dict[str, int] = field(default_factory=dict, compare=False)  # key -> the line it is written on
 
     def templates(self) -> list[str]:
         """The ``{{ expression }}`` parts of the message and remediation."""
@@ -72,14 +76,18 @@ class TeamRule:
         scope = "training workloads" if self.applies_to == "training_workload" else "workloads"
         each = f", for each {self.for_each}" if self.for_each != "workload" else ""
         guard = f" when `{self.when}`" if self.when else ""
+        examples: dict[str, Any] = {}
+        if self.bad and self.good:
+            examples = {"filename": self.bad[0].path, "bad": self.bad[0].content, "good": self.good[0].content}
+            if self.good[0].path != self.bad[0].path:
+                examples["good_filename"] = self.good[0].path
         return Rule(id=self.id, name=self.name, severity=self.severity,
                     summary=f"Team rule ({self.file}): `{self.check}` must hold on {scope}{each}{guard}.",
-                    rationale=f"A rule of this team, defined in {self.file} line {self.line}.",
+                    rationale=self.description or f"A rule of this team, defined in {self.file} line {self.line}.",
                     remediation=self.remediation or "See the rule's message.",
                     fires_when=f"`{self.check}` is false on one of the {scope}{each}{guard}.",
                     does_not_fire_when=f"`{self.check}` is true, or the rule does not apply.",
-                    examples={"bad": [e.content for e in self.bad], "good": [e.content for e in self.good]},
-                    concern="team")
+                    examples=examples, concern="team")
 
 
 def rule_files(folder: Path) -> list[Path]:
@@ -112,16 +120,62 @@ def load_rule_set(folder: Path, shown: str) -> RuleSet:
     return rule_set
 
 
+# a field chain on a variable the rule binds: workload.labels.owner, container.image.registry (string literals
+# are blanked first, and a step followed by "(" is a method: it ends the chain)
+CHAIN = re.compile(r"(?<![\w.])(workload|container|mount|volume|env)((?:\s*\.\s*[A-Za-z_]\w*(?!\s*\())+)")
+STRING = re.compile(r"\"(?:[^\"\\]|\\.)*\"|'(?:[^'\\]|\\.)*'")
+
+
 def _compile_all(rule_set: RuleSet, rule: TeamRule) -> None:
-    for what, expression in (("assert", rule.check), ("when", rule.when), *(("template", t) for t in rule.templates())):
+    """Every expression of the rule compiles, reads fields the model has, and runs on a workload that has them
+    all: a typo (workload.gpu_count) or a type error (workload.gpus <= "8") is said now, not as an SPK004 on
+    every object of every run."""
+    from spikelint.team.cel import EvaluationError
+    from spikelint.team.cel import context
+    from spikelint.team.cel import evaluate
+    from spikelint.team.view import SHAPES
+    from spikelint.team.view import probe
+    from spikelint.team.view import unknown_field
+
+    bound = {"workload"} | ({rule.for_each} if rule.for_each != "workload" else set())
+    for what, expression, line in (("assert", rule.check, rule.lines.get("assert", rule.line)),
+                                   ("when", rule.when, rule.lines.get("when", rule.line)),
+                                   *(("template", text, rule.lines.get("message", rule.line))
+                                     for text in rule.templates())):
         if not expression:
             continue
+        where = f"{rule.file}:{line}: rule {rule.id}: the {what} expression `{expression}`"
         try:
-            rule_set.program(expression)
+            program = rule_set.program(expression)
         except CompileError as error:
             pointer = f" (column {error.column})" if error.column > 1 else ""
-            raise TeamRuleError(f"{rule.file}:{rule.line}: rule {rule.id}: the {what} expression `{expression}` does "
-                                f"not compile{pointer}: {error} — write it in CEL (docs/team-rules.md)") from None
+            raise TeamRuleError(f"{where} does not compile{pointer}: {error} — write it in CEL "
+                                "(docs/team-rules.md)") from None
+        for root, chain in CHAIN.findall(STRING.sub('""', expression)):
+            if root not in bound:
+                raise TeamRuleError(f"{where} reads `{root}`, which this rule does not bind — for_each: {root} binds "
+                                    "it (docs/model.md)")
+            wrong = unknown_field(root, [step.strip() for step in chain.split(".")[1:]])
+            if wrong is not None:
+                known = ", ".join(sorted(_fields_at(SHAPES, wrong)))
+                raise TeamRuleError(f"{where} reads `{wrong}`, which the model does not have — the fields there are "
+                                    f"{known} (docs/model.md; spikelint model FILE shows them)")
+        variables = context({name: probe(SHAPES[name]) for name in bound})
+        try:
+            evaluate(program, variables)
+        except EvaluationError as error:
+            if "overload" in str(error) or "Unsupported operation" in str(error):
+                raise TeamRuleError(f"{where} fails on every workload that has the fields it reads: {error}") from None
+
+
+def _fields_at(shapes: dict[str, Any], wrong: str) -> list[str]:
+    """The fields beside the wrong one (``workload.gpu_count`` -> the workload's)."""
+    shape: Any = shapes
+    for step in wrong.split(".")[:-1]:
+        shape = shape[step]
+        if isinstance(shape, list):
+            shape = shape[0]
+    return list(shape) if isinstance(shape, dict) else []
 
 
 def _read_file(path: Path, display: str) -> tuple[list[TeamRule], list[SecretPattern]]:
@@ -147,8 +201,7 @@ def _read_file(path: Path, display: str) -> tuple[list[TeamRule], list[SecretPat
     root = trees[0]
     data = root.to_python()
     for mistake in iter_errors(SCHEMA, data):
-        node = root.get(*mistake.absolute_path) or root
-        raise TeamRuleError(f"{display}:{node.line}: {_explain(describe(mistake), mistake)}")
+        raise TeamRuleError(f"{display}:{_line_of(root, mistake)}: {_explain(describe(mistake), mistake)}")
     rules = [_rule(entry, node, display) for entry, node in zip(data.get("rules") or [], _items(root, "rules"))]
     secrets = [pattern_from_entry(entry, display, node.line, (_examples(entry, node, "bad"), _examples(entry, node, "good")),
                                   TeamRuleError)
@@ -162,17 +215,35 @@ def _items(root: Node, key: str) -> Iterator[Node]:
         yield from node.value
 
 
+def _line_of(root: Node, mistake: Any) -> int:
+    """Where the mistake is written: the unknown key's line, else the value's."""
+    node = root.get(*mistake.absolute_path) or root
+    if mistake.validator == "additionalProperties" and isinstance(mistake.instance, dict):
+        extra = sorted(set(mistake.instance) - set(mistake.schema.get("properties", {})))
+        where = node.key_at(extra[0]) if extra else None
+        return where.line if where is not None else node.line
+    return node.line
+
+
 def _explain(described: str, error: Any) -> str:
     """The schema's words, with the fix for the mistakes rule authors make."""
+    if error.validator == "additionalProperties" and isinstance(error.instance, dict):
+        import difflib
+
+        known = list(error.schema.get("properties", {}))
+        extra = sorted(set(error.instance) - set(known))
+        close = difflib.get_close_matches(extra[0], known, n=1) if extra else []
+        if close:
+            described += f" (did you mean {close[0]!r}?)"
     if error.validator == "pattern" and list(error.absolute_path)[-1:] == ["id"]:
-        return (f"{described} — a rule id is 1-10 capital letters or digits (starting with a letter) and three "
+        return (f"{described} — a rule id is 2-10 capital letters or digits (starting with a letter) and three "
                 "digits, e.g. ACME001")
     if error.validator == "additionalProperties" and list(error.absolute_path)[:1] == ["secrets"]:
         return (f"{described} — a secret pattern knows id, description, regex, keywords, entropy, paths, allow and "
                 "examples (docs/team-rules.md)")
     if error.validator == "additionalProperties" and list(error.absolute_path)[:1] == ["rules"]:
-        return (f"{described} — a rule knows id, name, severity, applies_to, for_each, when, assert, at, message, "
-                "remediation and examples (docs/team-rules.md)")
+        return (f"{described} — a rule knows id, name, description, severity, applies_to, for_each, paths, when, "
+                "assert, at, message, remediation and examples (docs/team-rules.md)")
     if error.validator == "additionalProperties":
         return f"{described} — a rule file holds model:, rules: and secrets: (docs/team-rules.md)"
     return described
@@ -191,13 +262,17 @@ def _rule(entry: dict[str, Any], node: Node, display: str) -> TeamRule:
         allowed = AT_FIELDS[for_each]
         if head not in allowed or (key and head not in MAP_FIELDS):
             where = (node.get("at") or node).line
+            maps = [name for name in allowed if name in MAP_FIELDS]
+            keyed = f" (a map field may name a key: {maps[0]}.NAME)" if maps else ""
             raise TeamRuleError(f"{display}:{where}: rule {rule_id}: at: {at} is not a field of a {for_each} — name "
-                                f"one of {', '.join(allowed)} (a map field may name a key: labels.team)")
+                                f"one of {', '.join(allowed)}{keyed}")
+    lines = {key: written.line for key in entry if (written := node.key_at(key)) is not None}
     return TeamRule(id=rule_id, name=entry["name"], severity=entry["severity"], check=entry["assert"],
                     message=entry["message"], file=display, line=line,
                     applies_to=entry.get("applies_to", "workload"), for_each=for_each, when=entry.get("when"),
                     at=at, remediation=entry.get("remediation", ""), bad=_examples(entry, node, "bad"),
-                    good=_examples(entry, node, "good"))
+                    good=_examples(entry, node, "good"), description=entry.get("description", ""),
+                    paths=tuple(entry.get("paths") or ()), lines=lines)
 
 
 def _examples(entry: dict[str, Any], node: Node, kind: str) -> tuple[Example, ...]:

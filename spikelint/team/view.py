@@ -177,8 +177,8 @@ def workload_view(workload: Workload) -> WorkloadView:
     for prefix, mapping in (("labels", workload.labels), ("annotations", workload.annotations), ("slurm", slurm)):
         for key, where in mapping.items():
             positions[f"{prefix}.{key}"] = where
-        if mapping:
-            positions[prefix] = min(mapping.values(), key=lambda where: (where.line, where.column))
+        # ``at: labels`` (the whole map) points at the anchor, as a key that is missing does: the first label's
+        # value would name a label the rule is not about
     return WorkloadView(Element(data, positions, anchor),
                         {"container": containers, "mount": mounts, "volume": volumes, "env": env})
 
@@ -207,3 +207,46 @@ def located_json(view: WorkloadView, path: str) -> dict[str, Any]:
                for name, elements in view.elements.items() for index, element in enumerate(elements)},
         },
     }
+
+
+# --------------------------------------------------------------------------- the fields, for checking a rule when it loads
+
+MAP = "map"  # a map field: any key may follow (labels.owner, slurm.partition)
+IMAGE = {"reference": "", "registry": "", "repository": "", "tag": "", "digest": "", "resolved": True}
+VOLUME = {"name": "v", "source": "pvc", "persistent": True, "claim": "c"}
+MOUNT = {"path": "/p", "persistent": True, "read_only": False, "volume": VOLUME}
+CONTAINER = {"name": "c", "role": "main", "image": IMAGE, "argv": ["python"], "entry_point": "python train.py",
+             "env": MAP, "mounts": [MOUNT], "gpus": 1.0}
+WORKLOAD = {"form": "kubernetes", "kind": "Job", "name": "n", "namespace": "ns", "labels": MAP, "annotations": MAP,
+            "training": True, "purpose": "training", "gpus": 1.0, "pods": 1, "preemptible": False, "retries": 0,
+            "deadline_seconds": 3600, "grace_period_seconds": 30, "ttl_seconds": 60, "priority_class": "p",
+            "containers": [CONTAINER], "volumes": [VOLUME], "slurm": MAP}
+ENV = {"name": "N", "value": "v", "from_secret": False}
+SHAPES = {"workload": WORKLOAD, "container": CONTAINER, "mount": MOUNT, "volume": VOLUME, "env": ENV}
+
+
+def probe(shape: Any) -> Any:
+    """A value of every documented field, none null, maps empty: what a rule is tried on when it loads."""
+    if shape == MAP:
+        return {}
+    if isinstance(shape, dict):
+        return {key: probe(value) for key, value in shape.items()}
+    if isinstance(shape, list):
+        return [probe(item) for item in shape]
+    return shape
+
+
+def unknown_field(root: str, path: list[str]) -> str | None:
+    """The first step of ``root.a.b`` that the model does not have (``None`` when it has them all)."""
+    shape: Any = SHAPES[root]
+    for depth, step in enumerate(path):
+        if shape == MAP:
+            return None  # a key of a map: any
+        if isinstance(shape, list):
+            return None  # a list's methods and macros (size(), all(), exists())
+        if not isinstance(shape, dict):
+            return None  # a method of a scalar (startsWith(), size())
+        if step not in shape:
+            return ".".join([root, *path[:depth + 1]])
+        shape = shape[step]
+    return None

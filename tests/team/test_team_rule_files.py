@@ -60,7 +60,7 @@ def run(folder: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFix
 @pytest.mark.parametrize(("rules", "said"), [
     ("rules:\n  - id: ACME001\n    name: [unclosed\n", "team.yaml:4: not valid YAML: did not find expected ','"),
     (REGISTRY_RULE.replace("    at: image\n", "    at: image\n    severty: error\n"),
-     "team.yaml:2: rules.0: unknown key 'severty' — a rule knows id, name, severity"),
+     "team.yaml:8: rules.0: unknown key 'severty' (did you mean 'severity'?) — a rule knows id, name, description"),
     (REGISTRY_RULE.replace("ACME001", "SPK901"), "team.yaml:2: rule id SPK901: the SPK prefix is reserved"),
     (REGISTRY_RULE.replace("ACME001", "acme-1"), "team.yaml:2: rules.0.id: 'acme-1' does not match"),
     (REGISTRY_RULE.replace("severity: error", "severity: fatal"), "team.yaml:4: rules.0.severity: 'fatal' is not one of"),
@@ -216,7 +216,7 @@ def test_a_team_secret_pattern_reports_spk201_naming_it_and_never_the_token(
 @pytest.mark.parametrize(("pattern", "said"), [
     ("    regex: '(acmedk_[a-z'\n", "team.yaml:2: secret pattern p: regex '(acmedk_[a-z' is not a valid regular expression"),
     ("    regex: '(a)(b)'\n", "the regex has 2 capture groups — keep one"),
-    ("    regex: 'x'\n    keyword: [x]\n", "unknown key 'keyword' — a secret pattern knows id, description, regex"),
+    ("    regex: 'x'\n    keyword: [x]\n", "unknown key 'keyword' (did you mean 'keywords'?) — a secret pattern knows id, description, regex"),
 ])
 def test_a_wrong_secret_pattern_is_said_before_the_run(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
                                                         capsys: pytest.CaptureFixture[str], pattern: str, said: str) -> None:
@@ -240,3 +240,58 @@ def test_a_sub_folder_configuration_adds_its_rules_below_it(tmp_path: Path, monk
     found = sorted((f["path"], f["rule"], f["severity"]) for f in json.loads(out)["findings"] if f["rule"][0] != "S")
     assert found == [("job.yaml", "ACME001", "error"), ("team-a/job.yaml", "ACME001", "error"),
                      ("team-a/job.yaml", "TEAMA001", "error")], found
+
+
+@pytest.mark.parametrize(("check", "said"), [
+    ("workload.gpu_count <= 8", "reads `workload.gpu_count`, which the model does not have — the fields there are"),
+    ("workload.containerz.size() > 0", "reads `workload.containerz`, which the model does not have"),
+    ("workload.gpus <= \"8\"", "fails on every workload that has the fields it reads: no such overload"),
+    ("mount.path != \"/tmp\"", "reads `mount`, which this rule does not bind — for_each: mount binds it"),
+])
+def test_a_field_the_model_lacks_or_a_type_error_is_said_when_the_rules_load(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str], check: str, said: str) -> None:
+    rules = ("rules:\n  - id: ACME001\n    name: r\n    severity: error\n"
+             f"    assert: '{check}'\n    message: m\n")
+    code, _, err = run(project(tmp_path, rules), monkeypatch, capsys, "check", ".")
+    assert code == 2 and said in err and "team.yaml:5: rule ACME001: the assert expression" in err, err
+
+
+@pytest.mark.parametrize("check", [
+    'workload.labels["owner"] != ""',  # a key a map may not have: SPK004 where it is missing, not a load error
+    'workload.containers.all(c, c.image.digest != null)', 'container.name.startsWith("x")',
+    '"x" in workload.slurm && workload.slurm["x"] == "y"', 'workload.labels.owner == "x"',
+])
+def test_the_load_time_checks_let_valid_rules_through(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+                                                      capsys: pytest.CaptureFixture[str], check: str) -> None:
+    rules = ("rules:\n  - id: ACME001\n    name: r\n    severity: error\n    for_each: container\n"
+             f"    assert: '{check.replace(chr(39), chr(39) * 2)}'\n    message: m\n")
+    code, _, err = run(project(tmp_path, rules), monkeypatch, capsys, "check", ".")
+    assert code in (0, 1) and "configuration error" not in err, err
+
+
+def test_spk004_goes_with_the_team_rules_a_run_selects(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+                                                       capsys: pytest.CaptureFixture[str]) -> None:
+    rules = "rules:\n  - id: ACME001\n    name: r\n    severity: error\n    assert: 'workload.labels[\"x\"] == \"y\"'\n    message: m\n"
+    folder = project(tmp_path, rules)
+    code, out, _ = run(folder, monkeypatch, capsys, "check", ".", "--select", "ACME", "--concise")
+    assert "SPK004 [info] team rule ACME001 (r) could not be evaluated" in out
+    code, out, _ = run(folder, monkeypatch, capsys, "check", ".", "--select", "ACME", "--ignore", "SPK004", "--concise")
+    assert "SPK004" not in out
+
+
+def test_a_bad_example_that_only_makes_the_rule_fail_does_not_pass(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+                                                                   capsys: pytest.CaptureFixture[str]) -> None:
+    rules = ("rules:\n  - id: ACME001\n    name: r\n    severity: error\n"
+             "    assert: 'workload.labels[\"x\"] == \"y\"'\n    message: m\n    examples:\n      bad:\n"
+             "        - path: job.yaml\n          content: |\n" + "".join(f"            {line}\n" for line in JOB.splitlines()))
+    code, out, _ = run(project(tmp_path, rules), monkeypatch, capsys, "rules", "test")
+    assert code == 1 and "expected 1 finding(s) of ACME001, got 0 (SPK004 line 2" in out
+
+
+def test_a_broken_rule_file_leaves_explain_and_rules_working(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+                                                             capsys: pytest.CaptureFixture[str]) -> None:
+    folder = project(tmp_path, "rules:\n  - id: ACME001\n    name: [\n")
+    code, out, err = run(folder, monkeypatch, capsys, "explain", "SPK101")
+    assert code == 0 and out.startswith("SPK101") and "warning: the team rules are left out" in err
+    code, out, err = run(folder, monkeypatch, capsys, "check", ".")
+    assert code == 2 and "not valid YAML" in err
