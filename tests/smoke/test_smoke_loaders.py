@@ -393,3 +393,20 @@ def test_a_dcp_folder_and_its_metadata_are_one_unit(tmp_path: Path) -> None:
     (folder / "__0_0.distcp").write_bytes(b"shard")
     found = units(tmp_path, [Path("step-4/.metadata"), Path("step-4/__0_0.distcp")])
     assert [(unit.name, unit.format) for unit in found] == [("step-4", "dcp")]
+
+
+def test_a_checkpoint_saved_again_under_a_version_suffix_is_compared_with_its_name(tmp_path: Path) -> None:
+    """Lightning's ModelCheckpoint names a checkpoint ``…-v1.ckpt`` when the interrupted run had already written
+    the name before the kill: the same checkpoint, compared with the uninterrupted run's, not a stray file."""
+    import torch
+
+    (tmp_path / "reference").mkdir()
+    (tmp_path / "resumed").mkdir()
+    torch.save({"state_dict": {"w": torch.ones(2)}, "global_step": 48}, tmp_path / "reference" / "epoch=0-step=48.ckpt")
+    torch.save({"state_dict": {"w": torch.ones(2)}, "global_step": 48}, tmp_path / "resumed" / "epoch=0-step=48-v1.ckpt")
+    result = compare_checkpoints(tmp_path / "reference", tmp_path / "resumed", [Path("epoch=0-step=48-v1.ckpt")])
+    assert result.problems == [] and result.differences == [] and result.leaves == 2
+    assert "saved again under a new version suffix" in result.notes[-1]
+    torch.save({"state_dict": {"w": torch.zeros(2)}, "global_step": 48}, tmp_path / "resumed" / "epoch=0-step=48-v1.ckpt")
+    differing = compare_checkpoints(tmp_path / "reference", tmp_path / "resumed", [Path("epoch=0-step=48-v1.ckpt")])
+    assert differing.differences

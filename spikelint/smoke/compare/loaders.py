@@ -210,18 +210,30 @@ def compare_units(reference: Path, other: Path, pieces: list[Unit]) -> Compariso
     return result
 
 
+# ``epoch=0-step=48-v1.ckpt``: the name ModelCheckpoint gives a checkpoint whose file name is taken
+VERSIONED = re.compile(r"^(.*)-v\d+(\.[A-Za-z]+)$")
+
+
 def compare_checkpoints(reference: Path, resumed: Path, names: list[Path]) -> Comparison:
     """The files a resumed run wrote, by unit, against the reference folder's units of the same name."""
     pieces: list[Unit] = []
     missing: list[str] = []
+    renamed: list[tuple[Unit, Path]] = []
     for unit in units(resumed, names):
         expected = reference / unit.path
         present = is_dcp_folder(expected) if unit.format == "dcp" else expected.is_file()
+        versioned = VERSIONED.match(unit.path.name)
         if present:
             pieces.append(unit)
+        elif versioned is not None and (reference / unit.path.with_name(versioned[1] + versioned[2])).is_file():
+            renamed.append((unit, unit.path.with_name(versioned[1] + versioned[2])))
         else:
             missing.append(f"{unit.name} was written by the resumed run but not by the uninterrupted one")
     result = compare_units(reference, resumed, pieces)
+    for unit, base in renamed:  # Lightning's ModelCheckpoint: the interrupted run had written the name already
+        compare_pair(unit, reference / base, resumed / unit.path, result, (reference, resumed))
+        result.notes.append(f"{unit.name} is {base.name} saved again under a new version suffix (the name was on disk "
+                            f"already, written by the interrupted run before the kill): compared with {base.name}")
     result.problems = missing + result.problems
     return result
 
