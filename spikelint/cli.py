@@ -316,6 +316,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     """Run one command with both streams masked: every byte written passes the secret detectors."""
     from spikelint.secrets.output_mask import MaskedStream
 
+    if argv is None:  # a process of its own (the console script, python -m): not a caller's in-process use
+        _collect_less()
+
     streams = sys.stdout, sys.stderr
     sys.stdout, sys.stderr = MaskedStream(streams[0]), MaskedStream(streams[1])
     try:
@@ -327,6 +330,16 @@ def main(argv: Sequence[str] | None = None) -> int:
             except (OSError, ValueError):  # a closed pipe: nothing more can be written anyway
                 pass
         sys.stdout, sys.stderr = streams
+
+
+def _collect_less() -> None:
+    """The cycle collector set for a short run that builds large trees: what the imports made is moved out of
+    its reach (forked workers share it untouched), and it runs after 10,000 new objects instead of 700. A stream
+    of 8,000 YAML documents took 20% longer without this, and grew faster than its input (bench/scaling.py)."""
+    import gc
+
+    gc.freeze()
+    gc.set_threshold(10_000, 50, 100)
 
 
 def _main(argv: Sequence[str] | None) -> int:
