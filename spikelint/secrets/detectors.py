@@ -459,6 +459,15 @@ def token_secrets(text: str, fast: bool = False) -> list[Secret]:
     return [secret for secret in without_overlaps(found) if not is_documented_public_value(secret.value)]
 
 
+def typed_token_secrets(text: str) -> list[Secret]:
+    """The secrets whose shape alone names their kind (prefixed tokens, private keys): what a decoded value is
+    scanned for, where no key name or context says more."""
+    found: list[Secret] = list(_token_secrets(text))
+    if "PRIVATE KEY" in text:
+        found.extend(_private_keys(text))
+    return [secret for secret in without_overlaps(found) if not is_documented_public_value(secret.value)]
+
+
 PLUGIN_WINDOW = 2_000  # characters past which detect-secrets' plugins run only around their anchors
 LONG_TEXT = 200_000  # characters past which detect-secrets' broad patterns run only around literals
 

@@ -27,6 +27,7 @@ from spikelint.model import Workload
 from spikelint.secrets.detectors import PREFILTER
 from spikelint.secrets.detectors import DETECT_SECRETS_PREFILTER
 from spikelint.secrets.text import has_secret_hint
+from spikelint.checks.secrets.encoded import with_encoded
 from spikelint.checks.secrets.env import workload_env_findings
 from spikelint.checks.secrets.files import dockerfile_copies
 from spikelint.checks.secrets.files import dockerfile_findings
@@ -94,10 +95,10 @@ def secrets_in_document(document: Document, ctx: CheckContext) -> Iterator[Probl
         return
     if not _worth_scanning(document):
         collector = LEAN_COLLECTORS.get(document.kind)
-        if collector is None:
-            return
     reporting = _selected_rules(ctx)
-    found = [item for item in collector(document) if item.rule in reporting]
+    found = [item for item in collector(document) if item.rule in reporting] if collector is not None else []
+    if "SPK201" in reporting:  # a token base64-, hex- or percent-encoded holds no secret-ish word to prefilter on
+        found = with_encoded(document, found)
     if not found:
         return
     wants_env = "SPK202" in reporting and any(item.rule == "SPK201" for item in found)

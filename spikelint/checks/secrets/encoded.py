@@ -1,0 +1,39 @@
+"""SPK201 for typed tokens inside base64, hex or percent-encoded values, at the encoded value."""
+
+from __future__ import annotations
+
+from spikelint.checks.secrets.found import Found
+from spikelint.model import Document
+from spikelint.secrets.encoded import encoded_secrets
+
+
+def with_encoded(document: Document, found: list[Found]) -> list[Found]:
+    """``found`` with the typed tokens of the document's encoded values: a general finding of the encoded value
+    itself (a high-entropy string) gives way to the token it holds; a token already reported on the line (a
+    Kubernetes Secret's ``data``, decoded by its own reader) is not reported twice."""
+    text = document.text
+    kept = list(found)
+    seen: set[tuple[int, str]] = set()
+    for hit in encoded_secrets(text):
+        line = text.count("\n", 0, hit.start) + 1
+        if (line, hit.secret.value) in seen:
+            continue
+        seen.add((line, hit.secret.value))
+        encoded_value = text[hit.start:hit.end]
+        on_line = [item for item in kept if item.line == line]
+        if any(item.value == hit.secret.value or (item.rule != "SPK201" and _same(item.value, encoded_value))
+               for item in on_line):
+            continue  # the token, or the encoded value, is reported by a rule that reads this carrier
+        kept = [item for item in kept if not (item.line == line and item.rule == "SPK201" and
+                                              _same(item.value, encoded_value))]
+        column = hit.start - text.rfind("\n", 0, hit.start)
+        end_line = text.count("\n", 0, hit.end) + 1
+        end_column = hit.end - text.rfind("\n", 0, hit.end)
+        kept.append(Found("SPK201", hit.secret.value, f"{hit.secret.type}, {hit.how}", line, column, end_line,
+                          end_column))
+    return kept
+
+
+def _same(value: str, encoded: str) -> bool:
+    """A finding's value is the encoded value (or its start: a reader may cut a long one)."""
+    return len(value) >= 16 and encoded.startswith(value[:16])

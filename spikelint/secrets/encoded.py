@@ -1,0 +1,111 @@
+"""Tokens hidden by an encoding: base64 (standard and URL-safe), hex and percent-encoding, nested.
+
+A token base64-encoded in a ConfigMap, a Helm value, a ``.env`` or a notebook is as leaked as the token itself.
+Each encoded-looking value is decoded (strictly: a value that is not valid in the encoding, or that decodes to
+something other than text, is left alone), the decoded text is scanned for the typed token shapes only (their
+prefixes and lengths make a random decoding a non-finding) and for further encodings, to ``MAX_DEPTH``. The
+finding points at the encoded value and says how it was encoded. Bounded: a value longer than
+``MAX_VALUE`` characters is not decoded (images in notebooks), nor is more than ``MAX_DECODED`` per text.
+"""
+
+from __future__ import annotations
+
+import base64
+import binascii
+import re
+from typing import NamedTuple
+from urllib.parse import unquote
+
+from spikelint.secrets.detectors import Secret
+from spikelint.secrets.detectors import typed_token_secrets
+
+MAX_DEPTH = 3  # base64 of base64 of base64
+MAX_VALUE = 64 * 1024  # characters of one encoded value
+MAX_DECODED = 1 << 20  # characters decoded per text, all depths together
+MAX_VALUES = 5_000  # encoded-looking values tried per text
+PRINTABLE = 0.9  # a decoding is text when this share of its characters is printable
+
+BASE64 = re.compile(r"(?<![A-Za-z0-9+/_=-])[A-Za-z0-9+/_-]{16,}={0,2}(?![A-Za-z0-9+/_=-])")
+HEX = re.compile(r"(?<![0-9A-Fa-f])(?:[0-9A-Fa-f]{2}){16,}(?![0-9A-Fa-f])")
+WORD = re.compile(r"[^\s\"'<>]+")  # a percent-encoded value is one word holding three %XX or more
+ESCAPE = re.compile(r"%[0-9A-Fa-f]{2}")
+
+
+class Encoded(NamedTuple):
+    """A typed token found inside an encoded value, and where the encoded value is."""
+
+    secret: Secret  # the decoded token (its value is what the finding hashes and shows four characters of)
+    start: int
+    end: int
+    how: str  # "base64-encoded", "hex-encoded", "percent-encoded", "base64-encoded, inside hex-encoded" …
+
+
+def encoded_secrets(text: str) -> list[Encoded]:
+    budget = [MAX_DECODED, MAX_VALUES]
+    return list(_scan(text, 0, budget, ()))
+
+
+def _scan(text: str, depth: int, budget: list[int], outer: tuple[str, ...]) -> list[Encoded]:
+    found: list[Encoded] = []
+    for how, pattern, decode in DECODERS:
+        if pattern is WORD and "%" not in text:
+            continue
+        for match in pattern.finditer(text):
+            if budget[1] <= 0 or budget[0] <= 0:
+                return found
+            value = match.group()
+            if len(value) > MAX_VALUE or (pattern is WORD and "%" not in value):
+                continue
+            budget[1] -= 1
+            decoded = decode(value)
+            if decoded is None or decoded == value:
+                continue
+            budget[0] -= len(decoded)
+            layers = (how, *outer)
+            for secret in typed_token_secrets(decoded):
+                found.append(Encoded(secret, match.start(), match.end(), ", inside ".join(layers)))
+            if depth + 1 < MAX_DEPTH:
+                found.extend(Encoded(item.secret, match.start(), match.end(), item.how)
+                             for item in _scan(decoded, depth + 1, budget, layers))
+    return found
+
+
+def _text(data: bytes) -> str | None:
+    try:
+        decoded = data.decode("utf-8")
+    except UnicodeDecodeError:
+        return None
+    printable = sum(1 for char in decoded if char.isprintable() or char in "\n\r\t")
+    return decoded if decoded and printable >= PRINTABLE * len(decoded) else None
+
+
+def _base64(value: str) -> str | None:
+    body = value.rstrip("=")
+    # a word, a path or an identifier is not worth decoding: base64 of text mixes cases and digits
+    if not (any(c.isdigit() for c in body) and any(c.isupper() for c in body) and any(c.islower() for c in body)):
+        return None
+    altchars = b"-_" if "-" in body or "_" in body else None
+    try:
+        return _text(base64.b64decode(body + "=" * (-len(body) % 4), altchars=altchars, validate=True))
+    except (binascii.Error, ValueError):
+        return None
+
+
+def _hex(value: str) -> str | None:
+    try:
+        return _text(bytes.fromhex(value))
+    except ValueError:
+        return None
+
+
+def _percent(value: str) -> str | None:
+    if len(ESCAPE.findall(value)) < 3:
+        return None
+    try:
+        decoded = unquote(value, errors="strict")
+    except UnicodeDecodeError:
+        return None
+    return decoded if decoded != value else None
+
+
+DECODERS = (("base64-encoded", BASE64, _base64), ("hex-encoded", HEX, _hex), ("percent-encoded", WORD, _percent))
