@@ -282,3 +282,16 @@ def test_a_folder_deleted_while_it_is_listed_is_skipped(tmp_path: Path, monkeypa
 
     monkeypatch.setattr(os, "scandir", vanishing)
     assert list(snapshot(tmp_path)) == [Path("checkpoint-9/model.safetensors")]
+
+
+def test_a_job_timed_by_its_checkpoints_is_budgeted_per_step(tmp_path: Path) -> None:
+    """Checkpoints every 4 steps, 4 s apart: a step takes 1 s, not 4 (a budget four times too large made a
+    loaded machine decline to run past the epoch of a job it could well afford)."""
+    from spikelint.smoke.command.driver import step_estimate
+    from spikelint.smoke.command.process import CommandRun
+
+    run = CommandRun("reference", ["python", "train.py"], tmp_path / "reference.log")
+    run.step_s = {4: 10.0, 8: 14.0, 12: 18.0, 16: 23.0}
+    assert step_estimate(run) == 1.0
+    run.step_s = {1: 0.5, 2: 0.7, 3: 0.9}
+    assert step_estimate(run) == pytest.approx(0.2)

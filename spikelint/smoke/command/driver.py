@@ -80,11 +80,15 @@ def median_step_s(run: CommandRun) -> float | None:
 
 
 def step_estimate(run: CommandRun) -> float:
-    """Seconds a step takes, for the time budget: the median step, else the run's wall time over its steps
-    (a job whose only progress is one checkpoint gives no step time, and must not look free)."""
-    median = median_step_s(run)
-    if median is not None:
-        return median
+    """Seconds a step takes, for the time budget: the median step (between two checkpoints, their time over the
+    steps between them), else the run's wall time over its steps (a job whose only progress is one checkpoint
+    gives no step time, and must not look free)."""
+    steps = sorted(run.step_s)
+    # per step: a job that prints no step is timed by its checkpoints, several steps apart
+    rates = sorted((run.step_s[later] - run.step_s[earlier]) / (later - earlier)
+                   for earlier, later in zip(steps, steps[1:]) if later > earlier)
+    if rates:
+        return rates[len(rates) // 2]
     last = max(run.steps, default=0)
     return run.wall_s / last if last > 0 else run.wall_s
 
