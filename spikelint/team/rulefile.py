@@ -124,6 +124,7 @@ def load_rule_set(folder: Path, shown: str) -> RuleSet:
 # are blanked first, and a step followed by "(" is a method: it ends the chain)
 CHAIN = re.compile(r"(?<![\w.])(workload|container|mount|volume|env)((?:\s*\.\s*[A-Za-z_]\w*(?!\s*\())+)")
 STRING = re.compile(r"\"(?:[^\"\\]|\\.)*\"|'(?:[^'\\]|\\.)*'")
+MACRO_VARIABLE = re.compile(r"\.(?:all|exists|exists_one|map|filter)\(\s*([A-Za-z_]\w*)\s*,")  # all(mount, …)
 
 
 def _compile_all(rule_set: RuleSet, rule: TeamRule) -> None:
@@ -151,7 +152,11 @@ def _compile_all(rule_set: RuleSet, rule: TeamRule) -> None:
             pointer = f" (column {error.column})" if error.column > 1 else ""
             raise TeamRuleError(f"{where} does not compile{pointer}: {error} — write it in CEL "
                                 "(docs/team-rules.md)") from None
-        for root, chain in CHAIN.findall(STRING.sub('""', expression)):
+        plain = STRING.sub('""', expression)
+        local = set(MACRO_VARIABLE.findall(plain))  # a macro's own variable: container.mounts.all(mount, …)
+        for root, chain in CHAIN.findall(plain):
+            if root in local:
+                continue
             if root not in bound:
                 raise TeamRuleError(f"{where} reads `{root}`, which this rule does not bind — for_each: {root} binds "
                                     "it (docs/model.md)")

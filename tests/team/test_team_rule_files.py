@@ -260,6 +260,7 @@ def test_a_field_the_model_lacks_or_a_type_error_is_said_when_the_rules_load(
     'workload.labels["owner"] != ""',  # a key a map may not have: SPK004 where it is missing, not a load error
     'workload.containers.all(c, c.image.digest != null)', 'container.name.startsWith("x")',
     '"x" in workload.slurm && workload.slurm["x"] == "y"', 'workload.labels.owner == "x"',
+    'container.mounts.all(mount, mount.persistent)',  # a macro's variable named like an element
 ])
 def test_the_load_time_checks_let_valid_rules_through(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
                                                       capsys: pytest.CaptureFixture[str], check: str) -> None:
