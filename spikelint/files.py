@@ -90,8 +90,9 @@ def detect_kind(path: str, first_line: str = "") -> str:
         return FileKind.PYTHON
     if suffix in SHELL_SUFFIXES:
         return FileKind.SHELL
-    if suffix == ".tar" or lower.endswith((".tar.gz", ".oci.tar")):
-        return FileKind.IMAGE
+    if suffix == ".tar" or lower.endswith((".tar.gz", ".oci.tar", ".tgz", ".zip", ".tar.bz2", ".tbz2", ".tar.xz",
+                                            ".txz")):
+        return FileKind.IMAGE  # an image tarball, or an archive of files (read for secrets)
     if lower in MAKEFILE_NAMES or suffix == ".mk":
         return FileKind.TEXT  # make syntax, even when a shebang names a shell (recipes are shell, the file is not)
     if first_line.startswith("#SBATCH"):

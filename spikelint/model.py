@@ -153,7 +153,7 @@ class FileKind:
     DOCKERFILE = "dockerfile"
     SHELL = "shell"
     PYTHON = "python"
-    IMAGE = "image"
+    IMAGE = "image"  # an image tarball (docker save, OCI), or an archive of files: .zip, .tar.gz, .tgz …
     TEXT = "text"
 
 

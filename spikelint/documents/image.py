@@ -13,6 +13,7 @@ from __future__ import annotations
 import json
 import re
 import tarfile
+import zipfile
 import time
 import zlib
 from dataclasses import dataclass
@@ -299,12 +300,28 @@ def _oci_images(index: dict[str, Any], jsons: dict[str, Any], layers: dict[str, 
 
 
 def read_image_document(source: SourceFile, limits: ImageLimits | None = None) -> Document:
-    """The document for an image tarball: ``parsed`` is :class:`ImageContents`, or a problem explains why not."""
+    """The document for an image tarball: ``parsed`` is :class:`ImageContents`; for an archive of files (a zip, a
+    tarball without an image layout) :class:`~spikelint.documents.archive.ArchiveContents`; or a problem says
+    why neither."""
     try:
-        contents = read_image(source.abspath, limits)
+        contents = read_image(source.abspath, limits) if not zipfile.is_zipfile(source.abspath) else None
     except ImageError as error:
-        rule = "SPK003" if error.skipped else "SPK001"
-        return Document(source, "", problems=[Problem(rule, 1, 1, str(error), key=str(error))])
+        if not error.skipped:
+            return Document(source, "", problems=[Problem("SPK001", 1, 1, str(error), key=str(error))])
+        contents = None  # a tarball of files, not of an image: an archive
     except MemoryError:
         return Document(source, "", problems=[Problem("SPK001", 1, 1, "image tarball exceeds the reader's memory limit")])
+    if contents is None:
+        return _archive_document(source, limits)
     return Document(source, "", parsed=contents)
+
+
+def _archive_document(source: SourceFile, limits: ImageLimits | None) -> Document:
+    """An archive of files (``bundle.tar.gz``, ``configs.zip``): ``parsed`` is its text members."""
+    from spikelint.documents.archive import ArchiveError
+    from spikelint.documents.archive import read_archive
+
+    try:
+        return Document(source, "", parsed=read_archive(source.abspath, limits))
+    except ArchiveError as error:
+        return Document(source, "", problems=[Problem("SPK001", 1, 1, str(error), key=str(error))])

@@ -1,4 +1,4 @@
-"""SPK003 for the parts of an image tarball its reading limits left unread.
+"""SPK003 for the parts of an image tarball or an archive its reading limits left unread.
 
 A decompression bomb or a layer of countless members is cut short by
 :class:`~spikelint.documents.limits.ImageLimits`; what was not read is said, never silent.
@@ -15,6 +15,7 @@ from spikelint.model import Problem
 
 if TYPE_CHECKING:
     from spikelint.checks.registry import CheckContext
+    from spikelint.documents.archive import ArchiveContents
     from spikelint.documents.image import ImageContents
     from spikelint.model import Document
 
@@ -23,6 +24,6 @@ FIX = "raise max_image_bytes / max_image_seconds / max_layer_entries / max_compr
 
 @check("SPK003", scope="document", kinds=(FileKind.IMAGE,))
 def image_read_in_part(document: Document, ctx: CheckContext) -> Iterator[Problem]:
-    contents: ImageContents | None = document.parsed
+    contents: ImageContents | ArchiveContents | None = document.parsed
     for note in contents.notes if contents is not None else []:
-        yield Problem("SPK003", 1, 1, f"{note}; secrets in the rest were not looked for ({FIX})", key=note[:80])
+        yield Problem("SPK003", 1, 1, f"{note}; secrets there were not looked for ({FIX})", key=note[:80])

@@ -142,6 +142,27 @@ def notebook_outputs_committed(document: Document, ctx: CheckContext) -> Iterato
                   key=f"outputs:{document.path}")
 
 
+@check(*DOCUMENT_RULES, scope="document", kinds=(FileKind.IMAGE,))
+def secrets_in_archive(document: Document, ctx: CheckContext) -> Iterator[Problem]:
+    """Each text member of a committed archive checked like a file of its own, named ``bundle.tar.gz!src/.env``."""
+    from dataclasses import replace
+
+    from spikelint.documents import parse_text
+    from spikelint.documents.archive import ArchiveContents
+    from spikelint.files import detect_kind
+    from spikelint.model import SourceFile
+
+    archive = document.parsed
+    if not isinstance(archive, ArchiveContents):
+        return
+    for member in archive.members:
+        name = f"{document.path}!{member.name}"
+        inner = parse_text(SourceFile(name, document.source.abspath, detect_kind(member.name, member.text[:128])),
+                           member.text)
+        for problem in secrets_in_document(inner, ctx):
+            yield replace(problem, path=name)
+
+
 @check("SPK205", scope="document", kinds=(FileKind.IMAGE,))
 def secrets_in_image(document: Document, ctx: CheckContext) -> Iterator[Problem]:
     """Secrets in an image tarball's config and credential files in its layers."""
