@@ -153,3 +153,22 @@ def test_a_rule_on_the_field_fires_on_the_bad_value_at_its_line_and_not_on_the_n
     assert found == [("ACME001", line)], (found, case.bad)
     if case.good is not None:
         assert lint_snippet(case.filename, case.good, config) == []
+
+
+def test_the_fields_a_rule_is_checked_against_are_the_fields_it_sees() -> None:
+    """The shapes a rule is tried on when it loads (team/view.py SHAPES) are the model's fields, key for key."""
+    from spikelint.adapters import workloads_in
+    from spikelint.config import Config
+    from spikelint.documents import parse_text
+    from spikelint.model import SourceFile
+    from spikelint.team.view import SHAPES
+    from spikelint.team.view import workload_view
+
+    text = job(container=CKPT % ("/ckpt", "false") + "          env: [{name: A, value: b}]\n",
+               pod=VOLUMES % "persistentVolumeClaim: {claimName: c}")
+    [workload] = workloads_in(parse_text(SourceFile("job.yaml", "job.yaml", "yaml"), text), Config())
+    view = workload_view(workload)
+    assert set(view.workload.data) == set(SHAPES["workload"])
+    for name in ("container", "mount", "volume", "env"):
+        assert set(view.elements[name][0].data) == set(SHAPES[name]), name
+    assert set(view.elements["container"][0].data["image"]) == set(SHAPES["container"]["image"])
