@@ -26,6 +26,8 @@ from spikelint.checks.registry import CheckContext
 from spikelint.checks.registry import CheckSpec
 from spikelint.team import catalog_with_team_rules
 from spikelint.team import rule_set_for
+from spikelint.team import team_checks
+from spikelint.team import with_team_companions
 from spikelint.config import Config
 from spikelint.config import config_from_mapping
 from spikelint.config import selected
@@ -72,23 +74,11 @@ def _check_name(spec: CheckSpec) -> str:
 
 
 def _rules_and_checks(config: Config) -> tuple[Config, dict[str, Rule], tuple[CheckSpec, ...]]:
-    """The catalog with the team's rules, and the selected checks (the team rules' one among them); SPK004 goes
-    with the team rules a run selects (``--select ACME``), so that a rule failing everywhere is not silent."""
+    """The catalog with the team's rules, and the selected checks (the team's among them)."""
     team = rule_set_for(config)
-    if config.select and not selected("SPK004", config) and \
-            not any("SPK004".startswith(prefix) for prefix in config.ignore) and \
-            any(selected(rule.id, config) for rule in team.rules):
-        config = replace(config, select=(*config.select, "SPK004"))
+    config = with_team_companions(config, team)
     checks = [spec for spec in all_checks() if any(selected(rule, config) for rule in spec.rules)]
-    if team.rules:
-        from spikelint.team.check import team_check
-
-        checks.append(team_check(team))
-    if team.secrets and selected("SPK201", config):
-        from spikelint.team.secrets import team_secrets_check
-
-        checks.append(team_secrets_check(team.secrets))
-    return config, catalog_with_team_rules(load_catalog(), team), tuple(checks)
+    return config, catalog_with_team_rules(load_catalog(), team), (*checks, *team_checks(config, team))
 
 
 @dataclass(frozen=True)

@@ -5,12 +5,14 @@ from __future__ import annotations
 from functools import lru_cache
 from pathlib import Path
 
+from spikelint.checks.registry import CheckSpec
 from spikelint.config import Config
 from spikelint.model import Rule
 from spikelint.team.ruleset import RuleSet
 from spikelint.team.ruleset import TeamRuleError
 
-__all__ = ["RuleSet", "TeamRuleError", "catalog_with_team_rules", "rule_set_for"]
+__all__ = ["RuleSet", "TeamRuleError", "catalog_with_team_rules", "rule_set_for", "team_checks",
+           "with_team_companions"]
 
 
 def rule_set_for(config: Config) -> RuleSet:
@@ -65,3 +67,32 @@ def catalog_with_team_rules(catalog: dict[str, Rule], rule_set: RuleSet) -> dict
     if not rule_set.rules:
         return catalog
     return {**catalog, **{rule.id: rule.catalog_entry() for rule in rule_set.rules}}
+
+
+def with_team_companions(config: Config, team: RuleSet) -> Config:
+    """SPK004 goes with the team rules a run selects (``--select ACME``): a rule failing everywhere is not silent."""
+    from dataclasses import replace
+
+    from spikelint.config import selected
+
+    if config.select and not selected("SPK004", config) and \
+            not any("SPK004".startswith(prefix) for prefix in config.ignore) and \
+            any(selected(rule.id, config) for rule in team.rules):
+        return replace(config, select=(*config.select, "SPK004"))
+    return config
+
+
+def team_checks(config: Config, team: RuleSet) -> list[CheckSpec]:
+    """The checks that run the team's rules and secret patterns (imported only when a team has them)."""
+    from spikelint.config import selected
+
+    checks = []
+    if team.rules:
+        from spikelint.team.check import team_check
+
+        checks.append(team_check(team))
+    if team.secrets and selected("SPK201", config):
+        from spikelint.team.secrets import team_secrets_check
+
+        checks.append(team_secrets_check(team.secrets))
+    return checks
