@@ -295,3 +295,26 @@ def test_a_job_timed_by_its_checkpoints_is_budgeted_per_step(tmp_path: Path) -> 
     assert step_estimate(run) == 1.0
     run.step_s = {1: 0.5, 2: 0.7, 3: 0.9}
     assert step_estimate(run) == pytest.approx(0.2)
+
+
+def test_resumes_that_pass_in_the_first_epoch_and_fail_in_a_later_one_name_the_data_order() -> None:
+    """A job that keeps no loader generator in its checkpoints: no key's difference can name it, but the pattern
+    can — every resume in the first epoch reproduced the run, every one in a later epoch did not."""
+    from spikelint.smoke.command.verdict import data_order_signature
+    from spikelint.smoke.result import VariantResult
+
+    def result(name: str, step: int, verdict: str, message: str = "") -> VariantResult:
+        return VariantResult(name, "SIGKILL", "", step, verdict=verdict, message=message, resumed_from_step=step)
+
+    results = [result("kill-between-checkpoints", 12, "verified"), result("kill-off-period", 9, "verified"),
+               result("sigterm", 27, "state_differs", "optimizer (step-28.pt:optimizer.state.0.exp_avg)"),
+               result("successive-resume", 32, "state_differs", "model (step-36.pt:model.0.weight)"),
+               result("truncated-newest", 8, "resume_failed")]
+    said = data_order_signature(results, 24)
+    assert said is not None and said.startswith("data order not restored: every resume inside the first epoch of 24")
+    assert "(kill-between-checkpoints from step 12, kill-off-period from step 9)" in said
+    assert data_order_signature(results, None) is None
+    mixed = results[:2] + [result("sigterm", 18, "state_differs")] + results[3:]
+    assert data_order_signature(mixed, 24) is None  # a failure inside the first epoch: another cause
+    named = results[:2] + [result("sigterm", 27, "state_differs", "data position (step-28.pt:loader_generator)")]
+    assert data_order_signature(named, 24) is None  # the checkpoints already name it

@@ -40,6 +40,7 @@ from spikelint.smoke.command.files import truncate_newest
 from spikelint.smoke.command.verdict import PREEMPTION_FIX
 from spikelint.smoke.command.verdict import Runs
 from spikelint.smoke.command.verdict import describe
+from spikelint.smoke.command.verdict import data_order_signature
 from spikelint.smoke.command.verdict import empty_variant
 from spikelint.smoke.command.verdict import judge
 from spikelint.smoke.command.verdict import losses_by_step
@@ -536,6 +537,10 @@ class CommandSmoke:
             self.coverage_gaps(results)
         if failing:
             message = f"{len(failing)} of {len(results)} variants failed; {failing[0].name}: {failing[0].message}"
+            order = data_order_signature(results, self.epoch_length)
+            if order is not None:  # the cause, before the differences it leaves
+                message = f"{len(failing)} of {len(results)} variants failed; {order}; {failing[0].name}: " \
+                          f"{failing[0].message}"
             why = why_disagree(results)
             if why:
                 message += f". {why}"

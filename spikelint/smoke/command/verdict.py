@@ -580,3 +580,28 @@ def why_disagree(results: list[VariantResult]) -> str:
         return ("Variants disagree: only the SIGTERM run failed: checkpoints on the command's own schedule resume "
                 "correctly, its preemption path does not; " + PREEMPTION_FIX)
     return why_variants_disagree(results)
+
+
+def data_order_signature(results: list[VariantResult], epoch_length: int | None) -> str | None:
+    """Every resume inside the first epoch reproduced the run and every resume in a later epoch did not: a fresh
+    shuffling generator draws the first epoch's order again, so only a later epoch shows it — the cause, even when
+    the checkpoints hold no generator whose difference would name it."""
+    if not epoch_length:
+        return None
+    judged = [result for result in results if result.resumed_from_step is not None
+              and result.verdict in (VERIFIED, STATE_DIFFERS) and result.name != TRUNCATED_NEWEST]
+    # a resume at the boundary itself is either side, as the job counts it: it decides nothing
+    early = [result for result in judged if (result.resumed_from_step or 0) < epoch_length]
+    late = [result for result in judged if (result.resumed_from_step or 0) > epoch_length]
+    if not early or not late or any(result.verdict != VERIFIED for result in early) \
+            or any(result.verdict != STATE_DIFFERS for result in late):
+        return None
+    if any("data position" in result.message for result in late):
+        return None  # a generator or position in the checkpoints already names it
+    first = ", ".join(f"{result.name} from step {result.resumed_from_step}" for result in early)
+    later = ", ".join(f"{result.name} from step {result.resumed_from_step}" for result in late)
+    return (f"data order not restored: every resume inside the first epoch of {epoch_length} steps reproduced the run "
+            f"({first}) and every resume in a later epoch did not ({later}): the signature of a shuffling DataLoader "
+            "whose generator (or sampler) is created again from the seed instead of restored — a fresh generator "
+            "draws the first epoch's order again; save its state at the epoch's start with the position in the "
+            "epoch, and restore both")
