@@ -428,6 +428,13 @@ def without_checkpoints(result: VariantResult, runs: Runs, resume_step: int) -> 
         result.verdict = VERIFIED
         result.message = (f"resumed from step {resume_step}; the losses of steps {resume_step + 1}-{runs.steps} "
                           "equal the uninterrupted run, but the resumed command wrote no checkpoint file to compare")
+    elif not any(step % runs.every == 0 for step in range(resume_step + 1, runs.steps + 1)):
+        # the signal landed after the last checkpoint this interval writes: nothing was due, nothing is wrong
+        result.verdict = INCOMPLETE
+        result.message = (f"the resume started at step {resume_step}, after the last checkpoint the run writes every "
+                          f"{runs.every} steps ({runs.interrupted.signal_point()}), and the command prints no loss: "
+                          "nothing was left to compare, so this variant tested nothing; print the loss on the step "
+                          "lines (or give it more --steps) so that a late signal still leaves something to compare")
     else:
         result.message = "resume failed: the resumed command wrote no checkpoint files and printed no loss to compare"
     return result
