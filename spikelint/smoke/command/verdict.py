@@ -281,11 +281,18 @@ def _resume_problem(spec: VariantSpec, runs: Runs) -> str | None:
                 "({resume} in --cmd)?")
     last = runs.interrupted.last_step() or 0
     if spec.signal == "SIGTERM" and resume_step < last:
+        note, contradicts = loaded_note(runs, resume_step)
+        if contradicts and note is not None:  # it did save at the boundary: the step it records is wrong
+            return (f"after SIGTERM (sent {runs.interrupted.signal_point()}) the command saved and ended with "
+                    f"{describe(runs.interrupted.exit_code)}, but {SAVED_ELSEWHERE}: {note}")
         return (f"after SIGTERM (sent {runs.interrupted.signal_point()}) the command ended with "
                 f"{describe(runs.interrupted.exit_code)} without a checkpoint at the step boundary: the resume "
                 f"started at step {resume_step}, though the run had reached step {last}, so every preemption "
                 f"repeats up to {runs.every} steps; {PREEMPTION_FIX}")
     return None
+
+
+SAVED_ELSEWHERE = "the resume did not start where it saved"
 
 
 def placement_notes(spec: VariantSpec, runs: Runs, resume_step: int, on_disk: list[int]) -> list[str]:
@@ -454,6 +461,8 @@ def judge(spec: VariantSpec, result: VariantResult, runs: Runs, on_disk: list[in
     problem = resume_problem(spec, runs)
     if problem is not None:
         result.message = problem
+        if SAVED_ELSEWHERE in problem:  # it resumed, from the wrong step: the state differs, the resume ran
+            result.verdict = STATE_DIFFERS
         return result
     resumed, damage = runs.resumed, runs.damage
     resume_step = resume_point(runs) or 0
