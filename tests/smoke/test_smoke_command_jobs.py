@@ -224,3 +224,14 @@ def test_a_kill_that_reaches_the_job_inside_a_save_is_aimed_again(tmp_path: Path
         assert "run again with each kill right after a checkpoint" in result["notes"][0]
     truncated = variant(summary, "truncated-newest")
     assert truncated["verdict"] == "resume_failed" and "torn" in truncated["message"]
+
+
+def test_a_step_counter_off_by_one_is_named_by_the_sigterm_variants_too(tmp_path: Path) -> None:
+    """The job saves at the step boundary on SIGTERM, but records the step one ahead: the SIGTERM variants name
+    the counter, not a missing handler (which the job has)."""
+    summary = smoke(tmp_path, PLAIN + " --bug step-off-by-one", "--signal", "term")
+    for name in ("sigterm", "sigterm-mid-step"):
+        message = variant(summary, name)["message"]
+        assert "the step counter it saves or restores is off by +1" in message, message
+        assert "without a checkpoint at the step boundary" not in message
+        assert variant(summary, name)["verdict"] == "state_differs"
