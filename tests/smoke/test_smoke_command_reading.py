@@ -14,7 +14,7 @@ from spikelint.smoke.command.process import snapshot
 from spikelint.smoke.command.files import files_read
 from spikelint.smoke.command.files import newest_checkpoint
 from spikelint.smoke.command.files import step_of
-from spikelint.smoke.command.driver import crosses
+from spikelint.smoke.command.budget import crosses
 from spikelint.smoke.plan import DEFAULT_LOSS
 from spikelint.smoke.plan import DEFAULT_PROGRESS
 from spikelint.smoke.command.steplines import Mention
@@ -287,7 +287,7 @@ def test_a_folder_deleted_while_it_is_listed_is_skipped(tmp_path: Path, monkeypa
 def test_a_job_timed_by_its_checkpoints_is_budgeted_per_step(tmp_path: Path) -> None:
     """Checkpoints every 4 steps, 4 s apart: a step takes 1 s, not 4 (a budget four times too large made a
     loaded machine decline to run past the epoch of a job it could well afford)."""
-    from spikelint.smoke.command.driver import step_estimate
+    from spikelint.smoke.command.budget import step_estimate
     from spikelint.smoke.command.process import CommandRun
 
     run = CommandRun("reference", ["python", "train.py"], tmp_path / "reference.log")
@@ -300,7 +300,7 @@ def test_a_job_timed_by_its_checkpoints_is_budgeted_per_step(tmp_path: Path) -> 
 def test_resumes_that_pass_in_the_first_epoch_and_fail_in_a_later_one_name_the_data_order() -> None:
     """A job that keeps no loader generator in its checkpoints: no key's difference can name it, but the pattern
     can — every resume in the first epoch reproduced the run, every one in a later epoch did not."""
-    from spikelint.smoke.command.verdict import data_order_signature
+    from spikelint.smoke.command.disagree import data_order_signature
     from spikelint.smoke.result import VariantResult
 
     def result(name: str, step: int, verdict: str, message: str = "") -> VariantResult:
