@@ -66,6 +66,9 @@ def test_what_an_archive_cannot_hold_for_long_is_left_unread_and_said(tmp_path: 
 
 def test_an_image_tarball_is_still_read_as_an_image_and_a_corrupt_archive_is_said(
         tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]) -> None:
-    (tmp_path / "broken.zip").write_bytes(b"PK\x03\x04" + b"\x00" * 40)
-    code, out = check(tmp_path, monkeypatch, capsys, "--select", "SPK001")
-    assert "broken.zip:1:1: SPK001" in out
+    (tmp_path / "broken.zip").write_bytes(b"PK\x03\x04" + b"\x00" * 40)  # a test fixture of a malformed zip
+    tar_gz(tmp_path / "truncated.tar.gz", {"a.env": b"K=v\n"})
+    (tmp_path / "truncated.tar.gz").write_bytes((tmp_path / "truncated.tar.gz").read_bytes()[:30])
+    code, out = check(tmp_path, monkeypatch, capsys, "--select", "SPK001,SPK003")
+    assert "broken.zip:1:1: SPK003 [info] not a readable zip archive; its content was not looked at" in out
+    assert "truncated.tar.gz:1:1: SPK001" in out
