@@ -6,9 +6,7 @@ at most) and keyed by the secret's hash; ``allow`` entries and ``paths`` keep it
 
 from __future__ import annotations
 
-import math
 import re
-from collections import Counter
 from dataclasses import dataclass
 from functools import partial
 from typing import TYPE_CHECKING
@@ -47,13 +45,6 @@ class SecretPattern:
     def type(self) -> str:
         """How messages name what was found: ``team pattern acme-api-key (ACME API key)``."""
         return f"team pattern {self.id}" + (f": {self.description}" if self.description else "")
-
-
-def entropy(text: str) -> float:
-    if not text:
-        return 0.0
-    counts = Counter(text)
-    return -sum(count / len(text) * math.log2(count / len(text)) for count in counts.values())
 
 
 def pattern_from_entry(entry: dict[str, Any], file: str, line: int, examples: tuple[tuple[Any, ...], tuple[Any, ...]],
@@ -98,6 +89,7 @@ def team_secrets(patterns: tuple[SecretPattern, ...], document: Document, ctx: C
 
 def _matches(pattern: SecretPattern, document: Document) -> Iterator[Found]:
     from spikelint.checks.secrets.found import Found
+    from spikelint.secrets.context import shannon_entropy  # the detectors' own measure
 
     reported = 0
     for number, line in enumerate(document.lines, 1):
@@ -106,7 +98,7 @@ def _matches(pattern: SecretPattern, document: Document) -> Iterator[Found]:
         for match in pattern.regex.finditer(line):
             group = 1 if pattern.regex.groups else 0
             secret = match.group(group)
-            if not secret or entropy(secret) < pattern.entropy:
+            if not secret or shannon_entropy(secret) < pattern.entropy:
                 continue
             if any(word in secret.lower() for word in pattern.stopwords):
                 continue

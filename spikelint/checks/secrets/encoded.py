@@ -5,6 +5,7 @@ from __future__ import annotations
 from spikelint.checks.secrets.found import Found
 from spikelint.model import Document
 from spikelint.secrets.encoded import encoded_secrets
+from spikelint.secrets.text import LineIndex
 
 
 def with_encoded(document: Document, found: list[Found]) -> list[Found]:
@@ -12,10 +13,12 @@ def with_encoded(document: Document, found: list[Found]) -> list[Found]:
     itself (a high-entropy string) gives way to the token it holds; a token already reported on the line (a
     Kubernetes Secret's ``data``, decoded by its own reader) is not reported twice."""
     text = document.text
+    index: LineIndex | None = None  # built once, for the first encoded token
     kept = list(found)
     seen: set[tuple[int, str]] = set()
     for hit in encoded_secrets(text):
-        line = text.count("\n", 0, hit.start) + 1
+        index = index or LineIndex(text)
+        line, column = index.position(hit.start)
         if (line, hit.secret.value) in seen:
             continue
         seen.add((line, hit.secret.value))
@@ -26,9 +29,7 @@ def with_encoded(document: Document, found: list[Found]) -> list[Found]:
             continue  # the token, or the encoded value, is reported by a rule that reads this carrier
         kept = [item for item in kept if not (item.line == line and item.rule == "SPK201" and
                                               _same(item.value, encoded_value))]
-        column = hit.start - text.rfind("\n", 0, hit.start)
-        end_line = text.count("\n", 0, hit.end) + 1
-        end_column = hit.end - text.rfind("\n", 0, hit.end)
+        end_line, end_column = index.position(hit.end)
         kept.append(Found("SPK201", hit.secret.value, f"{hit.secret.type}, {hit.how}", line, column, end_line,
                           end_column))
     return kept
