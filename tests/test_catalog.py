@@ -8,7 +8,9 @@ the repository (an installed copy, a source tarball).
 from __future__ import annotations
 
 import ast
+import io
 import json
+import pickletools
 import re
 import shutil
 import subprocess
@@ -76,9 +78,16 @@ def test_every_rule_of_the_spec_is_in_the_catalog(catalog: dict[str, Rule]) -> N
     assert not wrong, "catalog differs from rules.md:\n  " + "\n  ".join(wrong)
 
 
+# Rules an issue asked for that rules.md has no row for yet; each is documented in its catalog entry.
+BEYOND_SPEC = {
+    "SPK108": "issue 33: the globals a committed pickle would import, as picklescan reports them",
+}
+
+
 def test_catalog_has_no_rule_the_spec_lacks(catalog: dict[str, Rule]) -> None:
-    extra = sorted(set(catalog) - set(spec_rules()))
+    extra = sorted(set(catalog) - set(spec_rules()) - set(BEYOND_SPEC))
     assert not extra, f"rules not in rules.md: {extra}"
+    assert not set(BEYOND_SPEC) & set(spec_rules()), "a rule the spec now has: remove it from BEYOND_SPEC"
 
 
 def test_every_field_is_filled(catalog: dict[str, Rule]) -> None:
@@ -156,6 +165,8 @@ def test_examples_are_valid_in_their_own_format(catalog: dict[str, Rule]) -> Non
                     assert data["nbformat"] == 4 and isinstance(data["cells"], list)
             elif language == "python":
                 ast.parse(text)
+            elif language == "pickle":
+                pickletools.dis(text.encode("ascii"), out=io.StringIO())
             elif language == "bash" and shutil.which("bash"):
                 subprocess.run(["bash", "-n"], input=text, text=True, check=True, capture_output=True)
             elif language not in ("dockerfile", "bash"):
@@ -187,7 +198,7 @@ def test_rules_matching_by_prefix_and_id(catalog: dict[str, Rule]) -> None:
     assert [rule.id for rule in secrets] == [f"SPK20{n}" for n in range(1, 8)]
     assert [rule.id for rule in rules_matching(catalog, ["SPK101"])] == ["SPK101"]
     assert [rule.id for rule in rules_matching(catalog, ["spk10", " SPK7 "])] == [
-        "SPK101", "SPK102", "SPK103", "SPK104", "SPK105", "SPK106", "SPK107", "SPK701", "SPK702", "SPK703", "SPK704",
+        "SPK101", "SPK102", "SPK103", "SPK104", "SPK105", "SPK106", "SPK107", "SPK108", "SPK701", "SPK702", "SPK703", "SPK704",
         "SPK705"]
     assert len(rules_matching(catalog, ["SPK"])) == len(catalog)
     assert rules_matching(catalog, []) == []

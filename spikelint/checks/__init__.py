@@ -14,6 +14,7 @@ from spikelint.checks.registry import specs_in
 CHECK_MODULES: tuple[str, ...] = (
     "spikelint.checks.images.references",
     "spikelint.checks.images.hub",
+    "spikelint.checks.images.pickles",
     "spikelint.checks.meta.charts",
     "spikelint.checks.secrets.checks",
     "spikelint.checks.contract.schema",

@@ -39,7 +39,7 @@ def example_language(filename: str) -> str:
     suffix = PurePosixPath(lowered).suffix
     return {
         ".yaml": "yaml", ".yml": "yaml", ".json": "json", ".ipynb": "json", ".toml": "toml",
-        ".sh": "bash", ".bash": "bash", ".py": "python", ".tar": "",
+        ".sh": "bash", ".bash": "bash", ".py": "python", ".tar": "", ".pkl": "pickle",
     }.get(suffix, "")
 
 

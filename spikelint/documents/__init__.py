@@ -217,7 +217,13 @@ def _parse_shell(document: Document) -> None:
 
 
 def _parse_text(document: Document) -> None:
-    return None
+    """Plain text is not parsed; a protocol-0 pickle is text too (a snippet, an example): its globals are read."""
+    from spikelint.documents.bounded import may_hold_pickle
+
+    if may_hold_pickle(document.path) and document.text.isascii():
+        from spikelint.documents.pickled import scan_file
+
+        document.parsed = scan_file(None, document.text.encode("ascii"))
 
 
 PARSERS: dict[str, Callable[[Document], None]] = {
@@ -358,9 +364,9 @@ def read_document(source: SourceFile, image_limits: ImageLimits | None = None) -
 
     try:
         with open(source.abspath, "rb") as handle:
-            if is_scanned_binary(source.path):  # a pickle or checkpoint: its strings, within a bound
+            if is_scanned_binary(source.path):  # a pickle or checkpoint: its strings and globals, within a bound
                 size = os.fstat(handle.fileno()).st_size
-                return binary_document(source, handle.read(MAX_BINARY_SCAN), size)
+                return binary_document(source, handle.read(MAX_BINARY_SCAN), size, abspath=source.abspath)
             data = handle.read()
     except OSError as error:
         return Document(source, "", problems=[Problem("SPK001", 1, 1, f"cannot read file: {error.strerror or error}")])

@@ -20,8 +20,11 @@ from typing import Callable
 from typing import Iterator
 
 from spikelint.documents.bounded import is_scanned_binary
+from spikelint.documents.bounded import may_hold_pickle
 from spikelint.documents.bounded import scrubbed
 from spikelint.documents.limits import ImageLimits
+from spikelint.documents.pickled import PickleScan
+from spikelint.documents.pickled import scan_file
 
 MAX_MEMBER_BYTES = 1 << 20  # of one member: past it, its start is read
 MAX_MEMBERS_READ = 2_000  # text members read per archive
@@ -33,6 +36,7 @@ BINARY_PEEK = 8_192
 class ArchiveMember:
     name: str  # inside the archive, without a leading ``./``
     text: str
+    pickle: PickleScan | None = None  # a pickle or checkpoint member: the globals a load would import
 
 
 @dataclass
@@ -82,7 +86,11 @@ def read_archive(path: str, limits: ImageLimits | None = None) -> ArchiveContent
                 continue
             data = handle().read(MAX_MEMBER_BYTES)
             used += len(data)
-            text = _text(data) if not is_scanned_binary(name) else scrubbed(data)  # a pickle: its strings
+            if is_scanned_binary(name):  # a pickle: its strings, and the globals a load would import
+                pickle = scan_file(None, data) if may_hold_pickle(name) else None
+                contents.members.append(ArchiveMember(name.removeprefix("./"), scrubbed(data), pickle))
+                continue
+            text = _text(data)
             if text:
                 contents.members.append(ArchiveMember(name.removeprefix("./"), text))
     except (tarfile.TarError, zipfile.BadZipFile, zipfile.LargeZipFile, EOFError, zlib.error, OSError,

@@ -26,7 +26,9 @@ CHUNK = 1024 * 1024
 OVERLAP = 4096  # a token cut by a chunk boundary is found in the next chunk's overlap
 # Serialised data keeps its strings as written: tokens in a pickle or checkpoint are readable.
 SCANNED_BINARY_SUFFIXES = frozenset((".bin", ".pkl", ".pickle", ".pt", ".pth", ".ckpt", ".npy", ".h5", ".parquet",
-                                     ".arrow", ".safetensors", ".onnx", ".pyc", ".joblib", ".db", ".sqlite"))
+                                     ".arrow", ".safetensors", ".onnx", ".pyc", ".joblib", ".dill", ".db", ".sqlite"))
+# the files pickle, torch, joblib and NumPy write: their globals are read too (safetensors, ONNX, HDF5 hold no code)
+PICKLE_SUFFIXES = (".pkl", ".pickle", ".pt", ".pth", ".ckpt", ".bin", ".joblib", ".npy", ".dill")
 BOMS = ((codecs.BOM_UTF32_LE, "utf-32-le"), (codecs.BOM_UTF32_BE, "utf-32-be"),
         (codecs.BOM_UTF16_LE, "utf-16-le"), (codecs.BOM_UTF16_BE, "utf-16-be"))
 _UNPRINTABLE = re.compile(rb"[^\x20-\x7e\n]")
@@ -35,6 +37,10 @@ _TOKEN_CHARS = re.compile(r"[^\s]{8,}")
 
 def is_scanned_binary(path: str) -> bool:
     return name_suffix(base_name(path).lower()) in SCANNED_BINARY_SUFFIXES
+
+
+def may_hold_pickle(path: str) -> bool:
+    return path.lower().endswith(PICKLE_SUFFIXES)
 
 
 def bom_text(data: bytes) -> tuple[str, str] | None:
@@ -50,15 +56,29 @@ def scrubbed(data: bytes) -> str:
     return _UNPRINTABLE.sub(b" ", data).decode("ascii")
 
 
-def binary_document(source: SourceFile, data: bytes, size: int, problem: str | None = None) -> Document:
-    """A binary file as text for the secret rules; ``data`` is at most :data:`MAX_BINARY_SCAN` bytes."""
+def binary_document(source: SourceFile, data: bytes, size: int, problem: str | None = None,
+                    abspath: str | None = None) -> Document:
+    """A binary file as text for the secret rules; ``data`` is at most :data:`MAX_BINARY_SCAN` bytes.
+
+    A pickle or checkpoint also gets the globals a load would import (``parsed``, a ``PickleScan``); a zip
+    checkpoint is read from ``abspath`` when given (its directory is at the end, past ``data``).
+    """
     problems = []
     if size > len(data):
         problems.append(Problem("SPK003", 1, 1, f"binary file of {size} bytes: only its first {len(data)} bytes "
                                 f"were scanned for token shapes", key="binary-truncated"))
     elif problem:
         problems.append(Problem("SPK003", 1, 1, problem, key="binary-content"))
-    return Document(SourceFile(source.path, source.abspath, FileKind.TEXT), scrubbed(data), problems=problems)
+    parsed = None
+    if may_hold_pickle(source.path):  # pickletools and zipfile are imported only for such files
+        from spikelint.documents.pickled import scan_file
+
+        parsed = scan_file(abspath if size > len(data) else None, data)
+        if parsed is not None and parsed.stopped:
+            problems.append(Problem("SPK003", 1, 1, f"pickle not read to the end: {parsed.stopped}",
+                                    key="pickle-stopped"))
+    return Document(SourceFile(source.path, source.abspath, FileKind.TEXT), scrubbed(data), parsed=parsed,
+                    problems=problems)
 
 
 def oversized_document(source: SourceFile, size: int, limit: int) -> Document:
