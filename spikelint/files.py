@@ -50,6 +50,11 @@ BINARY_SUFFIXES = frozenset((
     ".jar", ".class", ".o", ".a",
 ))
 
+# text files whose first line is never a shebang or an #SBATCH line worth reading (one open per file saved)
+PROSE_SUFFIXES = frozenset((".md", ".rst", ".txt", ".csv", ".tsv", ".jsonl", ".html", ".css", ".js", ".ts", ".go",
+                            ".java", ".c", ".h", ".cc", ".cpp", ".hpp", ".cu", ".svg", ".xml", ".lock", ".proto",
+                            ".rs", ".tex", ".bib", ".sql", ".ini", ".cfg"))
+
 
 # Outside Git nothing says what is generated or vendored; these never hold the team's workloads,
 # and a virtual environment alone turns a second into half a minute (and site-packages' test keys
@@ -209,9 +214,8 @@ def is_excluded(path: str, patterns: tuple[str, ...]) -> bool:
 def matches_glob(path: str, pattern: str) -> bool:
     """gitignore-flavoured glob: ``**`` spans folders, a pattern without '/' matches any basename."""
     pattern = pattern.rstrip("/")
-    if "/" not in pattern:
-        return fnmatch.fnmatchcase(PurePosixPath(path).name, pattern) or any(
-            fnmatch.fnmatchcase(part, pattern) for part in PurePosixPath(path).parts[:-1])
+    if "/" not in pattern:  # by strings: discovery asks for every file of the tree
+        return any(fnmatch.fnmatchcase(part, pattern) for part in path.split("/") if part)
     return _glob_regex(pattern.lstrip("/"), path)
 
 
@@ -329,7 +333,8 @@ def _consider(path: str, shown: str, root: Path, cwd: Path, exclude: tuple[tuple
     name = os.path.basename(path)
     suffix = name_suffix(name.lower())
     kind = detect_kind(name)
-    if (kind == FileKind.TEXT and suffix not in BINARY_SUFFIXES) or (kind == FileKind.DOCKERFILE and suffix):
+    if ((kind == FileKind.TEXT and suffix not in BINARY_SUFFIXES and suffix not in PROSE_SUFFIXES)
+            or (kind == FileKind.DOCKERFILE and suffix)):
         kind = detect_kind(name, _first_line(path))  # launch scripts without .sh: the shebang says
     if suffix in BINARY_SUFFIXES and kind != FileKind.IMAGE:
         from spikelint.documents.bounded import is_scanned_binary

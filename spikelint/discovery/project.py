@@ -19,6 +19,12 @@ COMMON_CONFIG_STEMS = frozenset(("config", "configs", "conf", "cfg", "default", 
                                  "parameters", "train", "training", "base", "main", "values", "args", "hparams"))
 
 
+def path_parts(path: str) -> tuple[str, ...]:
+    """A display path's folders and name: '/'-separated already, so split (path objects cost 25 µs each, and a
+    4,000-file tree is indexed on a hook run of one file)."""
+    return tuple(part for part in path.split("/") if part and part != ".")
+
+
 @dataclass
 class Project:
     """Every discovered file; other files are parsed on demand when a check asks for them."""
@@ -70,7 +76,7 @@ class Project:
         if not wanted:
             return None
         best: tuple[int, int, SourceFile] | None = None
-        near_parts = PurePosixPath(near.path).parts[:-1] if near is not None else ()
+        near_parts = path_parts(near.path)[:-1] if near is not None else ()
         for parts, source in self._named(wanted[-1]):
             matched = 0
             while matched < min(len(parts), len(wanted)) and parts[-1 - matched] == wanted[-1 - matched]:
@@ -111,7 +117,7 @@ class Project:
         if self._indexed != len(self.sources):
             self._by_name = {}
             for source in self.sources:
-                parts = PurePosixPath(source.path).parts
+                parts = path_parts(source.path)
                 if parts:
                     self._by_name.setdefault(parts[-1], []).append((parts, source))
             self._indexed = len(self.sources)

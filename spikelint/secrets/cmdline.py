@@ -14,6 +14,7 @@ from typing import NamedTuple
 
 from spikelint.util.lazyre import lazy_regex
 from spikelint.util.pathnames import base_name
+from spikelint.secrets.context import is_documented_public_value
 from spikelint.secrets.context import KeyClass
 from spikelint.secrets.context import classify_key
 from spikelint.secrets.context import is_not_a_credential_literal
@@ -132,7 +133,7 @@ def _header_secrets(word: ArgWord) -> Iterator[CommandSecret]:
     for regex in (AUTH_HEADER, API_KEY_HEADER):
         for match in regex.finditer(word.text):
             value = match.group("value")
-            if is_placeholder(value) or is_reference(value):
+            if is_placeholder(value) or is_reference(value) or is_documented_public_value(value):
                 continue
             tokens = token_secrets(value)
             type_ = tokens[0].type if tokens else "token in Authorization header"

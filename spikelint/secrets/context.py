@@ -60,6 +60,8 @@ PUBLIC_WORDS = frozenset((
     "revision", "rev", "commit", "commitid", "ref", "tag", "version", "id", "uuid", "guid", "run", "runid",
     "fingerprint", "integrity", "git",
 ))
+DIGEST_WORDS = frozenset(("sha", "sha1", "sha256", "sha512", "md5", "checksum", "checksums", "digest", "hash", "crc",
+                          "fingerprint", "integrity"))
 PASSWORD_WORDS = frozenset(("password", "passwords", "passwd", "pwd", "pass", "passphrase", "passcode", "contrasena", "senha",
                             "passwort"))
 
@@ -93,8 +95,8 @@ def classify_key(key: str) -> KeyClass:
         secret = True
     if not secret and len(words) == 1:  # ``hftoken``, ``wandbapikey``, ``dbpassword``
         secret = bool(_GLUED_SECRET.search(joined)) and not _GLUED_NOT_SECRET.search(joined)
-    if secret and any(word in NOT_SECRET_WORDS for word in words):
-        secret = False
+    if secret and any(word in NOT_SECRET_WORDS or word in DIGEST_WORDS for word in words):
+        secret = False  # ``checksum/secret``: a digest of a secret (a Helm annotation that rolls pods), not the secret
     public = any(word in PUBLIC_WORDS for word in words) and not secret
     password = secret and any(word in PASSWORD_WORDS for word in words)
     return KeyClass(secret, password, public)
@@ -112,7 +114,8 @@ NOT_SECRET_ENV_NAME = lazy_regex(
     r"(?:^|_)(?:MAX|NUM|MIN)_(?:\w*_)?TOKENS?(?:_|$)|TOKEN_(?:LIMIT|LENGTH|LEN|COUNT|ID|BUDGET|TYPE|TTL|EXPIR\w*)"
     r"|_(?:URL|URI|HOST|ENDPOINT|PORT|FILE|PATH|DIR|NAME|REF|MODE|TYPE|METHOD|ENABLED|DISABLED|REGION|PROVIDER"
     r"|SECRET_NAME|KEY_NAME|KEY_ID_FILE|USER|USERNAME|LOGIN|EMAIL|ISSUER|AUDIENCE|SCOPES?|REALM|DOMAIN|TENANT"
-    r"|PROJECT|BUCKET|ALGORITHM|HEADER|PREFIX|TIMEOUT|RETRIES|EXPIRY|TTL|VERSION|LEVEL|SIZE|FORMAT|STRATEGY)$"
+    r"|PROJECT|BUCKET|ALGORITHM|HEADER|PREFIX|TIMEOUT|RETRIES|EXPIRY|TTL|VERSION|LEVEL|SIZE|FORMAT|STRATEGY"
+    r"|ROLE|ROLES|GROUP|GROUPS)$"
     r"|(?<!ACCESS_KEY)_ID$"
     r"|^(?:AUTH_URL|AUTH_TYPE|AUTH_MODE|AUTH_METHOD|AUTH_ENABLED|AUTH_DISABLED|OAUTHLIB_INSECURE_TRANSPORT"
     r"|HF_HUB_DISABLE_IMPLICIT_TOKEN|GOOGLE_APPLICATION_CREDENTIALS|AWS_SHARED_CREDENTIALS_FILE"
@@ -301,8 +304,10 @@ def _repeats_a_unit(text: str) -> bool:
 
 # SHA-256 (first 32 hex digits) of values that vendors publish in their documentation: the
 # Azurite/Azure Storage emulator account key, AWS's documented example secret key, the
-# Google Cloud SDK's public OAuth client secret, and the example Google API keys of the
-# Firebase Android SDK's samples and tests (public by design: they ship in its source).
+# Google Cloud SDK's public OAuth client secret, the example Google API keys of the
+# Firebase Android SDK's samples and tests (public by design: they ship in its source), the bearer
+# token of Kubernetes' API conventions document (copied into many repositories' docs), and Ray's
+# former built-in Redis password (ray_constants.py, replaced in Ray 2.3; still in its samples).
 # Hashes, so the project itself holds no key-shaped string.
 PUBLIC_VALUE_HASHES = frozenset((
     "0011cc25eb4320717494d2703e8cba85", "78314b11be2e581549ac1c4f616563fa", "f0386f9be1fe905fb2f97a8daff11a9b",
@@ -311,11 +316,11 @@ PUBLIC_VALUE_HASHES = frozenset((
     "49f777db995e8260da7ca9ffdf0c08d6", "4c98242dcadc8b29005c6b4aad526552", "8731261cb72d86267a32a532ebd3df42",
     "a19f89ab3555eac10c40741f6df79ecf", "a6c814bc555ae62c7bd8b58ec07bf559", "dc0fcf046c61640cbd1e8b999ada3262",
     "e4a5542bb7fd7b67e943c71ad29c34b5", "ea9bb1082cf95663f5faca23b8b15ef2", "eb540d2b6ee2a0a47c5779bc8a014178",
-    "f56e323494a6ffc2064e7a955908957d",
+    "f56e323494a6ffc2064e7a955908957d", "6ee68adb5ad40c08c03db1af6ede27c8", "4f2906993015c71123ec5e664a9b4b9a",
 ))
 
 
-PUBLIC_VALUE_LENGTHS = frozenset((20, 24, 39, 40, 88))
+PUBLIC_VALUE_LENGTHS = frozenset((16, 20, 24, 32, 39, 40, 88))
 _AWS_EXAMPLE_KEY_ID = lazy_regex(r"^(?:AKIA|ASIA|ABIA|ACCA|A3T[A-Z0-9])[A-Z0-9]{9}EXAMPLE$")
 
 
@@ -396,6 +401,7 @@ def looks_random(value: str, minimum_length: int = 16) -> bool:
 
 _IDENTIFIER = lazy_regex(r"^[A-Za-z]+(?:[_.:-][A-Za-z]+)*(?:[_.-]\d{1,6})?$")
 _CAMEL_PARTS = lazy_regex(r"[A-Z]?[a-z]+|[A-Z]+(?![a-z])|\d+")
+_SNAKE_NAME = lazy_regex(r"^[a-z][a-z0-9]*(?:_[a-z0-9]{1,12}){2,}$")
 _CONSTANT_NAME = lazy_regex(r"^[A-Z][A-Z0-9]*(?:_[A-Z0-9]+)+$")
 _ALL_DIGITS = lazy_regex(r"^\d{6,64}$")
 _LEET = str.maketrans("0134578@$", "oleastbas")
@@ -408,6 +414,8 @@ def looks_like_word_or_identifier(value: str) -> bool:
         return True
     if _CONSTANT_NAME.match(value):  # ``R2_SECRET_ACCESS_KEY``: the name of a variable
         return sum(1 for part in value.split("_") if len(part) >= 3 and part.isalpha()) >= 2
+    if _SNAKE_NAME.match(value):  # ``s3_us_east_1_regional_endpoint``: a config key's name
+        return sum(1 for part in value.split("_") if len(part) >= 4 and part.isalpha()) >= 2
     return _camel_case_name(value)
 
 
@@ -438,7 +446,8 @@ _BASE64 = lazy_regex(r"^(?:[A-Za-z0-9+/]{4})*(?:[A-Za-z0-9+/]{2}==|[A-Za-z0-9+/]
 
 
 def is_encoded_placeholder(value: str) -> bool:
-    """``cGFzc3dvcmQ=`` is ``password`` in base64 (a Kubernetes Secret's fixture): still a placeholder."""
+    """``cGFzc3dvcmQ=`` is ``password`` in base64 (a Kubernetes Secret's fixture): still a placeholder; so is a
+    documented public value in base64."""
     if len(value) < 8 or len(value) > 200 or not _BASE64.match(value):
         return False
     import base64
@@ -448,7 +457,8 @@ def is_encoded_placeholder(value: str) -> bool:
         decoded = base64.b64decode(value, validate=True).decode("ascii")
     except (binascii.Error, UnicodeDecodeError, ValueError):
         return False
-    return decoded.strip().isprintable() and is_placeholder(decoded.strip())
+    plain = decoded.strip()
+    return plain.isprintable() and (is_placeholder(plain) or is_documented_public_value(plain))
 
 
 # A UI locator: a CSS attribute selector (``input[type='password']``, ``[name=pwd]``) or an XPath
@@ -497,7 +507,7 @@ def literal_secret_under_key(value: str, key: KeyClass, prose: bool = False) -> 
     Words and identifiers are never credentials: a real password has more than letters.
     """
     text = value.strip().strip("'\"").strip()
-    if not key.secret or not text or " " in text or "\t" in text or "\n" in text:
+    if not key.secret or not text or " " in text or "\t" in text or "\n" in text or is_documented_public_value(text):
         return False
     if key.password and is_digit_password(text):
         return True

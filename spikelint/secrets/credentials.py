@@ -21,7 +21,9 @@ from typing import NamedTuple
 
 from spikelint.util.lazyre import lazy_regex
 from spikelint.model import Node
+from spikelint.secrets.context import is_documented_public_value
 from spikelint.secrets.context import classify_key
+from spikelint.secrets.context import key_words
 from spikelint.secrets.context import is_placeholder
 from spikelint.secrets.context import is_reference
 from spikelint.secrets.detectors import is_placeholder_value
@@ -63,7 +65,8 @@ def _offset_secret(value: str, type_: str, start: int) -> Secret:
 
 def _real(value: str) -> bool:
     text = value.strip().strip("'\"")
-    return bool(text) and not is_placeholder_value(text) and not is_reference(text)
+    return (bool(text) and not is_placeholder_value(text) and not is_reference(text)
+            and not is_documented_public_value(text))
 
 
 def _value_secrets(pattern: re.Pattern[str], text: str, type_: str) -> Iterator[Secret]:
@@ -316,12 +319,24 @@ def kubernetes_secret_secrets(root: Node) -> Iterator[NodeSecret]:
             continue
         for key, node in holder.value.items():
             text = _scalar_text(node)
-            if text is None:
+            if text is None or _names_no_credential(str(key)):
                 continue
             plain = _decoded(text) if encoded else text
             if plain is None or not _real(plain) or _only_certificates(plain) or _json_of_placeholders(plain):
                 continue
             yield _whole(node, "Kubernetes Secret value", f"{section}.{key} of Secret '{name}'")
+
+
+# the last word of a Secret key that holds what a client connects with, not what it proves itself with
+CONNECTION_WORDS = frozenset(("user", "username", "login", "db", "database", "dbname", "schema", "host", "hostname",
+                              "port", "server", "endpoint", "url", "uri", "region", "bucket", "namespace", "email"))
+
+
+def _names_no_credential(key: str) -> bool:
+    """``POSTGRES_USER``, ``POSTGRES_DB``, ``host``: a Secret often carries the connection's other settings
+    beside its password; those are not credentials (the password beside them is reported)."""
+    words = key_words(key)
+    return bool(words) and words[-1] in CONNECTION_WORDS and not classify_key(key).secret
 
 
 def _json_of_placeholders(text: str) -> bool:
@@ -346,8 +361,8 @@ def _only_certificates(text: str) -> bool:
 
 
 def _decoded(text: str) -> str | None:
-    try:
-        return base64.b64decode(text.strip(), validate=True).decode("utf-8", "replace")
+    try:  # a long value folded over lines (``ca.crt: LS0t…`` in a block scalar) is base64 all the same
+        return base64.b64decode("".join(text.split()), validate=True).decode("utf-8", "replace")
     except (binascii.Error, ValueError):
         return text  # not base64: the literal itself is what is exposed
 

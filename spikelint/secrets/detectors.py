@@ -373,12 +373,18 @@ def url_credentials(text: str) -> Iterator[Secret]:
             kind = "password in URL" if user.lower() not in ("x-access-token", "oauth2", "gitlab-ci-token",
                                                               "x-token-auth", "token") else "token in URL"
             yield Secret(password, kind, offset, offset + len(password))
-        elif looks_random(userinfo, 20) and not is_placeholder(userinfo) and not _storage_container(text, start):
+        elif (looks_random(userinfo, 20) and not is_placeholder(userinfo) and not _storage_container(text, start)
+              and not _SENTRY_DSN.match(text, match.end("userinfo"))):
             yield Secret(userinfo, "token in URL", start, start + len(userinfo))
 
 
 # object-store URLs name ``container@account`` before the host: ``abfss://<workspace-id>@onelake…``
 _STORAGE_SCHEMES = ("abfss://", "abfs://", "wasbs://", "wasb://", "adl://")
+
+
+# a Sentry DSN's user part is the project's public key: Sentry documents DSNs as safe to publish (they only let a
+# client send events), and every SDK's setup code holds one
+_SENTRY_DSN = lazy_regex(r"@o?\d*\.?ingest\.(?:[a-z]{2}\.)?sentry\.io/|@sentry\.io/")
 
 
 def _storage_container(text: str, start: int) -> bool:

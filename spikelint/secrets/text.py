@@ -15,6 +15,7 @@ from typing import Iterator
 from typing import NamedTuple
 
 from spikelint.util.lazyre import lazy_regex
+from spikelint.secrets.context import is_documented_public_value
 from spikelint.secrets.context import is_placeholder
 from spikelint.secrets.context import is_reference
 from spikelint.secrets.context import classify_key
@@ -141,7 +142,7 @@ def _context_secrets(line: str, offset: int, mode: str) -> Iterator[Secret]:
     for regex, secret_type in ((AUTH_HEADER, "token in Authorization header"), (API_KEY_HEADER, "API key header")):
         for match in regex.finditer(line):
             value = match.group("value")
-            if looks_random(value, 12) and not is_placeholder(value):
+            if looks_random(value, 12) and not is_placeholder(value) and not is_documented_public_value(value):
                 yield Secret(value, secret_type, offset + match.start("value"), offset + match.end("value"))
 
 
