@@ -1,23 +1,25 @@
 """Recall and false positives of spikelint's secret rules (SPK201-SPK206) on gitleaks' own test samples.
 
-Why: next to each of its detection rules gitleaks keeps the strings the rule must find (true
-positives) and must not find (false positives).  They are a peer's idea of what a leak looks like,
-written by other people than ours, so they test spikelint where our own fixtures cannot.
+Why: next to each detection rule gitleaks keeps the strings the rule must find (true positives) and
+must not find (false positives).  They are a peer's idea of what a leak looks like, written by other
+people than ours, so they test spikelint where our own fixtures cannot.
 
 How: nothing of gitleaks is stored here.  The samples are Go expressions in
-cmd/generate/config/rules/*.go of a gitleaks source tree given with --gitleaks; a small interpreter
-of the Go those files use (literals, +, slices, maps, append, loops, fmt.Sprintf, base64, and
-gitleaks' own helpers, read from cmd/generate/config/utils/*.go) runs every rule function.
-secrets.NewSecret is a seeded generator of strings matching a regex (sre_parse).  Each sample is
-written alone into a file of each carrier (.env, shell, YAML block, Python, prose .txt; the true
-positives' raw value base64/hex/percent-encoded in a ConfigMap, an .env line and a notebook output;
-.env files inside .zip and .tar.gz), spikelint checks each carrier folder once, and a sample counts
-as found when its file gets any SPK201-SPK206 finding.
+cmd/generate/config/rules/*.go of the gitleaks source tree given with --gitleaks; a small interpreter
+of the Go those files use (literals, +, slices, maps, append, range loops, fmt.Sprintf, base64, and
+gitleaks' own helpers, read from cmd/generate/config/utils/*.go) runs each rule function, with
+secrets.NewSecret replaced by a seeded generator of strings matching a regex (sre_parse).  Each
+sample is written alone into a file of each carrier (.env, shell, YAML block, Python, prose .txt;
+the true positives' raw value base64/hex/percent-encoded in a ConfigMap, an .env line and a
+notebook output; .env files inside .zip and .tar.gz), spikelint checks each carrier folder once,
+and a sample counts as reported when its file gets any SPK201-SPK206 finding.
 
     python bench/peer_samples.py --gitleaks /tmp/gitleaks --spikelint /work/venv/bin/spikelint \\
         --out /tmp/peer.json [--seed 1] [--carriers env,sh,yaml,py,txt,encoded,archived]
 
-True-positive secrets are never printed or written beyond their first four characters.
+A gitleaks negative is a negative of one rule: the "not another rule's" column leaves out those that
+another gitleaks rule's regex matches.  True-positive secrets are never printed or written beyond
+their first four characters.
 """
 
 from __future__ import annotations
@@ -40,7 +42,6 @@ from dataclasses import field
 from pathlib import Path
 from typing import Any
 from typing import Callable
-from typing import Iterator
 
 try:
     import re._parser as sre_parse  # Python 3.11+
@@ -49,27 +50,27 @@ except ImportError:  # pragma: no cover
 
 SECRET_RULES = {f"SPK20{n}" for n in range(1, 7)}  # --select SPK2 also enables SPK207 (notebook outputs)
 NAMED = {"aws-": "AWS", "gcp-": "GCP", "azure-": "Azure", "github-": "GitHub", "gitlab-": "GitLab", "slack-": "Slack",
-         "stripe-": "Stripe", "jwt": "JWT", "huggingface-": "Hugging Face", "openai-": "OpenAI", "anthropic-": "Anthropic",
-         "private-key": "private keys", "npm-": "npm", "pypi-": "PyPI", "databricks-": "Databricks", "cohere-": "Cohere",
-         "mailgun-": "Mailgun", "sendinblue-": "Sendinblue/Brevo", "vault-": "Vault"}
+         "stripe-": "Stripe", "jwt": "JWT", "huggingface-": "Hugging Face", "openai-": "OpenAI",
+         "anthropic-": "Anthropic", "private-key": "private keys", "npm-": "npm", "pypi-": "PyPI",
+         "databricks-": "Databricks", "cohere-": "Cohere", "mailgun-": "Mailgun", "sendinblue-": "Sendinblue/Brevo",
+         "vault-": "Vault"}
 ARCHIVE_MEMBERS = 100
-GO_PACKAGES = {"fmt", "strings", "regexp", "base64", "config", "secrets", "utils", "os", "logging", "detect", "base"}
+Node = tuple  # the parser's syntax tree: ("kind", ...)
 
 
 class EvalError(Exception):
-    """A construct the interpreter (or the regex generator) does not handle."""
+    """A construct the interpreter (or the regex generator) does not handle: the sample is skipped and counted."""
 
 
-# ----------------------------------------------------------------------------------- Go tokens and syntax
+# ------------------------------------------------------------------------------------------ Go syntax
 
 TOKEN = re.compile(r"""(?P<nl>\n)|(?P<ws>[ \t\r\f]+)|(?P<com>//[^\n]*|/\*.*?\*/)|(?P<raw>`[^`]*`)
-    |(?P<str>"(?:\\.|[^"\\\n])*")|(?P<rune>'(?:\\.|[^'\\\n])+')|(?P<num>\d[\d_]*(?:\.\d+)?)|(?P<id>[^\W\d]\w*)
-    |(?P<op>\.\.\.|:=|&&|\|\||==|!=|<=|>=|\+=|\+\+|--|&\^|<<|>>|[-+*/%&|!<>=(){}\[\],;:.^~])""", re.S | re.X)
+    |(?P<str>"(?:\\.|[^"\\\n])*"|'(?:\\.|[^'\\\n])+')|(?P<num>\d+(?:\.\d+)?)|(?P<id>[^\W\d]\w*)
+    |(?P<op>\.\.\.|:=|&&|\|\||==|!=|<=|>=|\+=|\+\+|--|[-+*/%&|!<>=(){}\[\],;:.^])""", re.S | re.X)
 ESCAPE = re.compile(r"\\(?:x[0-9a-fA-F]{2}|u[0-9a-fA-F]{4}|U[0-9a-fA-F]{8}|[0-7]{3}|.)", re.S)
 SIMPLE = {"n": "\n", "t": "\t", "r": "\r", "a": "\a", "b": "\b", "f": "\f", "v": "\v", "\\": "\\", "'": "'", '"': '"'}
-BINARY = {"||": 1, "&&": 2, "==": 3, "!=": 3, "<": 3, "<=": 3, ">": 3, ">=": 3, "+": 4, "-": 4, "|": 4, "^": 4,
-          "*": 5, "/": 5, "%": 5, "<<": 5, ">>": 5, "&": 5, "&^": 5}
-Node = tuple
+BINARY = {"||": 1, "&&": 2, "==": 3, "!=": 3, "<": 3, "<=": 3, ">": 3, ">=": 3, "+": 4, "-": 4, "*": 5, "/": 5, "%": 5}
+ENDS_LINE = {("op", c) for c in (")", "]", "}", "++", "--")}
 
 
 def unquote(body: str) -> str:
@@ -83,17 +84,14 @@ def tokenize(src: str) -> list[tuple[str, Any]]:
     out: list[tuple[str, Any]] = []
     pos = 0
     while pos < len(src):
-        m = TOKEN.match(src, pos)
-        if not m:
+        if not (m := TOKEN.match(src, pos)):
             raise EvalError(f"bad character {src[pos]!r}")
         kind, text, pos = m.lastgroup or "", m.group(), m.end()
         if kind == "nl" or (kind == "com" and "\n" in text):  # Go's automatic semicolons
-            if out and (out[-1][0] in ("id", "str", "num") or out[-1] in {("op", c) for c in (")", "]", "}", "++", "--")}):
+            if out and (out[-1][0] in ("id", "str", "num") or out[-1] in ENDS_LINE):
                 out.append(("op", ";"))
         elif kind in ("raw", "str"):
             out.append(("str", text[1:-1].replace("\r", "") if kind == "raw" else unquote(text[1:-1])))
-        elif kind == "rune":
-            out.append(("num", ord(unquote(text[1:-1]))))
         elif kind not in ("ws", "com"):
             out.append((kind, text))
     return out + [("op", ";"), ("eof", "")]
@@ -109,13 +107,10 @@ class Func:
 
 
 class Parser:
-    """Recursive descent over the Go subset of gitleaks' rule files; an unreadable statement becomes ("bad", text)."""
+    """Recursive descent over the Go of gitleaks' rule files; a statement it cannot read becomes ("bad", text)."""
 
     def __init__(self, src: str) -> None:
         self.t, self.i, self.nolit, self.imports = tokenize(src), 0, False, {}
-
-    def peek(self) -> tuple[str, Any]:
-        return self.t[self.i]
 
     def next(self) -> Any:
         self.i += 1
@@ -125,134 +120,102 @@ class Parser:
         return self.t[self.i][0] in ("op", "id") and self.t[self.i][1] in texts
 
     def eat(self, text: str) -> bool:
-        if self.at(text):
-            self.i += 1
-            return True
-        return False
+        self.i += (found := self.at(text))
+        return found
 
     def expect(self, text: str) -> None:
         if not self.eat(text):
-            raise EvalError(f"expected {text!r}, got {self.peek()[1]!r}")
+            raise EvalError(f"expected {text!r}, got {self.t[self.i][1]!r}")
+
+    def until(self, stop: str, consume: bool = True) -> list[Any]:
+        """Token texts up to the unnested ``stop``."""
+        out, depth = [], 0
+        while not (depth == 0 and self.at(stop)) and self.t[self.i][0] != "eof":
+            depth += self.at("(", "[", "{") - self.at(")", "]", "}")
+            out.append(self.next())
+        self.i += consume
+        return out
 
     def file(self, package: str) -> tuple[dict[str, Func], list[Node]]:
-        funcs: dict[str, Func] = {}
-        decls: list[Node] = []
-        while self.peek()[0] != "eof":
-            if self.eat(";"):
-                continue
-            if self.eat("package"):
-                self.next()
-            elif self.eat("import"):
-                specs = self.until(")") if self.eat("(") else self.until(";")
-                for spec in " ".join(map(str, specs)).split(";"):
+        funcs, decls = {}, []
+        while self.t[self.i][0] != "eof":
+            if self.eat("import"):
+                for spec in " ".join(self.until(")") if self.eat("(") else self.until(";")).split(";"):
                     if words := spec.split():
                         self.imports[words[0] if len(words) > 1 else words[-1].rsplit("/", 1)[-1]] = \
                             words[-1].rsplit("/", 1)[-1]
             elif self.eat("func"):
                 method = self.eat("(") and self.until(")")
-                name = self.next()
-                self.expect("(")
+                name, _ = self.next(), self.expect("(")
                 params = " ".join(map(str, self.until(")"))).split(",")
-                results = "".join(map(str, self.until("{", consume=False)))
-                body = self.block()
+                results, body = "".join(map(str, self.until("{", consume=False))), self.block()
                 if not method:
-                    funcs[name] = Func(package, [p.split()[0] for p in params if p.strip()], "..." in "".join(params),
-                                       results, body)
+                    names = [p.split()[0] for p in params if p.strip()]
+                    funcs[name] = Func(package, names, "..." in "".join(params), results, body)
             elif self.at("var", "const"):
-                decls.append(self.decl())
+                decls += self.block_item()
             else:
-                self.skip()
+                self.until(";")  # package, type
         return funcs, decls
-
-    def until(self, stop: str, consume: bool = True) -> list[Any]:
-        """Tokens up to the unnested ``stop`` (nesting counted with (), [], {})."""
-        out, depth = [], 0
-        while not (depth == 0 and self.at(stop)) and self.peek()[0] != "eof":
-            depth += self.at("(", "[", "{") - self.at(")", "]", "}")
-            out.append(self.next())
-        if consume:
-            self.next()
-        return out
-
-    def skip(self) -> str:
-        return " ".join(map(str, self.until(";")))
 
     def block(self) -> list[Node]:
         self.expect("{")
         out: list[Node] = []
         while not self.eat("}"):
-            if self.eat(";"):
-                continue
-            start = self.i
-            try:
-                node = self.statement()
-            except EvalError:
-                self.i = start
-                node = ("bad", self.skip())
-            out.extend([("decls", [spec]) for spec in node[1]] if node[0] == "decls" else [node])
+            if not self.eat(";"):
+                out += self.block_item()
         return out
 
+    def block_item(self) -> list[Node]:
+        start = self.i
+        try:
+            node = self.statement()
+        except EvalError:
+            self.i = start
+            return [("bad", " ".join(map(str, self.until(";"))))]
+        return [("decl", spec) for spec in node[1]] if node[0] == "decls" else [node]
+
     def statement(self) -> Node:
-        if self.at("var", "const"):
-            return self.decl()
+        if self.eat("var") or self.eat("const"):
+            if not self.eat("("):
+                return ("decls", [self.spec()])
+            specs = []
+            while not self.eat(")"):
+                if not self.eat(";"):
+                    specs.append(self.spec())
+            return ("decls", specs)
         if self.eat("return"):
             return ("return", [] if self.at(";", "}") else self.exprlist())
         if self.eat("if"):
-            return self.if_stmt()
+            init, cond = None, self.header()
+            if self.eat(";"):
+                init, cond = cond, self.header()
+            body, other = self.block(), []
+            if self.eat("else"):
+                other = self.block() if self.at("{") else [self.statement()]
+            return ("if", init, cond, body, other)
         if self.eat("for"):
-            return self.for_stmt()
+            return ("for", self.header(), self.block())
         if self.at("break", "continue"):
             return (self.next(),)
         if self.at("{"):
             return ("block", self.block())
-        if self.at("switch", "select", "go", "defer", "goto", "type", "func"):
-            raise EvalError("unsupported statement")
         return self.simple()
 
     def simple(self) -> Node:
         lhs = self.exprlist()
-        if self.at(":=", "=", "+="):
-            op = self.next()
-            if self.eat("range"):
-                return ("range", lhs, self.expr())
-            return ("assign", op, lhs, self.exprlist())
-        if self.at("++", "--"):
-            return ("assign", "+=", lhs, [("const", 1 if self.next() == "++" else -1)])
-        return ("expr", lhs)
+        if not self.at(":=", "="):
+            return ("expr", lhs)
+        op = self.next()
+        return ("range", lhs, self.expr()) if self.eat("range") else ("assign", op, lhs, self.exprlist())
 
     def header(self) -> Node | None:
+        """The condition of an if or for, where ``name {`` opens the block, not a composite literal."""
         self.nolit = True
         try:
             return None if self.at("{", ";") else self.simple()
         finally:
             self.nolit = False
-
-    def if_stmt(self) -> Node:
-        init, cond = None, self.header()
-        if self.eat(";"):
-            init, cond = cond, self.header()
-        body, other = self.block(), []
-        if self.eat("else"):
-            other = [self.if_stmt()] if self.eat("if") else self.block()
-        return ("if", init, cond, body, other)
-
-    def for_stmt(self) -> Node:
-        init, cond, post = None, self.header(), None
-        if self.eat(";"):
-            init, cond = cond, self.header()
-            self.expect(";")
-            post = self.header()
-        return ("for", init, cond, post, self.block())
-
-    def decl(self) -> Node:
-        self.next()
-        if not self.eat("("):
-            return ("decls", [self.spec()])
-        specs = []
-        while not self.eat(")"):
-            if not self.eat(";"):
-                specs.append(self.spec())
-        return ("decls", specs)
 
     def spec(self) -> Node:
         names = [self.next()]
@@ -262,7 +225,7 @@ class Parser:
         return (names, typ, self.exprlist() if self.eat("=") else [])
 
     def type(self) -> str:
-        if self.eat("*") or self.eat("..."):
+        if self.eat("*"):
             return "*" + self.type()
         if self.eat("["):
             size = "" if self.at("]") else str(self.next())
@@ -270,11 +233,8 @@ class Parser:
             return f"[{size}]" + self.type()
         if self.eat("map"):
             self.expect("[")
-            key = self.type()
-            self.expect("]")
+            key, _ = self.type(), self.expect("]")
             return f"map[{key}]" + self.type()
-        if self.at("interface", "struct", "func"):
-            raise EvalError("unsupported type")
         name = str(self.next())
         return f"{self.imports.get(name, name)}.{self.next()}" if self.eat(".") else name
 
@@ -285,16 +245,14 @@ class Parser:
         return out
 
     def expr(self, prec: int = 1) -> Node:
-        left = self.unary()
-        while self.peek()[0] == "op" and BINARY.get(self.peek()[1], 0) >= prec:
+        if self.t[self.i][0] == "op" and self.t[self.i][1] in ("!", "-", "&", "*"):
+            left = ("un", self.next(), self.expr(6))
+        else:
+            left = self.primary()
+        while self.t[self.i][0] == "op" and BINARY.get(self.t[self.i][1], 0) >= prec:
             op = self.next()
             left = ("bin", op, left, self.expr(BINARY[op] + 1))
         return left
-
-    def unary(self) -> Node:
-        if self.peek()[0] == "op" and self.peek()[1] in ("!", "-", "&", "*", "^", "+"):
-            return ("un", self.next(), self.unary())
-        return self.primary()
 
     def primary(self) -> Node:
         x = self.operand()
@@ -311,49 +269,43 @@ class Parser:
                         break
                 self.nolit, x = old, ("call", x, args, spread)
             elif self.eat("["):
-                lo = None if self.at(":") else self.expr()
-                if self.eat(":"):
-                    x = ("slice", x, lo, None if self.at("]") else self.expr())
-                else:
-                    x = ("index", x, lo)
-                self.expect("]")
+                x, _ = ("index", x, self.expr()), self.expect("]")
             elif self.at("{") and not self.nolit and x[0] in ("name", "sel", "type"):
                 x = ("comp", type_text(x), self.elements())
             else:
                 return x
 
     def operand(self) -> Node:
-        kind, text = self.peek()
+        kind, text = self.t[self.i]
         if kind in ("str", "num"):
-            self.next()
-            return ("const", text if kind == "str" or isinstance(text, int) else float(text) if "." in text else int(text))
+            self.i += 1
+            return ("const", text if kind == "str" else float(text) if "." in text else int(text))
         if self.eat("("):
             old, self.nolit = self.nolit, False
-            inner = self.expr()
-            self.expect(")")
+            inner, _ = self.expr(), self.expect(")")
             self.nolit = old
             return inner
         if self.at("[", "map"):
             return ("type", self.type())
-        if kind == "id" and not self.at("func", "range", "interface", "struct"):
-            self.next()
+        if kind == "id" and not self.at("func", "range", "interface", "struct", "switch"):
+            self.i += 1
             return ("name", self.imports.get(text, text))
         raise EvalError(f"unexpected {text!r}")
 
     def elements(self) -> list[tuple[Node | None, Node]]:
+        """``{a, b}`` or ``{k: v, ...}``; an inner ``{...}`` without a type is ("comp", None, ...)."""
         self.expect("{")
         old, self.nolit, items = self.nolit, False, []
         while not self.eat("}"):
-            if self.eat(";"):
-                continue
-            value, key = self.element(), None
-            if self.eat(":"):
-                key, value = value, self.element()
-            items.append((key, value))
-            if not self.eat(","):
-                self.eat(";")
-                self.expect("}")
-                break
+            if not self.eat(";"):
+                key, value = None, self.element()
+                if self.eat(":"):
+                    key, value = value, self.element()
+                items.append((key, value))
+                if not self.eat(","):
+                    self.eat(";")
+                    self.expect("}")
+                    break
         self.nolit = old
         return items
 
@@ -366,50 +318,34 @@ def type_text(x: Node) -> str:
 
 
 def elem_type(t: str | None) -> str | None:
-    t = (t or "").lstrip("*")
-    if t.startswith("map["):
-        depth = 0
-        for i, c in enumerate(t[3:], 3):
-            depth += (c == "[") - (c == "]")
-            if depth == 0:
-                return t[i + 1:]
-    return t[t.index("]") + 1:] if t.startswith("[") else None
+    """The element type of a slice or the value type of a map."""
+    t, depth = (t or "").lstrip("*"), 0
+    for i, c in enumerate(t):
+        depth += (c == "[") - (c == "]")
+        if c == "]" and depth == 0:
+            return t[i + 1:]
+    return None
 
 
-# ----------------------------------------------------------------------------------- Go evaluation
+# ------------------------------------------------------------------------------------------ Go evaluation
 
 
 class Struct(dict):  # type: ignore[type-arg]
-    def __init__(self, type_name: str) -> None:
-        super().__init__()
-        self.type = type_name
-
-
-@dataclass
-class Type:
-    text: str
-
-
-@dataclass
-class PkgRef:
-    name: str
-
-
-@dataclass
-class Lazy:
-    expr: Node
-
-
-@dataclass
-class Regex:
-    source: str
-
-
-class Builder(list):  # type: ignore[type-arg]  # strings.Builder
     pass
 
 
-MISSING = PkgRef("<missing>")  # a variable whose assignment could not be evaluated
+class Builder(list):  # type: ignore[type-arg]  # a strings.Builder
+    pass
+
+
+@dataclass
+class Ref:
+    """A package (or package member) name, a type used as a conversion, or a not-yet-evaluated package variable."""
+    kind: str
+    name: Any
+
+
+MISSING = Ref("missing", "")  # a variable whose assignment could not be evaluated: append() takes it as empty
 
 
 class Scope:
@@ -423,53 +359,42 @@ class Scope:
         return scope
 
 
-@dataclass
-class Validated:
-    rule: Any
-    tps: list[Any]
-    fps: list[Any]
-
-
 class Interpreter:
     def __init__(self, generator: SecretGenerator) -> None:
-        self.generator, self.packages, self.validated, self.skips = generator, {}, [], []  # type: ignore[var-annotated]
-        self.universe = Scope(None, {"true": True, "false": False, "nil": None, "string": Type("string"),
-                                     "byte": Type("byte"), "len": len, "make": make, "append": "append"})
+        self.packages: dict[str, Scope] = {}
+        self.validated: list[tuple[Any, list[Any], list[Any]]] = []
+        self.skips: list[str] = []
+        self.universe = Scope(None, {"true": True, "false": False, "nil": None, "string": Ref("type", "string"),
+                                     "len": len, "make": make, "append": "append"})
+        raw = lambda b: base64.b64encode(b if isinstance(b, bytes) else b.encode()).decode()  # noqa: E731
         self.builtins: dict[str, Callable[..., Any]] = {
             "fmt.Sprintf": sprintf, "strings.Join": lambda xs, sep: sep.join(xs), "strings.ToUpper": str.upper,
-            "strings.ToLower": str.lower, "strings.Repeat": lambda s, n: s * n, "strings.TrimSpace": str.strip,
-            "strings.ReplaceAll": lambda s, a, b: s.replace(a, b), "strings.NewReplacer": replacer,
-            "regexp.MustCompile": Regex, "secrets.NewSecret": generator.new_secret,
-            "utils.Validate": lambda r, tps, fps: self.validate(r, tps, fps),
-            "utils.ValidateWithPaths": lambda r, tps, fps: self.validate(r, list((tps or {}).values()),
-                                                                         list((fps or {}).values())),
-            "base64.StdEncoding.EncodeToString": lambda b: base64.b64encode(as_bytes(b)).decode(),
-            "base64.RawStdEncoding.EncodeToString": lambda b: base64.b64encode(as_bytes(b)).decode().rstrip("="),
-            "base64.URLEncoding.EncodeToString": lambda b: base64.urlsafe_b64encode(as_bytes(b)).decode(),
-            "base64.RawURLEncoding.EncodeToString": lambda b: base64.urlsafe_b64encode(as_bytes(b)).decode().rstrip("=")}
+            "strings.ToLower": str.lower, "strings.Repeat": lambda s, n: s * n, "strings.NewReplacer": replacer,
+            "regexp.MustCompile": lambda p: Ref("regex", p), "secrets.NewSecret": generator.new_secret,
+            "utils.Validate": self.validate, "utils.ValidateWithPaths":
+                lambda r, tps, fps: self.validate(r, list((tps or {}).values()), list((fps or {}).values())),
+            "base64.StdEncoding.EncodeToString": raw,
+            "base64.RawStdEncoding.EncodeToString": lambda b: raw(b).rstrip("="),
+            "base64.URLEncoding.EncodeToString": lambda b: raw(b).replace("+", "-").replace("/", "_"),
+            "base64.RawURLEncoding.EncodeToString": lambda b: raw(b).replace("+", "-").replace("/", "_").rstrip("=")}
 
     def load(self, package: str, files: list[Path]) -> None:
         scope = self.packages.setdefault(package, Scope(self.universe))
         for path in files:
             funcs, decls = Parser(path.read_text(encoding="utf-8")).file(package)
             scope.vars.update(funcs)
-            for _, specs in decls:
-                for names, _, values in specs:
-                    scope.vars.update((n, Lazy(v)) for n, v in zip(names, values))
+            for names, _, values in (spec for kind, spec in decls if kind == "decl"):
+                scope.vars.update((n, Ref("lazy", v)) for n, v in zip(names, values))
 
     def validate(self, rule: Any, tps: Any, fps: Any) -> Any:
-        self.validated.append(Validated(rule, [] if tps in (None, MISSING) else tps, [] if fps in (None, MISSING) else fps))
+        self.validated.append((rule, [] if tps in (None, MISSING) else tps, [] if fps in (None, MISSING) else fps))
         return rule
 
     def lookup(self, name: str, env: Scope) -> Any:
-        scope = env.find(name)
-        if scope is None:
-            if name in self.packages or name in GO_PACKAGES:
-                return PkgRef(name)
-            raise EvalError(f"undefined: {name}")
-        value = scope.vars[name]
-        if isinstance(value, Lazy):
-            value = scope.vars[name] = self.ev(value.expr, scope)
+        if (scope := env.find(name)) is None:
+            return Ref("package", name)
+        if isinstance(value := scope.vars[name], Ref) and value.kind == "lazy":
+            value = scope.vars[name] = self.ev(value.name, scope)
         return value
 
     def ev(self, e: Node, env: Scope) -> Any:
@@ -485,129 +410,120 @@ class Interpreter:
         if kind == "name":
             return self.lookup(e[1], env)
         if kind == "type":
-            return Type(e[1])
-        if kind == "bin":
-            return self.binary(e[1], e[2], e[3], env)
+            return Ref("type", e[1])
         if kind == "un":
             value = self.ev(e[2], env)
-            return {"!": lambda v: not v, "-": lambda v: -v, "+": lambda v: v}.get(e[1], lambda v: v)(value)
+            return not value if e[1] == "!" else -value if e[1] == "-" else value  # & and * : the same object
+        if kind == "bin":
+            a = self.ev(e[2], env)
+            if e[1] in ("&&", "||"):
+                return (a and self.ev(e[3], env)) if e[1] == "&&" else (a or self.ev(e[3], env))
+            b = self.ev(e[3], env)
+            return {"+": lambda: a + b, "-": lambda: a - b, "*": lambda: a * b, "/": lambda: a // b,
+                    "%": lambda: a % b, "==": lambda: a == b, "!=": lambda: a != b, "<": lambda: a < b,
+                    "<=": lambda: a <= b, ">": lambda: a > b, ">=": lambda: a >= b}[e[1]]()
         if kind == "sel":
             return self.attribute(self.ev(e[1], env), e[2])
         if kind == "index":
             return self.ev(e[1], env)[self.ev(e[2], env)]
-        if kind == "slice":
-            lo, hi = (None if x is None else self.ev(x, env) for x in (e[2], e[3]))
-            return self.ev(e[1], env)[lo:hi]
         if kind == "comp":
             return self.composite(e[1], e[2], env)
         if kind == "call":
             return self.call(e[1], e[2], e[3], env)
         raise EvalError(f"unsupported expression {kind}")
 
-    def binary(self, op: str, left: Node, right: Node, env: Scope) -> Any:
-        a = self.ev(left, env)
-        if op in ("&&", "||"):
-            return (a and self.ev(right, env)) if op == "&&" else (a or self.ev(right, env))
-        b = self.ev(right, env)
-        ops: dict[str, Callable[[Any, Any], Any]] = {
-            "+": lambda x, y: x + y, "-": lambda x, y: x - y, "*": lambda x, y: x * y, "/": lambda x, y: x // y,
-            "%": lambda x, y: x % y, "==": lambda x, y: x == y, "!=": lambda x, y: x != y, "<": lambda x, y: x < y,
-            "<=": lambda x, y: x <= y, ">": lambda x, y: x > y, ">=": lambda x, y: x >= y}
-        if op not in ops:
-            raise EvalError(f"operator {op}")
-        return ops[op](a, b)
-
     def attribute(self, obj: Any, name: str) -> Any:
-        if isinstance(obj, PkgRef):
+        if isinstance(obj, Ref) and obj.kind == "package":
             full = f"{obj.name}.{name}"
             if full in self.builtins:
                 return self.builtins[full]
             if obj.name in self.packages and name in self.packages[obj.name].vars:
                 return self.lookup(name, self.packages[obj.name])
-            return PkgRef(full)
+            return Ref("package", full)
         if isinstance(obj, Struct) and name in obj:
             return obj[name]
         if isinstance(obj, Builder) and name in ("WriteString", "String"):
             return obj.append if name == "WriteString" else lambda: "".join(obj)
-        if isinstance(obj, Regex) and name in ("String", "MatchString"):
-            return (lambda: obj.source) if name == "String" else lambda s: re.search(go_to_python(obj.source), s) is not None
-        if isinstance(obj, Struct) and name == "ContainsStopWord":
-            return lambda s: stop_word(obj.get("StopWords") or [], s)
+        if isinstance(obj, Ref) and obj.kind == "regex" and name in ("String", "MatchString"):
+            return (lambda: obj.name) if name == "String" else lambda s: bool(re.search(go_to_python(obj.name), s))
+        if isinstance(obj, Struct) and name == "ContainsStopWord":  # a gitleaks config.Allowlist
+            words = [w.lower() for w in obj.get("StopWords") or []]
+            return lambda s: next(((True, w) for w in words if w in s.lower()), (False, ""))
         if callable(obj) and name == "Replace":  # a strings.Replacer
             return obj
-        raise EvalError(f"no attribute {name} on {type(obj).__name__}")
+        raise EvalError(f"no {name} on {type(obj).__name__}")
 
     def composite(self, typ: str | None, items: list[tuple[Node | None, Node]], env: Scope) -> Any:
         inner = elem_type(typ)
 
         def value(node: Node) -> Any:
             return self.composite(inner, node[2], env) if node[0] == "comp" and node[1] is None else self.ev(node, env)
-        if typ is None or typ.lstrip("*").startswith("map["):
+        if typ is None or typ.startswith("map["):
             return {self.ev(k, env) if k is not None else i: value(v) for i, (k, v) in enumerate(items)}
         if typ.startswith("["):
-            out = []
-            for _, v in items:
-                try:
-                    out.append(value(v))
-                except EvalError as exc:
-                    self.skips.append(str(exc))
-            return out
-        struct = Struct(typ.lstrip("*"))
+            return self.each(value, [v for _, v in items])
+        struct = Struct()  # a field that fails holds its error (a rule's Path, say, need not be readable)
         for k, v in items:
             try:
-                struct[k[1] if k is not None else len(struct)] = value(v)
+                struct[k[1] if k else len(struct)] = value(v)
             except EvalError as exc:
-                struct[k[1] if k is not None else len(struct)] = exc
+                struct[k[1] if k else len(struct)] = exc
         return struct
+
+    def each(self, evaluate: Callable[[Node], Any], nodes: list[Node]) -> list[Any]:
+        """The values of the nodes that evaluate; the others are counted as skipped."""
+        out = []
+        for node in nodes:
+            try:
+                out.append(evaluate(node))
+            except EvalError as exc:
+                self.skips.append(str(exc))
+        return out
 
     def call(self, fn: Node, args: list[Node], spread: bool, env: Scope) -> Any:
         if fn == ("name", "append") and env.find("append") is self.universe:
             out = [] if (base := self.ev(args[0], env)) is MISSING else list(base)
-            for i, arg in enumerate(args[1:], 1):
+            for n, node in enumerate(args[1:], 2):
                 try:
-                    value = self.ev(arg, env)
+                    value = self.ev(node, env)
                 except EvalError as exc:
                     self.skips.append(str(exc))
                     continue
-                if spread and i == len(args) - 1:
-                    out.extend([] if value is MISSING else value)
+                if spread and n == len(args):
+                    out += [] if value is MISSING else list(value)
                 else:
                     out.append(value)
             return out
-        f = self.ev(fn, env)
-        argv = [self.ev(a, env) for a in args]
-        if spread:
-            argv = argv[:-1] + list(argv[-1])
-        if isinstance(f, Type):
-            return convert(f.text, argv[0])
+        f, argv = self.ev(fn, env), [self.ev(a, env) for a in args]
+        argv = argv[:-1] + list(argv[-1]) if spread else argv
+        if isinstance(f, Ref) and f.kind == "type":
+            return convert(f.name, argv[0])
         if isinstance(f, Func):
             return self.invoke(f, argv)
-        if callable(f) and not isinstance(f, PkgRef):
+        if callable(f):
             return f(*argv)
         raise EvalError(f"cannot call {f!r}")
 
     def invoke(self, fn: Func, argv: list[Any], tolerant: bool = False) -> Any:
-        n = len(fn.params)
         if fn.variadic:
-            argv = argv[:n - 1] + [argv[n - 1:]]
+            argv = argv[:len(fn.params) - 1] + [argv[len(fn.params) - 1:]]
         signal = self.run(fn.body, Scope(self.packages[fn.package], dict(zip(fn.params, argv))), tolerant)
         return signal[1] if signal and signal[0] == "return" else None
 
     def run(self, stmts: list[Node], env: Scope, tolerant: bool = False) -> Node | None:
+        """Statements in order; ``tolerant`` (a rule function's own body) skips one that fails and goes on."""
         for s in stmts:
             try:
-                signal = self.statement(s, env)
+                if (signal := self.statement(s, env)) is not None:
+                    return signal
             except EvalError as exc:
                 if not tolerant or s[0] == "return":
                     raise
                 self.skips.append(str(exc))
-                names = [t[1] for t in s[2] if t[0] == "name"] if s[0] == "assign" else s[1][0][0] if s[0] == "decls" else []
-                for name in names:  # later uses see MISSING (append treats it as empty), not "undefined"
+                names = [t[1] for t in s[2] if t[0] == "name"] if s[0] == "assign" else s[1][0] if s[0] == "decl" else []
+                for name in names:
                     if env.find(name) is None:
                         env.vars[name] = MISSING
-                continue
-            if signal is not None:
-                return signal
         return None
 
     def statement(self, s: Node, env: Scope) -> Node | None:
@@ -617,14 +533,14 @@ class Interpreter:
                 self.ev(e, env)
         elif kind == "assign":
             values = [self.ev(e, env) for e in s[3]]
-            if len(s[2]) > 1 and len(values) == 1:
+            if len(s[2]) > 1 and len(values) == 1:  # ok, _ := f()
                 values = list(values[0])
             for target, value in zip(s[2], values):
                 self.store(target, value, s[1], env)
-        elif kind == "decls":
-            for names, typ, values in s[1]:
-                for i, name in enumerate(names):
-                    env.vars[name] = self.ev(values[i], env) if values else zero(typ)
+        elif kind == "decl":
+            names, typ, values = s[1]
+            for i, name in enumerate(names):
+                env.vars[name] = self.ev(values[i], env) if values else zero(typ)
         elif kind == "return":
             values = [self.ev(e, env) for e in s[1]]
             return ("return", values[0] if len(values) == 1 else tuple(values))
@@ -634,7 +550,7 @@ class Interpreter:
                 self.statement(s[1], scope)
             return self.run(s[3] if self.ev(s[2][1][0], scope) else s[4], Scope(scope))
         elif kind == "for":
-            return self.loop(s, Scope(env))
+            return self.loop(s[1], s[2], env)
         elif kind in ("break", "continue"):
             return (kind,)
         elif kind == "block":
@@ -647,107 +563,78 @@ class Interpreter:
         if target[0] == "index":
             self.ev(target[1], env)[self.ev(target[2], env)] = value
         elif target != ("name", "_"):
-            scope = env if op == ":=" else env.find(target[1]) or env
-            scope.vars[target[1]] = scope.vars[target[1]] + value if op == "+=" else value
+            (env if op == ":=" else env.find(target[1]) or env).vars[target[1]] = value
 
-    def loop(self, s: Node, env: Scope) -> Node | None:
-        _, init, cond, post, body = s
-        if cond is not None and cond[0] == "range":
-            seq = self.ev(cond[2], env)
-            pairs = list(seq.items()) if isinstance(seq, dict) else list(enumerate(seq))
-            for key, value in pairs:
+    def loop(self, head: Node | None, body: list[Node], env: Scope) -> Node | None:
+        if head is not None and head[0] == "range":
+            seq = self.ev(head[2], env)
+            for pair in list(seq.items() if isinstance(seq, dict) else enumerate(seq)):
                 scope = Scope(env)
-                for target, v in zip(cond[1], (key, value)):
-                    self.store(target, v, ":=", scope)
-                signal = self.run(body, scope)
-                if signal and signal[0] != "continue":
+                for target, value in zip(head[1], pair):
+                    self.store(target, value, ":=", scope)
+                if (signal := self.run(body, scope)) and signal[0] != "continue":
                     return None if signal[0] == "break" else signal
             return None
-        if init is not None:
-            self.statement(init, env)
         for _ in range(100_000):
-            if cond is not None and not self.ev(cond[1][0], env):
+            if head is not None and not self.ev(head[1][0], env):
                 return None
-            signal = self.run(body, Scope(env))
-            if signal and signal[0] != "continue":
+            if (signal := self.run(body, Scope(env))) and signal[0] != "continue":
                 return None if signal[0] == "break" else signal
-            if post is not None:
-                self.statement(post, env)
-        raise EvalError("loop ran 100000 times")
+        raise EvalError("a loop ran 100000 times")
 
 
-def make(t: Type, n: int = 0, *_: int) -> Any:
-    return {} if t.text.startswith("map[") else [zero(elem_type(t.text))] * n
+def make(t: Ref, n: int = 0, *_: int) -> Any:
+    return {} if t.name.startswith("map[") else [zero(elem_type(t.name))] * n
 
 
 def zero(typ: str | None) -> Any:
-    return {"string": "", "int": 0, "bool": False, "strings.Builder": Builder()}.get(
-        typ or "", [] if (typ or "").startswith("[") else {} if (typ or "").startswith("map[") else None)
+    typ = typ or ""
+    return ("" if typ == "string" else Builder() if typ == "strings.Builder" else [] if typ.startswith("[")
+            else {} if typ.startswith("map[") else None)
 
 
 def convert(typ: str, value: Any) -> Any:
     if typ == "[]byte":
-        return as_bytes(value)
+        return value if isinstance(value, bytes) else str(value).encode()
     if typ == "string":
-        return value.decode() if isinstance(value, bytes) else chr(value) if isinstance(value, int) else str(value)
-    return list(value) if typ.startswith("[") else value
-
-
-def as_bytes(value: Any) -> bytes:
-    return value if isinstance(value, bytes) else str(value).encode()
-
-
-def go_str(value: Any) -> str:
-    if isinstance(value, bool):
-        return "true" if value else "false"
-    if isinstance(value, bytes):
-        return value.decode(errors="replace")
-    if isinstance(value, list):
-        return "[" + " ".join(map(go_str, value)) + "]"
-    return str(value)
+        return value.decode() if isinstance(value, bytes) else str(value)
+    return value
 
 
 def sprintf(fmt: str, *args: Any) -> str:
     values = iter(args)
 
     def one(m: re.Match[str]) -> str:
-        verb = m.group(2)
-        if verb == "%":
+        if m.group(2) == "%":
             return "%"
         value = next(values)
-        if verb in "xX":
-            text = as_bytes(value).hex() if isinstance(value, (str, bytes)) else format(value, "x")
-            return text.upper() if verb == "X" else text
-        return json.dumps(go_str(value), ensure_ascii=False) if verb == "q" else go_str(value)
+        text = ("true" if value else "false") if isinstance(value, bool) else \
+            value.decode() if isinstance(value, bytes) else str(value)
+        return json.dumps(text, ensure_ascii=False) if m.group(2) == "q" else text
     return re.sub(r"%([-+# 0]*\d*(?:\.\d+)?)([a-zA-Z%])", one, fmt)
 
 
 def replacer(*pairs: str) -> Callable[[str], str]:
-    table = dict(zip(pairs[::2], pairs[1::2]))
-    pattern = re.compile("|".join(map(re.escape, pairs[::2])))
+    table, pattern = dict(zip(pairs[::2], pairs[1::2])), re.compile("|".join(map(re.escape, pairs[::2])))
     return lambda s: pattern.sub(lambda m: table[m.group()], s)
 
 
-def stop_word(words: list[str], secret: str) -> tuple[bool, str]:
-    lowered = secret.lower()
-    return next(((True, w) for w in words if w.lower() in lowered), (False, ""))
+# ------------------------------------------------------------------------------------------ regexes
 
-
-# ----------------------------------------------------------------------------------- regexes: Go to Python, and strings from them
 
 POSIX = {"alnum": "0-9A-Za-z", "alpha": "A-Za-z", "digit": "0-9", "lower": "a-z", "upper": "A-Z", "space": r"\s",
          "xdigit": "0-9A-Fa-f", "word": r"\w", "punct": r"!-/:-@\[-`{-~", "print": " -~", "graph": "!-~"}
+PRINTABLE = [chr(c) for c in range(32, 127)]
+CATEGORIES = {"DIGIT": string.digits, "WORD": string.ascii_letters + string.digits + "_", "SPACE": " \t\n"}
 
 
 def go_to_python(pattern: str) -> str:
-    """Go RE2 syntax as Python ``re`` reads it (global flags moved to the front, \\z, POSIX classes, (?<name>)."""
-    p = pattern.replace(r"\z", r"\Z")
-    p = re.sub(r"\[:(\w+):\]", lambda m: POSIX.get(m.group(1), m.group()), p)
+    """Go RE2 syntax as Python reads it: \\z, POSIX classes, \\x{..}, (?<name>), global flags moved to the front."""
+    p = re.sub(r"\[:(\w+):\]", lambda m: POSIX.get(m.group(1), m.group()), pattern.replace(r"\z", r"\Z"))
     p = re.sub(r"\\x\{([0-9a-fA-F]+)\}", lambda m: f"\\U{int(m.group(1), 16):08x}", p)
     p = re.sub(r"\(\?<(?=[A-Za-z_])", "(?P<", p)
-    flags = set("".join(re.findall(r"\(\?([ims]+)\)", p)))
-    p = re.sub(r"\(\?[ims]+\)", "", p)
-    return (f"(?{''.join(sorted(flags))})" if flags else "") + p
+    flags = "".join(sorted(set("".join(re.findall(r"\(\?([ims]+)\)", p)))))
+    return (f"(?{flags})" if flags else "") + re.sub(r"\(\?[ims]+\)", "", p)
 
 
 def compile_go(pattern: str) -> re.Pattern[str] | None:
@@ -755,10 +642,6 @@ def compile_go(pattern: str) -> re.Pattern[str] | None:
         return re.compile(go_to_python(pattern))
     except (re.error, OverflowError):
         return None
-
-
-PRINTABLE = [chr(c) for c in range(32, 127)]
-CATEGORIES = {"DIGIT": string.digits, "WORD": string.ascii_letters + string.digits + "_", "SPACE": " \t\n"}
 
 
 def category(name: str) -> list[str]:
@@ -769,7 +652,7 @@ def category(name: str) -> list[str]:
 
 
 class SecretGenerator:
-    """Strings matching a regex, like gitleaks' secrets.NewSecret (reggen, limit 1: x* is 0-1 x, x{n,} is n-n+1 x)."""
+    """Strings matching a regex, like gitleaks' secrets.NewSecret (reggen with limit 1: x{n,} gives n or n+1 x)."""
 
     def __init__(self, rng: random.Random) -> None:
         self.rng = rng
@@ -788,44 +671,37 @@ class SecretGenerator:
             name = str(op)
             if name == "LITERAL":
                 out.append(chr(av))
-            elif name == "NOT_LITERAL":
-                out.append(self.rng.choice([c for c in PRINTABLE if c != chr(av)]))
-            elif name == "ANY":
-                out.append(self.rng.choice(PRINTABLE))
-            elif name == "IN":
-                out.append(self.rng.choice(self.charset(av)))
-            elif name == "CATEGORY":
-                out.append(self.rng.choice(category(str(av))))
+            elif name in ("NOT_LITERAL", "ANY", "IN", "CATEGORY"):
+                chars = ([c for c in PRINTABLE if c != chr(av)] if name == "NOT_LITERAL" else PRINTABLE
+                         if name == "ANY" else self.charset(av) if name == "IN" else category(str(av)))
+                out.append(self.rng.choice(chars))
             elif name == "BRANCH":
                 self.emit(self.rng.choice(av[1]), out)
             elif name == "SUBPATTERN":
                 self.emit(av[-1], out)
             elif name in ("MAX_REPEAT", "MIN_REPEAT", "POSSESSIVE_REPEAT"):
-                low, high, sub = av
-                for _ in range(self.rng.randint(low, low + 1 if high > 100_000 else high)):
-                    self.emit(sub, out)
+                for _ in range(self.rng.randint(av[0], av[0] + 1 if av[1] > 100_000 else av[1])):
+                    self.emit(av[2], out)
             elif name not in ("AT", "ASSERT", "ASSERT_NOT"):
                 raise EvalError(f"cannot generate {name}")
 
     def charset(self, items: Any) -> list[str]:
         chars: set[str] = set()
-        negate = False
         for op, av in items:
             name = str(op)
-            negate |= name == "NEGATE"
             if name == "LITERAL":
                 chars.add(chr(av))
             elif name == "RANGE":
                 chars.update(chr(c) for c in range(av[0], min(av[1], 0x2FF) + 1))
             elif name == "CATEGORY":
                 chars.update(category(str(av)))
-        result = sorted(set(PRINTABLE) - chars if negate else chars)
+        result = sorted(set(PRINTABLE) - chars if any(str(op) == "NEGATE" for op, _ in items) else chars)
         if not result:
             raise EvalError("empty character class")
         return result
 
 
-# ----------------------------------------------------------------------------------- gitleaks' samples
+# ------------------------------------------------------------------------------------------ gitleaks' samples
 
 
 @dataclass
@@ -833,8 +709,8 @@ class Sample:
     rule: str
     positive: bool
     text: str
-    secret: str | None = None  # positives: what the gitleaks rule's regex captures in the text
-    other_rule: str = ""  # negatives: another gitleaks rule whose regex matches the text (its positive, then)
+    secret: str | None = None  # a positive's raw value: what the gitleaks rule's regex captures in it
+    other_rule: str = ""  # a negative: another gitleaks rule whose regex matches it (a positive of that rule)
 
 
 @dataclass
@@ -846,13 +722,14 @@ class RuleReport:
 
 
 def raw_value(pattern: re.Pattern[str] | None, group: Any, text: str) -> str | None:
-    """The secret in a true positive: the rule's SecretGroup, else its first non-empty unnamed group (as gitleaks
-    reports it; named groups only label alternatives), else the whole match."""
-    unnamed = [i for i in range(1, pattern.groups + 1) if i not in pattern.groupindex.values()] if pattern else []
-    for m in pattern.finditer(text) if pattern is not None else ():
+    """The rule's SecretGroup, else its first non-empty unnamed group (what gitleaks reports; named groups only
+    label alternatives), else the whole match."""
+    if pattern is None:
+        return None
+    unnamed = [i for i in range(1, pattern.groups + 1) if i not in pattern.groupindex.values()]
+    for m in pattern.finditer(text):
         value = m.group(group) if isinstance(group, int) and 0 < group <= pattern.groups else None
-        value = value or next((m.group(i) for i in unnamed if m.group(i)), None) or m.group()
-        if value:
+        if value := value or next((m.group(i) for i in unnamed if m.group(i)), None) or m.group():
             return value
     return None
 
@@ -875,14 +752,14 @@ def gitleaks_samples(root: Path, seed: int) -> tuple[list[Sample], dict[str, Rul
             error = str(exc)
         if not interp.validated:
             reports[name] = RuleReport(skipped=interp.skips, error=error or "no utils.Validate call")
-        for checked in interp.validated:
-            rule = checked.rule if isinstance(checked.rule, Struct) else Struct("config.Rule")
+        for rule, tps, fps in interp.validated:
+            rule = rule if isinstance(rule, Struct) else Struct()
             rule_id = rule.get("RuleID") if isinstance(rule.get("RuleID"), str) else name
             regex = rule.get("Regex")
-            pattern = patterns[rule_id] = compile_go(regex.source) if isinstance(regex, Regex) else None
+            pattern = patterns[rule_id] = compile_go(regex.name) if isinstance(regex, Ref) else None
             report = reports.setdefault(rule_id, RuleReport())
             report.skipped += interp.skips
-            for positive, texts in ((True, checked.tps), (False, checked.fps)):
+            for positive, texts in ((True, tps), (False, fps)):
                 for text in texts:
                     if not isinstance(text, str) or not text.strip():
                         report.skipped.append("empty or not a string (a path-only sample)")
@@ -909,19 +786,13 @@ def shown(secret: str) -> str:
 
 
 def masked(sample: Sample) -> str:
-    """A true positive with its secret cut to 4 characters (and any other long token with a digit too)."""
+    """A true positive with its secret cut to 4 characters (and any other long token that has a digit)."""
     text = sample.text.replace(sample.secret, shown(sample.secret)) if sample.secret else sample.text
     return TOKENISH.sub(lambda m: shown(m.group()) if re.search(r"\d", m.group()) and (
         len(m.group()) >= 20 or not sample.secret) else m.group(), text)
 
 
-# ----------------------------------------------------------------------------------- carriers
-
-
-def render_yaml(s: Sample) -> str:
-    lines = s.text.split("\n")
-    indicator = "|2" if lines[0][:1] in (" ", "\t") else "|"
-    return f"app:\n  settings: {indicator}\n" + "\n".join("    " + line if line.strip() else "" for line in lines) + "\n"
+# ------------------------------------------------------------------------------------------ carriers
 
 
 def is_python(text: str) -> bool:
@@ -932,8 +803,14 @@ def is_python(text: str) -> bool:
         return False
 
 
+def render_yaml(s: Sample) -> str:
+    lines = s.text.split("\n")
+    indicator = "|2" if lines[0][:1] in (" ", "\t") else "|"
+    return f"app:\n  settings: {indicator}\n" + "\n".join("    " + ln if ln.strip() else "" for ln in lines) + "\n"
+
+
 def render_py_string(s: Sample) -> str | None:
-    """A sample that is not Python as written: a snippet in a raw string (in comments if it holds three quotes)."""
+    """A sample that is not Python as written: a snippet in a raw string (in comments if it holds ''')."""
     if is_python(s.text):
         return None
     if "'''" not in s.text:
@@ -957,8 +834,8 @@ ENCODINGS: dict[str, Callable[[str], str]] = {
     "hex": lambda t: t.encode().hex(), "percent": lambda t: "".join(f"%{b:02X}" for b in t.encode()),
     "base64(base64)": lambda t: b64(b64(t))}
 BOXES: dict[str, tuple[str, Callable[[str], str]]] = {
-    "configmap": ("configmap.yaml", lambda v: f'apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: app-settings\n'
-                                              f'data:\n  blob: "{v}"\n'),
+    "configmap": ("configmap.yaml",
+                  lambda v: f'apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: app-settings\ndata:\n  blob: "{v}"\n'),
     "env": (".env", lambda v: f"BLOB={v}\n"), "notebook": ("analysis.ipynb", notebook)}
 
 
@@ -966,27 +843,28 @@ BOXES: dict[str, tuple[str, Callable[[str], str]]] = {
 class Carrier:
     name: str
     filename: str
-    render: Callable[[Sample], str | None]
-    positives_only: bool = False
-    archive: str = ""  # "zip" or "tar.gz": the rendered files are members, ARCHIVE_MEMBERS to an archive
+    render: Callable[[Sample], str | None]  # None: the sample has no file of this carrier
+    archive: str = ""  # "zip" or "tar.gz": the files are members, ARCHIVE_MEMBERS to an archive
 
 
 def make_carriers(chosen: set[str]) -> list[Carrier]:
     plain: dict[str, tuple[str, Callable[[Sample], str | None]]] = {
-        "env": (".env", lambda s: s.text + "\n"), "sh": ("run.sh", lambda s: f"#!/usr/bin/env bash\nset -eu\n\n{s.text}\n"),
-        "yaml": ("config.yaml", render_yaml), "py": ("settings.py", lambda s: s.text + "\n" if is_python(s.text) else None),
+        "env": (".env", lambda s: s.text + "\n"),
+        "sh": ("run.sh", lambda s: f"#!/usr/bin/env bash\nset -eu\n\n{s.text}\n"),
+        "yaml": ("config.yaml", render_yaml),
+        "py": ("settings.py", lambda s: s.text + "\n" if is_python(s.text) else None),
         "py, in a string": ("settings.py", render_py_string),
         "txt": ("notes.txt", lambda s: f"Notes from the deployment review.\n\nWhat we used:\n\n{s.text}\n\n"
-                                       f"Next steps are in the tracker.\n")}
-    out = [Carrier(name, filename, render) for name, (filename, render) in plain.items() if name.split(",")[0] in chosen]
-    if "encoded" in chosen:
-        for encoding, encode in ENCODINGS.items():
-            for box, (filename, wrap) in BOXES.items():
-                if encoding != "base64(base64)" or box == "env":
-                    out.append(Carrier(f"{encoding} {box}", filename, positives_only=True, render=lambda s, e=encode, w=wrap:
-                                       None if s.secret is None else w(e(s.secret))))
+                                       "Next steps are in the tracker.\n")}
+    out = [Carrier(name, filename, render) for name, (filename, render) in plain.items()
+           if name.split(",")[0] in chosen]
+    for encoding, encode in ENCODINGS.items() if "encoded" in chosen else ():
+        for box, (filename, wrap) in BOXES.items():
+            if encoding != "base64(base64)" or box == "env":
+                out.append(Carrier(f"{encoding} {box}", filename, lambda s, e=encode, w=wrap:
+                                   w(e(s.secret)) if s.positive and s.secret else None))
     if "archived" in chosen:
-        out += [Carrier(f".env in .{kind}", ".env", lambda s: s.text + "\n", archive=kind) for kind in ("zip", "tar.gz")]
+        out += [Carrier(f".env in .{kind}", ".env", lambda s: s.text + "\n", kind) for kind in ("zip", "tar.gz")]
     return out
 
 
@@ -998,16 +876,14 @@ def write_archive(path: Path, members: list[tuple[str, str]]) -> None:
         return
     with tarfile.open(path, "w:gz") as tar:
         for name, text in members:
-            data = text.encode()
             info = tarfile.TarInfo(name)
-            info.size = len(data)
+            info.size = len(data := text.encode())
             tar.addfile(info, io.BytesIO(data))
 
 
 def write_carrier(carrier: Carrier, samples: list[Sample], folder: Path) -> list[int]:
-    """One file (or archive member) per sample, under a folder named by the sample's number; the numbers written."""
-    files = [(i, text) for i, s in enumerate(samples) if s.positive or not carrier.positives_only
-             if (text := carrier.render(s)) is not None]
+    """One file (or archive member) per sample, in a folder named by the sample's number; the numbers written."""
+    files = [(i, text) for i, s in enumerate(samples) if (text := carrier.render(s)) is not None]
     folder.mkdir(parents=True)
     if carrier.archive:
         for n in range(0, len(files), ARCHIVE_MEMBERS):
@@ -1021,7 +897,7 @@ def write_carrier(carrier: Carrier, samples: list[Sample], folder: Path) -> list
 
 
 def spikelint_findings(spikelint: str, folder: Path) -> dict[int, list[dict[str, Any]]]:
-    """SPK201-SPK206 findings by sample number (a path ``00012/.env`` or ``bundle000.zip!00012/.env``)."""
+    """SPK201-SPK206 findings by sample number (from a path ``00012/.env`` or ``bundle000.zip!00012/.env``)."""
     proc = subprocess.run([spikelint, "check", "--select", "SPK2", "--format", "json", "--no-cache", "."],
                           cwd=folder, capture_output=True, text=True)
     if proc.returncode not in (0, 1):
@@ -1035,56 +911,56 @@ def spikelint_findings(spikelint: str, folder: Path) -> dict[int, list[dict[str,
     return found
 
 
-# ----------------------------------------------------------------------------------- scoring
+# ------------------------------------------------------------------------------------------ scoring
 
 
 HEADER = ("carrier", "recall, named kinds", "recall, all rules", "negatives reported", "not another rule's")
-
-
-def table_line(row: tuple[str, ...]) -> str:
-    return f"{row[0]:<22}" + "".join(f" {cell:>19}" for cell in row[1:])
 
 
 def share(part: int, whole: int) -> str:
     return f"{part}/{whole} {100 * part / whole:5.1f}%" if whole else "-"
 
 
+def table_line(row: tuple[str, ...]) -> str:
+    return f"{row[0]:<22}" + "".join(f" {cell:>19}" for cell in row[1:])
+
+
 def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0], formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--gitleaks", type=Path, required=True, help="a gitleaks source tree")
     parser.add_argument("--spikelint", default="spikelint", help="the spikelint executable")
-    parser.add_argument("--out", type=Path, required=True, help="JSON file of the misses and reported negatives")
+    parser.add_argument("--out", type=Path, required=True, help="JSON file: misses, reported negatives, per rule")
     parser.add_argument("--seed", type=int, default=1)
     parser.add_argument("--carriers", default="env,sh,yaml,py,txt,encoded,archived")
-    parser.add_argument("--workdir", type=Path, help="write the carrier folders here (kept) instead of a temporary folder")
+    parser.add_argument("--workdir", type=Path, help="write the carrier folders here (and keep them)")
     args = parser.parse_args()
 
     samples, reports = gitleaks_samples(args.gitleaks, args.seed)
     positives = sum(s.positive for s in samples)
-    skipped = sum(len(r.skipped) for r in reports.values())
-    print(f"gitleaks rules: {len(reports)}; samples: {positives} true positives, {len(samples) - positives} negatives; "
-          f"{skipped} expressions skipped; {sum(s.positive and s.secret is None for s in samples)} positives without "
-          f"a raw value (left out of the encoded carriers)")
+    print(f"gitleaks rules: {len(reports)}; samples: {positives} true positives, {len(samples) - positives} negatives "
+          f"({sum(bool(s.other_rule) for s in samples)} of them matched by another rule's regex); "
+          f"{sum(len(r.skipped) for r in reports.values())} skipped; "
+          f"{sum(s.positive and not s.secret for s in samples)} positives without a raw value (not encoded)")
     for rule, report in sorted(reports.items()):
         if report.skipped or report.error:
-            reasons = Counter(report.skipped).most_common(2)
-            print(f"  skipped {rule}: {len(report.skipped)} {report.error and '(rule failed: ' + report.error + ') '}"
-                  + "; ".join(f"{n}x {why[:70]}" for why, n in reasons))
+            reasons = "; ".join(f"{n}x {why[:70]}" for why, n in Counter(report.skipped).most_common(2))
+            print(f"  {rule}: {len(report.skipped)} skipped {report.error and '(' + report.error + ')'} {reasons}")
 
-    rows, missed, negatives = [], [], []
+    rows, missed, negatives, by_rule = [], [], [], {}  # type: ignore[var-annotated]
     with tempfile.TemporaryDirectory(prefix="peer-samples-") as temp:
-        work = args.workdir or Path(temp)
         for number, carrier in enumerate(make_carriers(set(args.carriers.split(",")))):
-            written = write_carrier(carrier, samples, work / f"c{number:02d}")
-            found = spikelint_findings(args.spikelint, work / f"c{number:02d}")
+            folder = (args.workdir or Path(temp)) / f"c{number:02d}"
+            written = write_carrier(carrier, samples, folder)
+            found = spikelint_findings(args.spikelint, folder)
             pos = [i for i in written if samples[i].positive]
             named = [i for i in pos if named_kind(samples[i].rule)]
             neg = [i for i in written if not samples[i].positive]
             own = [i for i in neg if not samples[i].other_rule]
-            rows.append((carrier.name, share(sum(i in found for i in named), len(named)),
-                         share(sum(i in found for i in pos), len(pos)), share(sum(i in found for i in neg), len(neg)),
-                         share(sum(i in found for i in own), len(own))))
+            rows.append((carrier.name, *(share(sum(i in found for i in group), len(group))
+                                         for group in (named, pos, neg, own))))
             print(table_line(rows[-1]), flush=True)
+            for i in pos:
+                by_rule.setdefault(samples[i].rule, {}).setdefault(carrier.name, [0, 0])[i in found] += 1
             missed += [{"rule": samples[i].rule, "kind": named_kind(samples[i].rule), "carrier": carrier.name,
                         "sample": masked(samples[i])} for i in named if i not in found]
             negatives += [{"rule": samples[i].rule, "carrier": carrier.name, "sample": samples[i].text,
@@ -1092,27 +968,25 @@ def main() -> None:
                            "findings": [f"{f['rule']} line {f['line']}: {f['message']}" for f in found[i]]}
                           for i in neg if i in found]
 
-    print()
-    for row in [HEADER] + rows:
-        print(table_line(row))
+    print("\n" + "\n".join(table_line(row) for row in [HEADER] + rows))
     print("\nmissed named-kind samples, most common (rule, carrier):")
     for (rule, carrier), n in Counter((m["rule"], m["carrier"]) for m in missed).most_common(40):
         example = next(m["sample"] for m in missed if (m["rule"], m["carrier"]) == (rule, carrier))
-        print(f"  {n:4d}  {rule:<36} {carrier:<22} e.g. {example[:110]!r}")
-    print("\nreported negatives:")
-    for (rule, text), group in groupby_sample(negatives):
-        print(f"  {rule:<32} {', '.join(g['carrier'] for g in group)}: {text[:100]!r}\n      {group[0]['findings'][0][:160]}")
-    args.out.write_text(json.dumps({"gitleaks": str(args.gitleaks), "seed": args.seed, "table": rows,
-                                    "rules": {k: vars(v) for k, v in sorted(reports.items())},
-                                    "missed_named": missed, "reported_negatives": negatives}, indent=1, ensure_ascii=False))
-    print(f"\nwrote {args.out}")
-
-
-def groupby_sample(items: list[dict[str, Any]]) -> Iterator[tuple[tuple[str, str], list[dict[str, Any]]]]:
+        print(f"  {n:4d}  {rule:<34} {carrier:<20} e.g. {example[:100]!r}")
+    print("\nreported negatives (rule, sample: carriers; the first finding):")
     groups: dict[tuple[str, str], list[dict[str, Any]]] = {}
-    for item in items:
+    for item in negatives:
         groups.setdefault((item["rule"], item["sample"]), []).append(item)
-    yield from sorted(groups.items())
+    for (rule, text), group in sorted(groups.items()):
+        also = f" [{group[0]['other_rule_matches']} matches it]" if group[0]["other_rule_matches"] else ""
+        print(f"  {rule}{also}: {text[:90]!r}: {', '.join(g['carrier'] for g in group)}\n"
+              f"      {group[0]['findings'][0][:150]}")
+    recall = {rule: {c: f"{hit}/{miss + hit}" for c, (miss, hit) in carriers.items()} for rule, carriers in by_rule.items()}
+    args.out.write_text(json.dumps({"gitleaks": str(args.gitleaks), "seed": args.seed, "table": [HEADER] + rows,
+                                    "rules": {k: vars(v) for k, v in sorted(reports.items())},
+                                    "recall_by_rule": recall, "missed_named": missed,
+                                    "reported_negatives": negatives}, indent=1, ensure_ascii=False))
+    print(f"\nwrote {args.out}")
 
 
 if __name__ == "__main__":

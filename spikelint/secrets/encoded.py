@@ -13,6 +13,8 @@ from __future__ import annotations
 import base64
 import binascii
 import re
+from typing import Callable
+from typing import Iterator
 from typing import NamedTuple
 from urllib.parse import unquote
 
@@ -25,9 +27,16 @@ MAX_DECODED = 1 << 20  # characters decoded per text, all depths together
 MAX_VALUES = 5_000  # encoded-looking values tried per text
 PRINTABLE = 0.9  # a decoding is text when this share of its characters is printable
 
-BASE64 = re.compile(r"(?<![A-Za-z0-9+/_=-])[A-Za-z0-9+/_-]{16,}={0,2}(?![A-Za-z0-9+/_=-])")
-HEX = re.compile(r"(?<![0-9A-Fa-f])(?:[0-9A-Fa-f]{2}){16,}(?![0-9A-Fa-f])")
-WORD = re.compile(r"[^\s\"'<>]+")  # a percent-encoded value is one word holding three %XX or more
+# One pass finds the runs an encoding could be: base64 and hex values are whole runs of their alphabets, whatever
+# precedes them (``BLOB=aGZf…`` in a ``.env``), of 16 characters or more, with a digit (hex and base64 of text
+# have them; the names and paths that fill code mostly do not, and never reach Python). Each run is then tried
+# as hex when it is hex, and as base64 when it also mixes cases, as base64 of text does.
+RUN = re.compile(r"(?<![A-Za-z0-9+/_-])(?=[A-Za-z0-9+/_-]{16})[A-Za-z+/_-]*+[0-9][A-Za-z0-9+/_-]*+={0,2}")
+HEX = re.compile(r"(?:[0-9A-Fa-f]{2}){16,}")
+UPPER, LOWER = re.compile("[A-Z]"), re.compile("[a-z]")
+# a percent-encoded value is one word holding three %XX or more: only words with one are matched, and only in a
+# text that has one (code full of ``%s`` would otherwise send every word through Python)
+WORD = re.compile(r"(?<![^\s\"'<>])[^\s\"'<>]*%[0-9A-Fa-f]{2}[^\s\"'<>]*")
 ESCAPE = re.compile(r"%[0-9A-Fa-f]{2}")
 
 
@@ -47,27 +56,40 @@ def encoded_secrets(text: str) -> list[Encoded]:
 
 def _scan(text: str, depth: int, budget: list[int], outer: tuple[str, ...]) -> list[Encoded]:
     found: list[Encoded] = []
-    for how, pattern, decode in DECODERS:
-        if pattern is WORD and "%" not in text:
-            continue
-        for match in pattern.finditer(text):
-            if budget[1] <= 0 or budget[0] <= 0:
-                return found
-            value = match.group()
-            if len(value) > MAX_VALUE or (pattern is WORD and "%" not in value):
-                continue
-            budget[1] -= 1
-            decoded = decode(value)
-            if decoded is None or decoded == value:
-                continue
-            budget[0] -= len(decoded)
-            layers = (how, *outer)
-            for secret in typed_token_secrets(decoded):
-                found.append(Encoded(secret, match.start(), match.end(), ", inside ".join(layers)))
-            if depth + 1 < MAX_DEPTH:
-                found.extend(Encoded(item.secret, match.start(), match.end(), item.how)
-                             for item in _scan(decoded, depth + 1, budget, layers))
+    for how, start, end, decoded in _decodings(text, budget):
+        layers = (how, *outer)
+        for secret in typed_token_secrets(decoded):
+            found.append(Encoded(secret, start, end, ", inside ".join(layers)))
+        if depth + 1 < MAX_DEPTH:
+            found.extend(Encoded(item.secret, start, end, item.how) for item in _scan(decoded, depth + 1, budget, layers))
     return found
+
+
+def _decodings(text: str, budget: list[int]) -> Iterator[tuple[str, int, int, str]]:
+    """(how, start, end, decoded text) of each encoded-looking value of ``text``, within the budget."""
+    for how, start, end, value, decode in _candidates(text):
+        if budget[1] <= 0 or budget[0] <= 0:
+            return
+        if len(value) > MAX_VALUE:
+            continue
+        budget[1] -= 1
+        decoded = decode(value)
+        if decoded is None or decoded == value:
+            continue
+        budget[0] -= len(decoded)
+        yield how, start, end, decoded
+
+
+def _candidates(text: str) -> Iterator[tuple[str, int, int, str, Callable[[str], str | None]]]:
+    for match in RUN.finditer(text):
+        value = match.group()
+        if HEX.fullmatch(value):
+            yield "hex-encoded", match.start(), match.end(), value, _hex
+        if UPPER.search(value) and LOWER.search(value):
+            yield "base64-encoded", match.start(), match.end(), value, _base64
+    if "%" in text and ESCAPE.search(text):
+        for match in WORD.finditer(text):
+            yield "percent-encoded", match.start(), match.end(), match.group(), _percent
 
 
 def _text(data: bytes) -> str | None:
@@ -81,9 +103,6 @@ def _text(data: bytes) -> str | None:
 
 def _base64(value: str) -> str | None:
     body = value.rstrip("=")
-    # a word, a path or an identifier is not worth decoding: base64 of text mixes cases and digits
-    if not (any(c.isdigit() for c in body) and any(c.isupper() for c in body) and any(c.islower() for c in body)):
-        return None
     altchars = b"-_" if "-" in body or "_" in body else None
     try:
         return _text(base64.b64decode(body + "=" * (-len(body) % 4), altchars=altchars, validate=True))
@@ -106,6 +125,3 @@ def _percent(value: str) -> str | None:
     except UnicodeDecodeError:
         return None
     return decoded if decoded != value else None
-
-
-DECODERS = (("base64-encoded", BASE64, _base64), ("hex-encoded", HEX, _hex), ("percent-encoded", WORD, _percent))

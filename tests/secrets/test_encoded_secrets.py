@@ -73,3 +73,11 @@ def test_hostile_encodings_stay_within_their_bounds() -> None:
     assert encoded_secrets(f"blob: {megabyte}\n") == []
     assert encoded_secrets(many) == []
     assert time.perf_counter() - started < 5.0
+
+
+def test_a_base64_value_right_after_an_equals_sign_is_decoded() -> None:
+    """``BLOB=<base64>`` in a .env: the run of base64 starts right after ``=`` (it was skipped there)."""
+    encoded = base64.b64encode(TOKEN.encode()).decode()
+    found = spk201(".env", f"BLOB={encoded}\n")
+    assert [(line, column) for line, column, _ in found] == [(1, 6)]
+    assert "base64-encoded" in found[0][2]
