@@ -46,7 +46,7 @@ from typing import Callable
 try:
     import re._parser as sre_parse  # Python 3.11+
 except ImportError:  # pragma: no cover
-    import sre_parse  # type: ignore[no-redef]
+    import sre_parse
 
 SECRET_RULES = {f"SPK20{n}" for n in range(1, 7)}  # --select SPK2 also enables SPK207 (notebook outputs)
 NAMED = {"aws-": "AWS", "gcp-": "GCP", "azure-": "Azure", "github-": "GitHub", "gitlab-": "GitLab", "slack-": "Slack",
@@ -110,7 +110,8 @@ class Parser:
     """Recursive descent over the Go of gitleaks' rule files; a statement it cannot read becomes ("bad", text)."""
 
     def __init__(self, src: str) -> None:
-        self.t, self.i, self.nolit, self.imports = tokenize(src), 0, False, {}
+        self.t, self.i, self.nolit = tokenize(src), 0, False
+        self.imports: dict[str, str] = {}
 
     def next(self) -> Any:
         self.i += 1
@@ -146,7 +147,8 @@ class Parser:
                             words[-1].rsplit("/", 1)[-1]
             elif self.eat("func"):
                 method = self.eat("(") and self.until(")")
-                name, _ = self.next(), self.expect("(")
+                name = self.next()
+                self.expect("(")
                 params = " ".join(map(str, self.until(")"))).split(",")
                 results, body = "".join(map(str, self.until("{", consume=False))), self.block()
                 if not method:
@@ -233,7 +235,8 @@ class Parser:
             return f"[{size}]" + self.type()
         if self.eat("map"):
             self.expect("[")
-            key, _ = self.type(), self.expect("]")
+            key = self.type()
+            self.expect("]")
             return f"map[{key}]" + self.type()
         name = str(self.next())
         return f"{self.imports.get(name, name)}.{self.next()}" if self.eat(".") else name
@@ -245,6 +248,7 @@ class Parser:
         return out
 
     def expr(self, prec: int = 1) -> Node:
+        left: Node
         if self.t[self.i][0] == "op" and self.t[self.i][1] in ("!", "-", "&", "*"):
             left = ("un", self.next(), self.expr(6))
         else:
@@ -269,7 +273,8 @@ class Parser:
                         break
                 self.nolit, x = old, ("call", x, args, spread)
             elif self.eat("["):
-                x, _ = ("index", x, self.expr()), self.expect("]")
+                x = ("index", x, self.expr())
+                self.expect("]")
             elif self.at("{") and not self.nolit and x[0] in ("name", "sel", "type"):
                 x = ("comp", type_text(x), self.elements())
             else:
@@ -282,7 +287,8 @@ class Parser:
             return ("const", text if kind == "str" else float(text) if "." in text else int(text))
         if self.eat("("):
             old, self.nolit = self.nolit, False
-            inner, _ = self.expr(), self.expect(")")
+            inner = self.expr()
+            self.expect(")")
             self.nolit = old
             return inner
         if self.at("[", "map"):
@@ -330,11 +336,11 @@ def elem_type(t: str | None) -> str | None:
 # ------------------------------------------------------------------------------------------ Go evaluation
 
 
-class Struct(dict):  # type: ignore[type-arg]
+class Struct(dict[Any, Any]):
     pass
 
 
-class Builder(list):  # type: ignore[type-arg]  # a strings.Builder
+class Builder(list[str]):  # a strings.Builder
     pass
 
 
@@ -754,7 +760,7 @@ def gitleaks_samples(root: Path, seed: int) -> tuple[list[Sample], dict[str, Rul
             reports[name] = RuleReport(skipped=interp.skips, error=error or "no utils.Validate call")
         for rule, tps, fps in interp.validated:
             rule = rule if isinstance(rule, Struct) else Struct()
-            rule_id = rule.get("RuleID") if isinstance(rule.get("RuleID"), str) else name
+            rule_id = rid if isinstance(rid := rule.get("RuleID"), str) else name
             regex = rule.get("Regex")
             pattern = patterns[rule_id] = compile_go(regex.name) if isinstance(regex, Ref) else None
             report = reports.setdefault(rule_id, RuleReport())
@@ -847,6 +853,10 @@ class Carrier:
     archive: str = ""  # "zip" or "tar.gz": the files are members, ARCHIVE_MEMBERS to an archive
 
 
+def encoded(encode: Callable[[str], str], wrap: Callable[[str], str]) -> Callable[[Sample], str | None]:
+    return lambda s: wrap(encode(s.secret)) if s.positive and s.secret else None
+
+
 def make_carriers(chosen: set[str]) -> list[Carrier]:
     plain: dict[str, tuple[str, Callable[[Sample], str | None]]] = {
         "env": (".env", lambda s: s.text + "\n"),
@@ -861,8 +871,7 @@ def make_carriers(chosen: set[str]) -> list[Carrier]:
     for encoding, encode in ENCODINGS.items() if "encoded" in chosen else ():
         for box, (filename, wrap) in BOXES.items():
             if encoding != "base64(base64)" or box == "env":
-                out.append(Carrier(f"{encoding} {box}", filename, lambda s, e=encode, w=wrap:
-                                   w(e(s.secret)) if s.positive and s.secret else None))
+                out.append(Carrier(f"{encoding} {box}", filename, encoded(encode, wrap)))
     if "archived" in chosen:
         out += [Carrier(f".env in .{kind}", ".env", lambda s: s.text + "\n", kind) for kind in ("zip", "tar.gz")]
     return out
@@ -925,15 +934,70 @@ def table_line(row: tuple[str, ...]) -> str:
     return f"{row[0]:<22}" + "".join(f" {cell:>19}" for cell in row[1:])
 
 
+@dataclass
+class Results:
+    rows: list[tuple[str, ...]] = field(default_factory=list)
+    missed: list[dict[str, Any]] = field(default_factory=list)  # named-kind positives no finding reported
+    negatives: list[dict[str, Any]] = field(default_factory=list)  # negatives a finding was reported on
+    by_rule: dict[str, dict[str, list[int]]] = field(default_factory=dict)  # rule -> carrier -> [missed, found]
+
+
+def measure(samples: list[Sample], carriers: list[Carrier], spikelint: str, work: Path) -> Results:
+    results = Results()
+    for number, carrier in enumerate(carriers):
+        written = write_carrier(carrier, samples, work / f"c{number:02d}")
+        found = spikelint_findings(spikelint, work / f"c{number:02d}")
+        pos = [i for i in written if samples[i].positive]
+        named = [i for i in pos if named_kind(samples[i].rule)]
+        neg = [i for i in written if not samples[i].positive]
+        own = [i for i in neg if not samples[i].other_rule]
+        results.rows.append((carrier.name, *(share(sum(i in found for i in group), len(group))
+                                             for group in (named, pos, neg, own))))
+        print(table_line(results.rows[-1]), flush=True)
+        for i in pos:
+            results.by_rule.setdefault(samples[i].rule, {}).setdefault(carrier.name, [0, 0])[i in found] += 1
+        results.missed += [{"rule": samples[i].rule, "kind": named_kind(samples[i].rule), "carrier": carrier.name,
+                            "secret": shown(samples[i].secret or ""), "sample": masked(samples[i])}
+                           for i in named if i not in found]
+        results.negatives += [{"rule": samples[i].rule, "carrier": carrier.name, "sample": samples[i].text,
+                               "other_rule_matches": samples[i].other_rule,
+                               "findings": [f"{f['rule']} line {f['line']}: {f['message']}" for f in found[i]]}
+                              for i in neg if i in found]
+    return results
+
+
+def summary(results: Results) -> None:
+    print("\n" + "\n".join(table_line(row) for row in [HEADER, *results.rows]))
+    print("\nmissed named-kind samples by rule and secret (its spellings; the carriers that missed them), most first:")
+    misses: dict[tuple[str, str], tuple[set[str], Counter[str]]] = {}
+    for m in results.missed:
+        spellings, carriers = misses.setdefault((m["rule"], m["secret"]), (set(), Counter()))
+        spellings.add(m["sample"])
+        carriers[m["carrier"]] += 1
+    for (rule, secret), (spellings, carriers) in sorted(misses.items(), key=lambda kv: -sum(kv[1][1].values()))[:40]:
+        print(f"  {rule} {secret}: {len(spellings)} sample(s), e.g. {min(spellings, key=len)[:80]!r}\n"
+              f"      missed in {', '.join(f'{c} {n}' for c, n in carriers.items())}")
+    print("\nreported negatives (rule, sample: carriers; the first finding):")
+    groups: dict[tuple[str, str], list[dict[str, Any]]] = {}
+    for item in results.negatives:
+        groups.setdefault((item["rule"], item["sample"]), []).append(item)
+    for (rule, text), group in sorted(groups.items()):
+        also = f" [{group[0]['other_rule_matches']} matches it]" if group[0]["other_rule_matches"] else ""
+        print(f"  {rule}{also}: {text[:90]!r}: {', '.join(g['carrier'] for g in group)}\n"
+              f"      {group[0]['findings'][0][:150]}")
+
+
 def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser = argparse.ArgumentParser(description=(__doc__ or "").split("\n\n")[0])
     parser.add_argument("--gitleaks", type=Path, required=True, help="a gitleaks source tree")
     parser.add_argument("--spikelint", default="spikelint", help="the spikelint executable")
     parser.add_argument("--out", type=Path, required=True, help="JSON file: misses, reported negatives, per rule")
     parser.add_argument("--seed", type=int, default=1)
     parser.add_argument("--carriers", default="env,sh,yaml,py,txt,encoded,archived")
-    parser.add_argument("--workdir", type=Path, help="write the carrier folders here (and keep them)")
+    parser.add_argument("--workdir", type=Path, help="write the carrier folders here, a new or empty folder (kept)")
     args = parser.parse_args()
+    if args.workdir and args.workdir.exists() and any(args.workdir.iterdir()):
+        sys.exit(f"--workdir {args.workdir} is not empty")
 
     samples, reports = gitleaks_samples(args.gitleaks, args.seed)
     positives = sum(s.positive for s in samples)
@@ -945,47 +1009,17 @@ def main() -> None:
         if report.skipped or report.error:
             reasons = "; ".join(f"{n}x {why[:70]}" for why, n in Counter(report.skipped).most_common(2))
             print(f"  {rule}: {len(report.skipped)} skipped {report.error and '(' + report.error + ')'} {reasons}")
-
-    rows, missed, negatives, by_rule = [], [], [], {}  # type: ignore[var-annotated]
     with tempfile.TemporaryDirectory(prefix="peer-samples-") as temp:
-        for number, carrier in enumerate(make_carriers(set(args.carriers.split(",")))):
-            folder = (args.workdir or Path(temp)) / f"c{number:02d}"
-            written = write_carrier(carrier, samples, folder)
-            found = spikelint_findings(args.spikelint, folder)
-            pos = [i for i in written if samples[i].positive]
-            named = [i for i in pos if named_kind(samples[i].rule)]
-            neg = [i for i in written if not samples[i].positive]
-            own = [i for i in neg if not samples[i].other_rule]
-            rows.append((carrier.name, *(share(sum(i in found for i in group), len(group))
-                                         for group in (named, pos, neg, own))))
-            print(table_line(rows[-1]), flush=True)
-            for i in pos:
-                by_rule.setdefault(samples[i].rule, {}).setdefault(carrier.name, [0, 0])[i in found] += 1
-            missed += [{"rule": samples[i].rule, "kind": named_kind(samples[i].rule), "carrier": carrier.name,
-                        "sample": masked(samples[i])} for i in named if i not in found]
-            negatives += [{"rule": samples[i].rule, "carrier": carrier.name, "sample": samples[i].text,
-                           "other_rule_matches": samples[i].other_rule,
-                           "findings": [f"{f['rule']} line {f['line']}: {f['message']}" for f in found[i]]}
-                          for i in neg if i in found]
-
-    print("\n" + "\n".join(table_line(row) for row in [HEADER] + rows))
-    print("\nmissed named-kind samples, most common (rule, carrier):")
-    for (rule, carrier), n in Counter((m["rule"], m["carrier"]) for m in missed).most_common(40):
-        example = next(m["sample"] for m in missed if (m["rule"], m["carrier"]) == (rule, carrier))
-        print(f"  {n:4d}  {rule:<34} {carrier:<20} e.g. {example[:100]!r}")
-    print("\nreported negatives (rule, sample: carriers; the first finding):")
-    groups: dict[tuple[str, str], list[dict[str, Any]]] = {}
-    for item in negatives:
-        groups.setdefault((item["rule"], item["sample"]), []).append(item)
-    for (rule, text), group in sorted(groups.items()):
-        also = f" [{group[0]['other_rule_matches']} matches it]" if group[0]["other_rule_matches"] else ""
-        print(f"  {rule}{also}: {text[:90]!r}: {', '.join(g['carrier'] for g in group)}\n"
-              f"      {group[0]['findings'][0][:150]}")
-    recall = {rule: {c: f"{hit}/{miss + hit}" for c, (miss, hit) in carriers.items()} for rule, carriers in by_rule.items()}
-    args.out.write_text(json.dumps({"gitleaks": str(args.gitleaks), "seed": args.seed, "table": [HEADER] + rows,
-                                    "rules": {k: vars(v) for k, v in sorted(reports.items())},
-                                    "recall_by_rule": recall, "missed_named": missed,
-                                    "reported_negatives": negatives}, indent=1, ensure_ascii=False))
+        carriers = make_carriers(set(args.carriers.split(",")))
+        results = measure(samples, carriers, args.spikelint, args.workdir or Path(temp))
+    summary(results)
+    version = subprocess.run([args.spikelint, "--version"], capture_output=True, text=True).stdout.strip()
+    recall = {rule: {c: f"{hit}/{miss + hit}" for c, (miss, hit) in by_carrier.items()}
+              for rule, by_carrier in results.by_rule.items()}
+    args.out.write_text(json.dumps({"gitleaks": str(args.gitleaks), "spikelint": version, "seed": args.seed,
+                                    "table": [HEADER, *results.rows], "rules": {k: vars(v) for k, v in sorted(reports.items())},
+                                    "recall_by_rule": recall, "missed_named": results.missed,
+                                    "reported_negatives": results.negatives}, indent=1, ensure_ascii=False))
     print(f"\nwrote {args.out}")
 
 

@@ -368,10 +368,12 @@ class _Plan:
     context: list[SourceFile]
     first_dependent: int
     given: frozenset[str]
+    root: str = "/"  # listed context files are read only inside it (a link out of the tree is not followed)
 
 
 def _check_chunk(engine: Engine, plan: _Plan, chunk: Iterable[int]) -> list[FileResult]:
-    project = Project(plan.context, image_limits=engine.config.image_limits())
+    project = Project(plan.context, image_limits=engine.config.image_limits(), root=plan.root,
+                      max_file_size=engine.config.max_file_size)
     results = []
     for index in chunk:
         project.resolved.clear()
@@ -440,7 +442,8 @@ def check_paths(paths: list[str], config: Config, *, cwd: Path | None = None, jo
         from spikelint.documents import parse_bytes
         from spikelint.documents import parse_text
 
-        project = Project([source, *workspace([name], [source], config, cwd).context])
+        space = workspace([name], [source], config, cwd)
+        project = Project([source, *space.context], root=space.root or "/", max_file_size=config.max_file_size)
         document = parse_text(source, stdin_text) if isinstance(stdin_text, str) else parse_bytes(source, stdin_text)
         project.parsed[source.path] = document
         results = [engine.check_document(document, project)]
@@ -453,7 +456,7 @@ def check_paths(paths: list[str], config: Config, *, cwd: Path | None = None, jo
         space.dependents = [source for source in space.dependents
                             if not matches_any(source.path, layers.for_path(source.path).exclude, cwd, base)]
         plan = _Plan([*discovery.files, *space.dependents], [*discovery.files, *space.context], len(discovery.files),
-                     frozenset(source.path for source in discovery.files))
+                     frozenset(source.path for source in discovery.files), space.root or "/")
         results = _cached_check(engine, plan, jobs, base or cwd) \
             if cache and not config.schemas and not _has_sub_folder_configs(discovery, cwd, config) \
             else _check_sources(engine, plan, jobs)
@@ -516,7 +519,7 @@ def _cached_check(engine: Engine, plan: _Plan, jobs: int | None, folder: Path) -
             stale.append(source)
         else:
             reused[source.path] = result_from_data(source.path, data)
-    todo = _Plan([*stale, *plan.sources[plan.first_dependent:]], plan.context, len(stale), plan.given)
+    todo = _Plan([*stale, *plan.sources[plan.first_dependent:]], plan.context, len(stale), plan.given, plan.root)
     results = _check_sources(engine, todo, jobs)
     for result in results:
         own = digest(result.path)

@@ -298,6 +298,63 @@ def discover(paths: list[str], *, cwd: Path, exclude: tuple[str, ...] = (), max_
     return result
 
 
+SCANNED_BINARY = "scanned-binary"  # kind_on_disk's answer for a pickle or checkpoint: read as text for its strings
+
+
+def kind_on_disk(path: str) -> str | None:
+    """A file's kind from its name (and first line, for an extension-less script); ``SCANNED_BINARY`` for
+    serialised data whose strings are scanned, None for other binary artefacts."""
+    name = os.path.basename(path)
+    suffix = name_suffix(name.lower())
+    kind = detect_kind(name)
+    if ((kind == FileKind.TEXT and suffix not in BINARY_SUFFIXES and suffix not in PROSE_SUFFIXES)
+            or (kind == FileKind.DOCKERFILE and suffix)):
+        kind = detect_kind(name, _first_line(path))  # launch scripts without .sh: the shebang says
+    if suffix in BINARY_SUFFIXES and kind != FileKind.IMAGE:
+        from spikelint.documents.bounded import is_scanned_binary
+
+        return SCANNED_BINARY if is_scanned_binary(name) else None
+    return kind
+
+
+def listed_sources(folder: Path, cwd: Path, exclude: tuple[str, ...], base: Path | None) -> list[SourceFile] | None:
+    """The files Git lists under ``folder``, from their names alone: the context a run on a few files resolves
+    references against (a hook run on one file in a 4,000-file repository). No file is looked at on disk
+    here — a link out of the tree, a folder or a file past the size limit is refused when it is read
+    (:func:`admissible`); None outside Git."""
+    names = git_names(folder)
+    if names is None:
+        return None
+    prefix = display_path(folder, cwd)
+    above = prefix == ".." or prefix.startswith("../")
+    prefix = "" if prefix == "." else prefix + "/"
+    top = str(folder)
+    sources = []
+    for name in names:
+        full = os.path.join(top, name)
+        shown = display_path(Path(full), cwd) if above else prefix + name
+        if exclude and matches_any(shown, exclude, cwd, base):
+            continue
+        kind = kind_on_disk(full)
+        if kind is not None:
+            sources.append(SourceFile(shown, full, FileKind.TEXT if kind == SCANNED_BINARY else kind, listed=True))
+    return sources
+
+
+def admissible(source: SourceFile, root: str, max_file_size: int) -> bool:
+    """Whether a listed file may be read: a regular file (or a link to one inside ``root``) within the size limit."""
+    try:
+        info = os.lstat(source.abspath)
+        if stat.S_ISLNK(info.st_mode):
+            target = os.path.realpath(source.abspath)
+            if os.path.commonpath((target, root)) != root:
+                return False
+            info = os.stat(target)
+    except (OSError, ValueError):
+        return False
+    return stat.S_ISREG(info.st_mode) and (info.st_size <= max_file_size or source.kind == FileKind.IMAGE)
+
+
 def _consider(path: str, shown: str, root: Path, cwd: Path, exclude: tuple[tuple[str, ...], Path | None],
               max_file_size: int, result: Discovery, seen: set[str]) -> None:
     if shown in seen:
@@ -330,20 +387,13 @@ def _consider(path: str, shown: str, root: Path, cwd: Path, exclude: tuple[tuple
     if not stat.S_ISREG(info.st_mode):
         result.skipped.append((shown, "not a regular file"))
         return
-    name = os.path.basename(path)
-    suffix = name_suffix(name.lower())
-    kind = detect_kind(name)
-    if ((kind == FileKind.TEXT and suffix not in BINARY_SUFFIXES and suffix not in PROSE_SUFFIXES)
-            or (kind == FileKind.DOCKERFILE and suffix)):
-        kind = detect_kind(name, _first_line(path))  # launch scripts without .sh: the shebang says
-    if suffix in BINARY_SUFFIXES and kind != FileKind.IMAGE:
-        from spikelint.documents.bounded import is_scanned_binary
-
-        if is_scanned_binary(name):  # serialised data keeps its strings: scanned for tokens, bounded
-            result.files.append(SourceFile(shown, path, FileKind.TEXT))
-            return
+    kind = kind_on_disk(path)
+    if kind is None:
         result.excluded.append((shown, "binary file"))
-        return  # other binary artefacts (media, archives): nothing of ours to read
+        return  # binary artefacts (media, archives): nothing of ours to read
+    if kind == SCANNED_BINARY:  # serialised data keeps its strings: scanned for tokens, bounded
+        result.files.append(SourceFile(shown, path, FileKind.TEXT))
+        return
     if info.st_size > max_file_size and kind != FileKind.IMAGE:
         result.oversized.append((SourceFile(shown, path, kind), info.st_size))
         return

@@ -165,6 +165,8 @@ class SourceFile:
     abspath: str
     kind: str  # a FileKind value
     size: int = 0  # bytes, as discovery saw them (the engine sizes its worker pool from them)
+    # named by Git's listing and not yet looked at on disk (the context of a hook run): read only if admissible
+    listed: bool = False
 
 
 @dataclass

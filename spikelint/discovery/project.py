@@ -34,6 +34,10 @@ class Project:
     # paths find_config has resolved (the engine clears it per file to learn who references what)
     resolved: set[str] = field(default_factory=set, compare=False)
     image_limits: ImageLimits | None = None  # how much of an image tarball is read (the configuration's)
+    # a listed source (named by Git, not yet looked at) is read only when admissible: inside this folder, a regular
+    # file within the size limit
+    root: str = "/"
+    max_file_size: int = 5 * 1024 * 1024
     # file name -> (path parts, source) of the files with that name: find_config looks only there
     _by_name: dict[str, list[tuple[tuple[str, ...], SourceFile]]] = field(default_factory=dict, init=False,
                                                                          repr=False, compare=False)
@@ -51,7 +55,8 @@ class Project:
         if source.path not in self.parsed:
             from spikelint.documents import read_document
 
-            self.parsed[source.path] = read_document(source, self.image_limits)
+            self.parsed[source.path] = read_document(source, self.image_limits) if self._readable(source) \
+                else Document(source, "")
         return self.parsed[source.path]
 
     def text(self, source: SourceFile) -> str:
@@ -59,11 +64,18 @@ class Project:
         self.touched.add(source.path)
         if source.path in self.parsed:
             return self.parsed[source.path].text
+        if not self._readable(source):
+            return ""
         try:
             with open(source.abspath, "rb") as handle:
                 return handle.read().decode("utf-8", errors="replace")
         except OSError:
             return ""
+
+    def _readable(self, source: SourceFile) -> bool:
+        from spikelint.files import admissible
+
+        return not source.listed or admissible(source, self.root, self.max_file_size)
 
     def find_config(self, reference: str, near: Document | None = None) -> Document | None:
         """The scanned file a workload's ``--config`` path points at.

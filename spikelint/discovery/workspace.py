@@ -25,6 +25,8 @@ from spikelint.config import Config
 from spikelint.files import discover
 from spikelint.files import git_root
 from spikelint.files import git_tracked
+from spikelint.files import listed_sources
+from spikelint.files import admissible
 from spikelint.model import FileKind
 from spikelint.model import SourceFile
 
@@ -46,6 +48,7 @@ class Workspace:
 
     context: list[SourceFile] = field(default_factory=list)
     dependents: list[SourceFile] = field(default_factory=list)
+    root: str | None = None  # the folder listed files must stay inside (links out of it are not read)
 
 
 def reference_root(cwd: Path, config: Config) -> Path | None:
@@ -73,14 +76,19 @@ def workspace(paths: list[str], given: list[SourceFile], config: Config, cwd: Pa
     if root is None or _covers(paths, cwd, root):
         return Workspace()
     base = Path(config.root) if config.path is not None else None
-    tree = discover([str(root)], cwd=cwd, exclude=config.exclude, max_file_size=config.max_file_size, base=base)
+    listed = listed_sources(root, cwd, config.exclude, base)  # in Git: names only, each file looked at when read
+    if listed is None:
+        listed = discover([str(root)], cwd=cwd, exclude=config.exclude, max_file_size=config.max_file_size,
+                          base=base).files
     known = {source.path for source in given}
-    context = [source for source in tree.files if source.path not in known]
+    context = [source for source in listed if source.path not in known]
     names = _reference_names(given)
-    dependents = [source for source in context if source.kind in REFERRING_KINDS and _mentions(source, names)]
+    top = os.path.realpath(root)
+    dependents = [source for source in context if source.kind in REFERRING_KINDS
+                  and (not source.listed or admissible(source, top, config.max_file_size)) and _mentions(source, names)]
     if hook and dependents:
         dependents = _tracked(dependents, root)
-    return Workspace(context, dependents)
+    return Workspace(context, dependents, top)
 
 
 def _tracked(sources: list[SourceFile], root: Path) -> list[SourceFile]:

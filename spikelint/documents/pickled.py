@@ -105,7 +105,7 @@ def _scan_one(data: bytes, start: int, base: int, budget: int, found: list[Pickl
             name = opcode.name
             at = base + (offset or 0)
             if name in STRING_OPCODES:
-                top = argument if isinstance(argument, str) else argument.decode("latin-1")
+                top = argument if isinstance(argument, str) else bytes(argument or b"").decode("latin-1")
                 strings.append(top)
             elif name in ("GLOBAL", "INST"):
                 module, _, attribute = str(argument).partition(" ")
@@ -118,9 +118,9 @@ def _scan_one(data: bytes, start: int, base: int, budget: int, found: list[Pickl
             elif name == "MEMOIZE":
                 memo[len(memo)] = top
             elif name in MEMO_PUTS:
-                memo[int(argument)] = top
+                memo[int(argument or 0)] = top
             elif name in MEMO_GETS:
-                top = memo.get(int(argument))
+                top = memo.get(int(argument or 0))
                 if isinstance(top, str):
                     strings.append(top)
             elif name != "PROTO" and name != "FRAME":

@@ -13,7 +13,7 @@ from core_support import write
     (["--select", "SPK9"], "SPK9"),
     (["--select", "SPK1,SPK88"], "SPK88"),
     (["--ignore", "SPK999"], "SPK999"),
-    (["--ignore", "spk108"], "SPK108"),
+    (["--ignore", "spk109"], "SPK109"),
 ])
 def test_unknown_rule_on_the_command_line_exits_2_naming_it(run_cli, tmp_path: Path, arguments: list[str],
                                                             named: str) -> None:

@@ -242,3 +242,23 @@ def test_cli_hook_says_what_it_left_out(run_cli, tmp_path: Path) -> None:
     assert outcome.code == 0 and "SPK101" not in outcome.out
     assert "of files outside the commit not reported" in outcome.err
     assert run_cli(["check", "configs/train.yaml"], cwd=repo).code == 1  # near miss: without --hook
+
+
+@needs_git
+def test_the_work_tree_is_listed_by_name_and_a_link_out_of_it_is_never_read(tmp_path: Path) -> None:
+    """A hook run names the repository's files from Git's listing without looking at each on disk; a listed
+    config that is a link out of the tree, a deleted file and a folder are refused when a workload asks."""
+    repo = init_repo(tmp_path / "repo")
+    outside = tmp_path / "elsewhere.yaml"
+    outside.write_text(TRAIN_CONFIG, encoding="utf-8")
+    write(repo, {"k8s/job.yaml": JOB, "configs/other.yaml": UNRELATED, "configs/gone.yaml": UNRELATED})
+    (repo / "configs" / "train.yaml").symlink_to(outside)
+    commit_all(repo)
+    (repo / "configs" / "gone.yaml").unlink()
+    result = check_paths(["k8s/job.yaml"], Config(), cwd=repo, jobs=1)
+    assert not result.internal_errors
+    assert "SPK301" not in {finding.rule for finding in result.report.findings}  # /tmp/out is outside: unread
+    (repo / "configs" / "train.yaml").unlink()
+    (repo / "configs" / "train.yaml").write_text(TRAIN_CONFIG, encoding="utf-8")
+    result = check_paths(["k8s/job.yaml"], Config(), cwd=repo, jobs=1)
+    assert ("SPK301", 12) in {(finding.rule, finding.line) for finding in result.report.findings}
