@@ -863,11 +863,11 @@ def make_carriers(chosen: set[str]) -> list[Carrier]:
         "sh": ("run.sh", lambda s: f"#!/usr/bin/env bash\nset -eu\n\n{s.text}\n"),
         "yaml": ("config.yaml", render_yaml),
         "py": ("settings.py", lambda s: s.text + "\n" if is_python(s.text) else None),
-        "py, in a string": ("settings.py", render_py_string),
+        "py (in a string)": ("settings.py", render_py_string),
         "txt": ("notes.txt", lambda s: f"Notes from the deployment review.\n\nWhat we used:\n\n{s.text}\n\n"
                                        "Next steps are in the tracker.\n")}
     out = [Carrier(name, filename, render) for name, (filename, render) in plain.items()
-           if name.split(",")[0] in chosen]
+           if name.split()[0] in chosen]
     for encoding, encode in ENCODINGS.items() if "encoded" in chosen else ():
         for box, (filename, wrap) in BOXES.items():
             if encoding != "base64(base64)" or box == "env":

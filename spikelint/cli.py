@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import re
 import subprocess
 import sys
 from pathlib import Path
@@ -152,13 +153,22 @@ def command_check(args: argparse.Namespace) -> int:
         else:
             emit_reports(report, targets, result.root_prefix, config.fail_on)
     else:
-        emit_reports(report, targets, result.root_prefix, config.fail_on, args.code_frame)
+        emit_reports(report, targets, result.root_prefix, config.fail_on, args.code_frame, _team_masks(config))
     for message in result.internal_errors:
         print(f"spikelint: {printable(message)}", file=sys.stderr)
     if result.internal_errors:
         return EXIT_USAGE
     code = exit_code(report.findings, config.fail_on)
     return max(code, EXIT_FINDINGS) if refused else code
+
+
+def _team_masks(config: Config) -> tuple[re.Pattern[str], ...]:
+    """The team's own token shapes (``secrets:`` in its rule files), masked in the reports like spikelint's."""
+    if config.team_rules_folder() is None and not config.added_rules_dirs:
+        return ()
+    from spikelint.team import rule_set_for
+
+    return tuple(pattern.regex for pattern in rule_set_for(config).secrets)
 
 
 def _show_files(paths: list[str], config: Config) -> int:

@@ -126,12 +126,12 @@ def exit_code(findings: Sequence[Finding], fail_on: str) -> int:
 
 
 def emit(report: Report, fmt: str, output: str | None, prefix: str | None = None, fail_on: str = "info",
-          code_frame: bool = True, summary: bool | None = None) -> None:
+          code_frame: bool = True, summary: bool | None = None, masks: Sequence[re.Pattern[str]] = ()) -> None:
     from spikelint.report.output import OutputError
     from spikelint.report.output import emit_report
 
     try:
-        emit_report(report, fmt, output, prefix, fail_on, code_frame, summary)
+        emit_report(report, fmt, output, prefix, fail_on, code_frame, summary, masks)
     except OutputError as error:
         raise UsageError(str(error)) from None
 
@@ -171,13 +171,14 @@ def report_targets(args: argparse.Namespace) -> list[tuple[str, str | None]]:
 
 
 def emit_reports(report: Report, targets: Sequence[tuple[str, str | None]], prefix: str | None = None,
-                 fail_on: str = "info", code_frame: bool = True) -> None:
-    """Write every report of one run; the summary line on stderr once, after the last."""
+                 fail_on: str = "info", code_frame: bool = True, masks: Sequence[re.Pattern[str]] = ()) -> None:
+    """Write every report of one run; the summary line on stderr once, after the last. ``masks``: the team's
+    own token shapes, masked in every report like the shapes spikelint knows."""
     if len(targets) == 1:
-        emit(report, *targets[0], prefix, fail_on, code_frame)
+        emit(report, *targets[0], prefix, fail_on, code_frame, masks=masks)
         return
     for fmt, output in targets:
-        emit(report, fmt, output, prefix, fail_on, code_frame, summary=False)
+        emit(report, fmt, output, prefix, fail_on, code_frame, summary=False, masks=masks)
     if any(fmt == "text" or output for fmt, output in targets):
         from spikelint.report.output import print_summary
 

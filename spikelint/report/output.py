@@ -3,8 +3,10 @@
 from __future__ import annotations
 
 import os
+import re
 import subprocess
 import sys
+from typing import Sequence
 from pathlib import Path
 
 from spikelint.model import Report
@@ -60,7 +62,8 @@ LONG_RUN = 10  # from this many findings of several rules, text output ends with
 
 
 def emit_report(report: Report, fmt: str, output: str | None, prefix: str | None = None,
-                fail_on: str = "info", code_frame: bool = True, summary: bool | None = None) -> None:
+                fail_on: str = "info", code_frame: bool = True, summary: bool | None = None,
+                masks: Sequence[re.Pattern[str]] = ()) -> None:
     """Render ``report`` as ``fmt`` to ``output`` (or stdout); colour only on a TTY without NO_COLOR.
 
     ``prefix``: the current folder relative to the repository root (the engine's, which also
@@ -78,6 +81,8 @@ def emit_report(report: Report, fmt: str, output: str | None, prefix: str | None
     options = RenderOptions(color=color, show_source=code_frame, path_prefix=prefix, fail_on=fail_on,
                             root_uri=_root_uri(prefix), width=text_width(output is None and sys.stdout.isatty()))
     rendered = RENDERERS[fmt](report, options)
+    if masks:  # a team's token shapes: masked here, the shapes spikelint knows also by the stream and the file writer
+        rendered = mask_output(rendered, masks)
     if output:
         try:
             write_text_safely(Path(output), mask_output(rendered))

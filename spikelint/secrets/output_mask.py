@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import re
 from typing import Any
+from typing import Sequence
 from typing import TextIO
 
 from spikelint.util.lazyre import lazy_regex
@@ -59,10 +60,13 @@ def _partial_tokens(text: str, ellipsis: str) -> str:
     return PARTIAL_TOKEN.sub(lambda found: masked(found.group(), ellipsis), text)
 
 
-def mask_output(text: str) -> str:
-    """``text`` with every credential the secret detectors recognise in it masked, and every token cut short."""
+def mask_output(text: str, extra: Sequence[re.Pattern[str]] = ()) -> str:
+    """``text`` with every credential the secret detectors recognise in it masked, and every token cut short;
+    ``extra``: a team's own token shapes (their first group, else the whole match), masked first."""
     if len(text) < MIN_MASKED:
         return text
+    if extra:
+        text = _mask_extra(text, extra, "..." if text.isascii() else ELLIPSIS)
     from spikelint.secrets.text import CONFIG  # the detectors load with the first text worth masking
     from spikelint.secrets.text import find_in_text
 
@@ -82,6 +86,22 @@ def mask_output(text: str) -> str:
         pieces += [text[done:start], masked(text[start:end], ellipsis) + type_label(secret.type)]
         done = end
     return _partial_tokens("".join(pieces) + text[done:] if pieces else text, ellipsis)
+
+
+def _mask_extra(text: str, patterns: Sequence[re.Pattern[str]], ellipsis: str) -> str:
+    for pattern in patterns:
+        group = 1 if pattern.groups else 0
+
+        def shown(match: re.Match[str], group: int = group) -> str:
+            secret = match.group(group) or ""
+            if len(secret) < MIN_MASKED:
+                return match.group()
+            start, end = match.span(group)
+            whole, offset = match.group(), match.start()
+            return whole[: start - offset] + masked(secret, ellipsis) + whole[end - offset:]
+
+        text = pattern.sub(shown, text)
+    return text
 
 
 def _escapes_next(text: str, start: int, end: int) -> bool:

@@ -213,6 +213,20 @@ def test_a_team_secret_pattern_reports_spk201_naming_it_and_never_the_token(
     assert all(f["message"].startswith("hardcoded acme… (team pattern") for f in json.loads(out)["findings"])
 
 
+@pytest.mark.parametrize("fmt", ["text", "json", "sarif"])
+def test_a_team_token_quoted_by_another_message_is_masked_too(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str], fmt: str) -> None:
+    """An unknown Dockerfile instruction is quoted by SPK001 and shown in the code frame: the team's token shape
+    in it is masked like the shapes spikelint knows, in every format and in a report file."""
+    folder = project(tmp_path, SECRETS, {"Dockerfile": f"FROM python:3.11\nDEPLOY {TOKEN} --flag\n"})
+    code, out, err = run(folder, monkeypatch, capsys, "check", "Dockerfile", "--format", fmt)
+    assert code == 1 and "SPK001" in out and TOKEN[:8] not in out + err
+    if fmt == "text":  # the code frame shows the line, the token masked
+        assert "acme…" in out
+    run(folder, monkeypatch, capsys, "check", "Dockerfile", "--format", fmt, "--output", "report.out")
+    assert TOKEN[:8] not in (folder / "report.out").read_text(encoding="utf-8")
+
+
 @pytest.mark.parametrize(("pattern", "said"), [
     ("    regex: '(acmedk_[a-z'\n", "team.yaml:2: secret pattern p: regex '(acmedk_[a-z' is not a valid regular expression"),
     ("    regex: '(a)(b)'\n", "the regex has 2 capture groups — keep one"),
