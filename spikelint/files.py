@@ -284,6 +284,7 @@ def discover(paths: list[str], *, cwd: Path, exclude: tuple[str, ...] = (), max_
             if listed is None:
                 listed = walk_names(absolute, pruned)
             result.excluded.extend((display_path(path, cwd) + "/", "default exclude outside Git") for path in pruned)
+            listed, vendored = without_vendored(listed)
             prefix = display_path(absolute, cwd)
             above = prefix == ".." or prefix.startswith("../")  # then a file may lie under cwd: relpath decides
             prefix = "" if prefix == "." else prefix + "/"
@@ -291,6 +292,7 @@ def discover(paths: list[str], *, cwd: Path, exclude: tuple[str, ...] = (), max_
                 full = os.path.join(folder, name)
                 shown = display_path(Path(full), cwd) if above else prefix + name.replace(os.sep, "/")
                 _consider(full, shown, root, cwd, (exclude, base), max_file_size, result, seen)
+            result.excluded.extend((prefix + folder_name, VENDORED) for folder_name in vendored)
         else:
             root = absolute.parent.resolve()
             _consider(str(absolute), display_path(absolute, cwd), root, cwd, (exclude, base), max_file_size, result,
@@ -317,6 +319,21 @@ def kind_on_disk(path: str) -> str | None:
     return kind
 
 
+VENDORED = "vendored Go modules (the folder holds modules.txt): third-party code, not the team's"
+VENDOR_MANIFEST = "vendor/modules.txt"
+
+
+def without_vendored(names: list[str]) -> tuple[list[str], list[str]]:
+    """The names outside Go's vendor folders (``go mod vendor`` copies every dependency there and writes
+    ``vendor/modules.txt``: their test keys and fixtures are not a team's secrets), and those folders."""
+    roots = [name[: -len("modules.txt")] for name in names
+             if name.endswith(VENDOR_MANIFEST) and (name == VENDOR_MANIFEST or name.endswith("/" + VENDOR_MANIFEST))]
+    if not roots:
+        return names, []
+    prefixes = tuple(roots)
+    return [name for name in names if not name.startswith(prefixes)], roots
+
+
 def listed_sources(folder: Path, cwd: Path, exclude: tuple[str, ...], base: Path | None) -> list[SourceFile] | None:
     """The files Git lists under ``folder``, from their names alone: the context a run on a few files resolves
     references against (a hook run on one file in a 4,000-file repository). No file is looked at on disk
@@ -325,6 +342,7 @@ def listed_sources(folder: Path, cwd: Path, exclude: tuple[str, ...], base: Path
     names = git_names(folder)
     if names is None:
         return None
+    names, _ = without_vendored(names)
     prefix = display_path(folder, cwd)
     above = prefix == ".." or prefix.startswith("../")
     prefix = "" if prefix == "." else prefix + "/"

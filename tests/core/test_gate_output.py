@@ -100,3 +100,20 @@ def test_force_color_and_no_color(tmp_path: Path, env: dict[str, str], colored: 
     write(tmp_path, {"values.yaml": VALUES_LATEST})
     outcome = run_process(["check", "values.yaml"], cwd=tmp_path, **env)
     assert ("\x1b[" in outcome.out) is colored
+
+
+def test_go_vendor_folders_are_third_party_code(tmp_path: Path) -> None:
+    """``go mod vendor`` copies every dependency, test keys included, under a folder holding modules.txt; a folder
+    merely called vendor is the team's own, and a vendor folder named on the command line is checked."""
+    write(tmp_path, {"go.mod": "module example.org/x\n", "vendor/modules.txt": "# example.org/dep v1.0.0\n",
+                     "vendor/example.org/dep/key_test.go": "package dep\n", "tests/vendor/modules.txt": "\n",
+                     "tests/vendor/a/b.go": "package b\n", "web/vendor/app.js": "var x = 1\n",
+                     "deploy/values.yaml": "image: x\n"})
+    result = discover(["."], cwd=tmp_path, max_file_size=LIMIT)
+    paths = {source.path for source in result.files}
+    assert "web/vendor/app.js" in paths and "deploy/values.yaml" in paths
+    assert not any(path.startswith(("vendor/", "tests/vendor/")) for path in paths)
+    assert {(path, reason.split(" (")[0]) for path, reason in result.excluded} >= {
+        ("vendor/", "vendored Go modules"), ("tests/vendor/", "vendored Go modules")}
+    named = discover(["vendor"], cwd=tmp_path, max_file_size=LIMIT)
+    assert "vendor/example.org/dep/key_test.go" in {source.path for source in named.files}
