@@ -9,10 +9,12 @@ cmd/generate/config/rules/*.go of the gitleaks source tree given with --gitleaks
 of the Go those files use (literals, +, slices, maps, append, range loops, fmt.Sprintf, base64, and
 gitleaks' own helpers, read from cmd/generate/config/utils/*.go) runs each rule function, with
 secrets.NewSecret replaced by a seeded generator of strings matching a regex (sre_parse).  Each
-sample is written alone into a file of each carrier (.env, shell, YAML block, Python, prose .txt;
-the true positives' raw value base64/hex/percent-encoded in a ConfigMap, an .env line and a
-notebook output; .env files inside .zip and .tar.gz), spikelint checks each carrier folder once,
-and a sample counts as reported when its file gets any SPK201-SPK206 finding.
+sample is written alone into a file of each carrier (.env, shell, YAML block, Python as written
+when it parses and else in a string, prose .txt; the true positives' raw value base64/hex/percent-
+encoded in a ConfigMap, an .env line and a notebook output, for the values the rule's regex matches on
+their own, with no keyword beside them; .env files inside .zip and .tar.gz),
+spikelint checks each carrier folder once, and a sample counts as reported when its file gets any
+SPK201-SPK206 finding.
 
     python bench/peer_samples.py --gitleaks /tmp/gitleaks --spikelint /work/venv/bin/spikelint \\
         --out /tmp/peer.json [--seed 1] [--carriers env,sh,yaml,py,txt,encoded,archived]
@@ -717,6 +719,9 @@ class Sample:
     text: str
     secret: str | None = None  # a positive's raw value: what the gitleaks rule's regex captures in it
     other_rule: str = ""  # a negative: another gitleaks rule whose regex matches it (a positive of that rule)
+    # a positive whose raw value the rule's regex matches on its own: the value names its kind without a key or a
+    # keyword beside it (a Mailgun signing key does not), so that encoded alone it can still be recognised
+    standalone: bool = False
 
 
 @dataclass
@@ -734,10 +739,22 @@ def raw_value(pattern: re.Pattern[str] | None, group: Any, text: str) -> str | N
         return None
     unnamed = [i for i in range(1, pattern.groups + 1) if i not in pattern.groupindex.values()]
     for m in pattern.finditer(text):
-        value = m.group(group) if isinstance(group, int) and 0 < group <= pattern.groups else None
-        if value := value or next((m.group(i) for i in unnamed if m.group(i)), None) or m.group():
-            return value
+        index = group if isinstance(group, int) and 0 < group <= pattern.groups and m.group(group) else \
+            next((i for i in unnamed if m.group(i)), 0)
+        if m.group(index):
+            return whole_token(text, m.start(index), m.end(index))
     return None
+
+
+TOKEN_CHAR = re.compile(r"[A-Za-z0-9_.+/-]")
+
+
+def whole_token(text: str, start: int, end: int) -> str:
+    """The capture, carried on to the end of the token it cuts: gitleaks' Slack legacy pattern captures
+    ``xoxa-2-511111111`` of ``xoxa-2-511111111-3111…-e039…``, and what a user encodes is the whole token."""
+    while end < len(text) and TOKEN_CHAR.match(text, end):
+        end += 1
+    return text[start:end].rstrip(".")
 
 
 def gitleaks_samples(root: Path, seed: int) -> tuple[list[Sample], dict[str, RuleReport]]:
@@ -771,7 +788,8 @@ def gitleaks_samples(root: Path, seed: int) -> tuple[list[Sample], dict[str, Rul
                         report.skipped.append("empty or not a string (a path-only sample)")
                         continue
                     secret = raw_value(pattern, rule.get("SecretGroup"), text) if positive else None
-                    samples.append(Sample(rule_id, positive, text, secret))
+                    standalone = bool(secret and pattern and pattern.search(secret))
+                    samples.append(Sample(rule_id, positive, text, secret, standalone=standalone))
                     report.tps += positive
                     report.fps += not positive
     for s in samples:
@@ -854,7 +872,9 @@ class Carrier:
 
 
 def encoded(encode: Callable[[str], str], wrap: Callable[[str], str]) -> Callable[[Sample], str | None]:
-    return lambda s: wrap(encode(s.secret)) if s.positive and s.secret else None
+    """The raw value alone, encoded, under a neutral key: only values that name their kind on their own (what
+    could a reader, or gitleaks, tell of a bare Mailgun signing key under ``blob:``?)."""
+    return lambda s: wrap(encode(s.secret)) if s.positive and s.secret and s.standalone else None
 
 
 def make_carriers(chosen: set[str]) -> list[Carrier]:

@@ -53,6 +53,7 @@ NOT_SECRET_WORDS = frozenset((
     "docs", "example", "examples", "placeholder", "default", "defaults", "fn", "func", "function", "callback",
     "cache", "cached", "parallelism", "dropout", "embedding", "embeddings", "emb", "logits", "weight", "weights",
     "selectors", "locator", "locators", "xpath", "css",  # a UI test's locators: ``password_selectors``
+    "public", "csrf", "xsrf",  # ``publicToken``, ``csrf-token``: published or per-session by design
 ))
 # keys whose values are public identifiers even when they look random
 PUBLIC_WORDS = frozenset((
@@ -307,7 +308,8 @@ def _repeats_a_unit(text: str) -> bool:
 # Google Cloud SDK's public OAuth client secret, the example Google API keys of the
 # Firebase Android SDK's samples and tests (public by design: they ship in its source), the bearer
 # token of Kubernetes' API conventions document (copied into many repositories' docs), and Ray's
-# former built-in Redis password (ray_constants.py, replaced in Ray 2.3; still in its samples).
+# former built-in Redis password (ray_constants.py, replaced in Ray 2.3; still in its samples), and the
+# public search-only API key Yarn's documentation site ships (yarnpkg/berry#6201).
 # Hashes, so the project itself holds no key-shaped string.
 PUBLIC_VALUE_HASHES = frozenset((
     "0011cc25eb4320717494d2703e8cba85", "78314b11be2e581549ac1c4f616563fa", "f0386f9be1fe905fb2f97a8daff11a9b",
@@ -317,6 +319,7 @@ PUBLIC_VALUE_HASHES = frozenset((
     "a19f89ab3555eac10c40741f6df79ecf", "a6c814bc555ae62c7bd8b58ec07bf559", "dc0fcf046c61640cbd1e8b999ada3262",
     "e4a5542bb7fd7b67e943c71ad29c34b5", "ea9bb1082cf95663f5faca23b8b15ef2", "eb540d2b6ee2a0a47c5779bc8a014178",
     "f56e323494a6ffc2064e7a955908957d", "6ee68adb5ad40c08c03db1af6ede27c8", "4f2906993015c71123ec5e664a9b4b9a",
+    "2f21fd9c81678e396751af8b2472e2bd",
 ))
 
 
@@ -401,6 +404,7 @@ def looks_random(value: str, minimum_length: int = 16) -> bool:
 
 _IDENTIFIER = lazy_regex(r"^[A-Za-z]+(?:[_.:-][A-Za-z]+)*(?:[_.-]\d{1,6})?$")
 _CAMEL_PARTS = lazy_regex(r"[A-Z]?[a-z]+|[A-Z]+(?![a-z])|\d+")
+_QUALIFIED_NAME = lazy_regex(r"^[A-Za-z][A-Za-z0-9]{0,11}:([A-Za-z][A-Za-z0-9_]{15,})$")
 _SNAKE_NAME = lazy_regex(r"^[a-z][a-z0-9]*(?:_[a-z0-9]{1,12}){2,}$")
 _CONSTANT_NAME = lazy_regex(r"^[A-Z][A-Z0-9]*(?:_[A-Z0-9]+)+$")
 _ALL_DIGITS = lazy_regex(r"^\d{6,64}$")
@@ -414,6 +418,9 @@ def looks_like_word_or_identifier(value: str) -> bool:
         return True
     if _CONSTANT_NAME.match(value):  # ``R2_SECRET_ACCESS_KEY``: the name of a variable
         return sum(1 for part in value.split("_") if len(part) >= 3 and part.isalpha()) >= 2
+    qualified = _QUALIFIED_NAME.match(value)  # ``clm08453852:AgencyIdentificationCodeContentType``: an XML type
+    if qualified and (_IDENTIFIER.match(qualified.group(1)) or _camel_case_name(qualified.group(1))):
+        return True
     if _SNAKE_NAME.match(value):  # ``s3_us_east_1_regional_endpoint``: a config key's name
         return sum(1 for part in value.split("_") if len(part) >= 4 and part.isalpha()) >= 2
     return _camel_case_name(value)

@@ -163,7 +163,7 @@ def _trie_regex(words: list[str]) -> str:
 
 CANDIDATES = lazy_regex(_trie_regex(sorted({literal for pattern in TOKEN_PATTERNS for literal in pattern.starts})))
 # One pass of this over a value decides whether any of the regexes above can match.
-PREFILTER = lazy_regex(CANDIDATES.pattern + r"|PRIVATE KEY|PuTTY-User|://[^\s/@]{1,300}@")
+PREFILTER = lazy_regex(CANDIDATES.pattern + r"|PRIVATE KEY|PuTTY-User|://[^\s/@]{1,300}@|\.ey[A-Za-z0-9/\\_-]{17}")  # .ey: a JWT by shape
 # Prefixes that only detect-secrets' plugins recognise (checked before importing detect-secrets).
 # Telegram's is eight digits, a colon and 35 characters: a bare ``\d:`` matched every
 # ``@sha256:`` digest, so each pinned image imported detect-secrets (~0.1 s) for nothing.  It
@@ -310,8 +310,8 @@ def _padded_prefix(value: str, pattern: TokenPattern) -> bool:
 
 # A JWT's header is base64 of ``{"…`` (``eyJ``) or of ``{ "…``; some encoders use the standard
 # alphabet (``/``).  Read by shape once the strict detector above has had its turn.
-LOOSE_JWT = lazy_regex(r"(?<![A-Za-z0-9_/+-])ey[A-Za-z0-9]{17,}\.ey[A-Za-z0-9/_-]{17,}\."
-                       r"(?:[A-Za-z0-9/_-]{10,}={0,2})?(?![A-Za-z0-9/_=-])")
+LOOSE_JWT = lazy_regex(r"(?<![A-Za-z0-9_/+-])ey[A-Za-z0-9]{17,}\.ey[A-Za-z0-9/\\_-]{17,}\."
+                       r"(?:[A-Za-z0-9/\\_-]{10,}={0,2})?(?![A-Za-z0-9/\\_=-])")  # ``\/``: JSON escapes a slash
 MIN_JWT_ENTROPY = 3.0
 
 
@@ -416,8 +416,19 @@ def _plugin_secrets(text: str, fast: bool = False) -> Iterator[Secret]:
             if plugin.secret_type == "Artifactory Credentials" and not looks_random(value, 12):
                 continue
             start = text.find(value)
-            if start >= 0:
-                yield Secret(value, plugin.secret_type, start, start + len(value))
+            if start < 0:
+                continue
+            if plugin.secret_type == "Telegram Bot Token" and not _whole_telegram_token(text, start, len(value)):
+                continue
+            yield Secret(value, plugin.secret_type, start, start + len(value))
+
+
+def _whole_telegram_token(text: str, start: int, length: int) -> bool:
+    """The plugin's pattern has no boundaries: ``22153361153766284:Az…`` (17 digits) and
+    ``clm08453852:AgencyIdentificationCodeContentType`` (an XML type name) matched inside longer words."""
+    before = text[start - 1] if start > 0 else " "
+    after = text[start + length] if start + length < len(text) else " "
+    return not (before.isalnum() or before in "_-") and not (after.isalnum() or after in "_-")
 
 
 def without_overlaps(found: list[Secret]) -> list[Secret]:
@@ -466,9 +477,11 @@ def token_secrets(text: str, fast: bool = False) -> list[Secret]:
 
 
 def typed_token_secrets(text: str) -> list[Secret]:
-    """The secrets whose shape alone names their kind (prefixed tokens, private keys): what a decoded value is
+    """The secrets whose shape alone names their kind (prefixed tokens, JWTs, private keys): what a decoded value is
     scanned for, where no key name or context says more."""
     found: list[Secret] = list(_token_secrets(text))
+    if ".ey" in text:
+        found.extend(_loose_jwts(text))
     if "PRIVATE KEY" in text:
         found.extend(_private_keys(text))
     return [secret for secret in without_overlaps(found) if not is_documented_public_value(secret.value)]

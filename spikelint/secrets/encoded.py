@@ -27,13 +27,13 @@ MAX_DECODED = 1 << 20  # characters decoded per text, all depths together
 MAX_VALUES = 5_000  # encoded-looking values tried per text
 PRINTABLE = 0.9  # a decoding is text when this share of its characters is printable
 
-# One pass finds the runs an encoding could be: base64 and hex values are whole runs of their alphabets, whatever
-# precedes them (``BLOB=aGZf…`` in a ``.env``), of 16 characters or more, with a digit (hex and base64 of text
-# have them; the names and paths that fill code mostly do not, and never reach Python). Each run is then tried
-# as hex when it is hex, and as base64 when it also mixes cases, as base64 of text does.
-RUN = re.compile(r"(?<![A-Za-z0-9+/_-])(?=[A-Za-z0-9+/_-]{16})[A-Za-z+/_-]*+[0-9][A-Za-z0-9+/_-]*+={0,2}")
-HEX = re.compile(r"(?:[0-9A-Fa-f]{2}){16,}")
-UPPER, LOWER = re.compile("[A-Z]"), re.compile("[a-z]")
+# One pass finds the values an encoding of text could be, whatever precedes them (``BLOB=aGZf…`` in a ``.env``):
+# hex of text is pairs 20–7e (and tab, newline, return), and base64 of text is groups of four whose first two
+# characters carry a printable byte's top bits ([CDI-Za-f], then [A-HQ-Xg-nw-z0-3]). The names and paths that fill
+# code rarely are either, so they never reach Python; a token of any alphabet is (base64 of ``ACCA…`` has no digit).
+CANDIDATE = re.compile(r"(?<![A-Za-z0-9+/_-])(?:(?P<hex>(?:[2-7][0-9A-Fa-f]|0[9aAdD]){16,})"
+                       r"|(?P<base64>(?:[CDI-Za-f][A-HQ-Xg-nw-z0-3][A-Za-z0-9+/_-]{2}){4,}[A-Za-z0-9+/_-]{0,3}={0,2}))"
+                       r"(?![A-Za-z0-9+/_=-])")
 # a percent-encoded value is one word holding three %XX or more: only words with one are matched, and only in a
 # text that has one (code full of ``%s`` would otherwise send every word through Python)
 WORD = re.compile(r"(?<![^\s\"'<>])[^\s\"'<>]*%[0-9A-Fa-f]{2}[^\s\"'<>]*")
@@ -81,12 +81,11 @@ def _decodings(text: str, budget: list[int]) -> Iterator[tuple[str, int, int, st
 
 
 def _candidates(text: str) -> Iterator[tuple[str, int, int, str, Callable[[str], str | None]]]:
-    for match in RUN.finditer(text):
-        value = match.group()
-        if HEX.fullmatch(value):
-            yield "hex-encoded", match.start(), match.end(), value, _hex
-        if UPPER.search(value) and LOWER.search(value):
-            yield "base64-encoded", match.start(), match.end(), value, _base64
+    for match in CANDIDATE.finditer(text):
+        if match.group("hex"):
+            yield "hex-encoded", match.start(), match.end(), match.group(), _hex
+        else:
+            yield "base64-encoded", match.start(), match.end(), match.group(), _base64
     if "%" in text and ESCAPE.search(text):
         for match in WORD.finditer(text):
             yield "percent-encoded", match.start(), match.end(), match.group(), _percent
