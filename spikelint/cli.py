@@ -34,6 +34,7 @@ from spikelint.options import write_baseline
 if TYPE_CHECKING:
     from spikelint.config import Config
     from spikelint.model import Report
+    from spikelint.model import SourceFile
     from spikelint.model import Rule
 
 CHECK_EPILOG = """\
@@ -141,6 +142,12 @@ def command_check(args: argparse.Namespace) -> int:
         report = apply_baseline(report, baseline)
     if args.diff:
         report = _new_since(args.diff, report, paths, config, args.jobs)
+    from spikelint.files import VENDORED
+
+    vendored = [path for path, reason in result.discovery.excluded if reason == VENDORED]
+    if vendored:
+        print(f"spikelint: left out {', '.join(vendored[:3])}{' …' if len(vendored) > 3 else ''}: Go vendor folders "
+              "(third-party code; name one to check it)", file=sys.stderr)
     if not result.discovery.files and not result.discovery.skipped and not result.discovery.oversized:
         print("spikelint: no files to check in " + ", ".join(paths), file=sys.stderr)
     if args.statistics:
@@ -162,6 +169,19 @@ def command_check(args: argparse.Namespace) -> int:
     return max(code, EXIT_FINDINGS) if refused else code
 
 
+def _shown_kind(source: SourceFile) -> str:
+    """What ``--show-files`` calls a file: an image tarball or archive of files, serialised data read for its strings
+    (and a pickle's globals), or the kind it is parsed as."""
+    from spikelint.documents.bounded import is_scanned_binary
+    from spikelint.model import FileKind
+
+    if source.kind == FileKind.IMAGE:
+        return "archive (image tarball or files)"
+    if source.kind == FileKind.TEXT and is_scanned_binary(source.path):
+        return "binary (its strings; a pickle's globals)"
+    return source.kind
+
+
 def _team_masks(config: Config) -> tuple[re.Pattern[str], ...]:
     """The team's own token shapes (``secrets:`` in its rule files), masked in the reports like spikelint's."""
     if config.team_rules_folder() is None and not config.added_rules_dirs:
@@ -180,7 +200,7 @@ def _show_files(paths: list[str], config: Config) -> int:
     if discovery.missing:
         raise UsageError("no such file or folder: " + ", ".join(discovery.missing))
     for source in sorted(discovery.files, key=lambda source: source.path):
-        print(f"{source.path}\t{source.kind}")
+        print(f"{source.path}\t{_shown_kind(source)}")
     for path, reason in sorted([*discovery.skipped, *discovery.excluded]):
         print(f"{path}\tleft out: {reason}")
     checked = len(discovery.files)

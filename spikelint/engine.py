@@ -34,6 +34,7 @@ from spikelint.config import selected
 from spikelint.files import Discovery
 from spikelint.files import detect_kind
 from spikelint.files import discover
+from spikelint.files import leave_out_vendored
 from spikelint.files import matches_any
 from spikelint.discovery.hierarchy import SUB_CONFIG_NAMES
 from spikelint.discovery.hierarchy import Layers
@@ -451,6 +452,8 @@ def check_paths(paths: list[str], config: Config, *, cwd: Path | None = None, jo
     else:
         base = Path(config.root) if config.path is not None else None
         discovery = discover(paths, cwd=cwd, exclude=config.exclude, max_file_size=config.max_file_size, base=base)
+        if hook:
+            leave_out_vendored(discovery)
         _sub_folder_excludes(discovery, layers, cwd, base)
         space = workspace(paths, discovery.files, config, cwd, hook)
         space.dependents = [source for source in space.dependents

@@ -334,6 +334,22 @@ def without_vendored(names: list[str]) -> tuple[list[str], list[str]]:
     return [name for name in names if not name.startswith(prefixes)], roots
 
 
+def in_go_vendor(abspath: str) -> bool:
+    """Whether a file lies in a Go vendor folder (an ancestor called ``vendor`` holding ``modules.txt``)."""
+    parts = abspath.split(os.sep)
+    return any(part == "vendor" and os.path.isfile(os.sep.join([*parts[:index + 1], "modules.txt"]))
+               for index, part in enumerate(parts[:-1]))
+
+
+def leave_out_vendored(discovery: Discovery) -> None:
+    """A commit's files in Go vendor folders are left out, as ``check .`` leaves those folders out: pre-commit names
+    each file of a ``go mod vendor`` update, and a dependency's test key is not the team's to fix."""
+    vendored = [source for source in discovery.files if "vendor" in source.abspath and in_go_vendor(source.abspath)]
+    if vendored:
+        discovery.files = [source for source in discovery.files if source not in vendored]
+        discovery.excluded.extend((source.path, VENDORED) for source in vendored)
+
+
 def listed_sources(folder: Path, cwd: Path, exclude: tuple[str, ...], base: Path | None) -> list[SourceFile] | None:
     """The files Git lists under ``folder``, from their names alone: the context a run on a few files resolves
     references against (a hook run on one file in a 4,000-file repository). No file is looked at on disk

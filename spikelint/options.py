@@ -200,7 +200,7 @@ def write_baseline(path: Path, report: Report, source: str = "check") -> None:
 
         tracked = git_tracked(Path.cwd())
         if tracked is not None:
-            kept = [f for f in findings if f.path in tracked]
+            kept = [f for f in findings if f.path.split("!", 1)[0] in tracked]  # a member: its archive's
             untracked = len(findings) - len(kept)
             findings = kept
     entries = [{"fingerprint": f.fingerprint, "rule": f.rule, "path": f.path, "source": source} for f in findings]
@@ -224,7 +224,8 @@ def write_baseline(path: Path, report: Report, source: str = "check") -> None:
         print(f"spikelint: left out {untracked} finding{'' if untracked == 1 else 's'} of files Git does not track: "
               "commit them first if they are part of what is already there, or they stay new findings",
               file=sys.stderr)
-    secrets = sum(1 for f in findings if f.rule.startswith("SPK2") and f.rule != "SPK207")
+    secrets = sum(1 for entry in entries + others if str(entry.get("rule", "")).startswith("SPK2")
+                  and entry.get("rule") != "SPK207")
     if secrets:
         print(f"spikelint: warning: the baseline holds {secrets} secret finding{'' if secrets == 1 else 's'}: a "
               "baselined secret is still leaked; rotate it (spikelint check --baseline none --select SPK2 . lists "

@@ -59,12 +59,21 @@ def history_report(cwd: Path, revisions: list[str], since: str | None, exclude: 
     """The report of the secrets the commits added, and how many commits were scanned."""
     root = repository_root(cwd)
     shas = commits(cwd, revisions, since)
-    leaks, paths = _scan(root, shas, exclude, jobs)
+    leaks, paths = _scan(root, shas, exclude + _vendored(root), jobs)
     prefix = _prefix(cwd, root)
     rule = rules[RULE]
     secret_rules = tuple(rule_id for rule_id in rules if rule_id.startswith("SPK2"))
     findings = [_finding(leak, rule.name, rule.severity, prefix, secret_rules) for leak in leaks]
     return Report(findings, files_checked=len(paths), rules=[rule]), len(shas)
+
+
+def _vendored(root: Path) -> tuple[str, ...]:
+    """Go's vendor folders of the work tree, as exclude globs: third-party code, left out as ``check`` leaves it."""
+    from spikelint.files import git_names
+    from spikelint.files import without_vendored
+
+    _, roots = without_vendored(git_names(root) or [])
+    return tuple(folder + "**" for folder in roots)
 
 
 def _scan(root: Path, shas: list[str], exclude: tuple[str, ...], jobs: int | None) -> tuple[list[Leak], set[str]]:

@@ -15,6 +15,8 @@ from typing import Iterable
 from typing import Iterator
 from typing import NamedTuple
 
+from spikelint.checks.secrets.encoded import with_encoded
+from spikelint.checks.secrets.found import Found
 from spikelint.files import is_excluded
 from spikelint.history.gitlog import Added
 from spikelint.secrets.carriers import text_mode
@@ -54,10 +56,11 @@ def scan_added(added: Added, exclude: tuple[str, ...] = ()) -> Iterator[Leak]:
         return
     text = "\n".join(added.lines)
     hits = scan_text(text, first_line=added.line, mode=history_mode(added.path, text))
-    if not hits:
+    found = with_encoded(text, [Found(RULE, *hit) for hit in hits], added.line)  # tokens inside encoded values, as check
+    if not found:
         return
     suppressions = parse_suppressions(list(added.lines), list(range(added.line, added.line + len(added.lines))))
-    for hit in hits:
+    for hit in found:
         if any(covers(suppression, RULE, hit.line) for suppression in suppressions):
             continue
         yield Leak(added.commit, added.date, added.path, hit.line, hit.column, hit.end_line, hit.end_column,

@@ -10,6 +10,7 @@ from __future__ import annotations
 import posixpath
 import re
 from dataclasses import dataclass
+from dataclasses import replace
 from typing import Callable
 from typing import Iterable
 
@@ -75,6 +76,17 @@ def family_concern(rule: str) -> str:
 
 
 _DRIVE = lazy_regex(r"^[A-Za-z]:")
+
+
+def on_repository_file(finding: Finding) -> Finding:
+    """A finding inside a committed archive (``bundle.tar.gz!src/.env``) placed on the archive itself, line 1, the
+    member and its line named in the message: code scanning, GitLab and workflow annotations attach only to files
+    of the repository."""
+    archive, separator, member = finding.path.partition("!")
+    if not separator:
+        return finding
+    return replace(finding, path=archive, line=1, column=1, end_line=None, end_column=None,
+                   message=f"in {member}, line {finding.line}: {finding.message}")
 
 
 def repo_path(path: str, prefix: str = "") -> str:

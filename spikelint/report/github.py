@@ -8,6 +8,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
+from spikelint.report import on_repository_file
 from spikelint.report import ordered
 from spikelint.report import repo_path
 
@@ -31,7 +32,8 @@ def escape_property(text: str) -> str:
 
 def render_github(report: Report, options: RenderOptions) -> str:
     """One workflow command per finding; info findings become notices."""
-    return "".join(_command(finding, options.path_prefix) + "\n" for finding in ordered(report.findings))
+    return "".join(_command(on_repository_file(finding), options.path_prefix) + "\n"
+                   for finding in ordered(report.findings))
 
 
 def _command(finding: Finding, prefix: str) -> str:

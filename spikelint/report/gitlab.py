@@ -12,6 +12,7 @@ from typing import TYPE_CHECKING
 from typing import Any
 
 from spikelint.report import is_secret_rule
+from spikelint.report import on_repository_file
 from spikelint.report import ordered
 from spikelint.report import repo_path
 
@@ -28,7 +29,7 @@ def render_gitlab(report: Report, options: RenderOptions) -> str:
     """A JSON array of Code Quality issues, one per finding, in path order."""
     issues: list[dict[str, Any]] = []
     used: set[str] = set()
-    for finding in ordered(report.findings):
+    for finding in map(on_repository_file, ordered(report.findings)):
         issues.append(_issue(finding, _unique_fingerprint(finding, used), options.path_prefix))
     return json.dumps(issues, indent=2) + "\n"
 

@@ -17,6 +17,7 @@ from typing import Sequence
 from spikelint.util.lazyre import lazy_regex
 from spikelint.report import family_concern
 from spikelint.report import is_secret_rule
+from spikelint.report import on_repository_file
 from spikelint.report import ordered
 from spikelint.report import repo_path
 from spikelint.report import tool_version
@@ -76,7 +77,8 @@ def render_sarif(report: Report, options: RenderOptions) -> str:
             "invocations": [invocation],
             "originalUriBaseIds": {SRCROOT: root},
             "columnKind": "unicodeCodePoints",
-            "results": [_result(finding, index[finding.rule], options.path_prefix) for finding in findings],
+            "results": [_result(on_repository_file(finding), index[finding.rule], options.path_prefix)
+                        for finding in findings],
         }],
     }
     return json.dumps(document, indent=2) + "\n"

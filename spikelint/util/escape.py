@@ -12,6 +12,8 @@ from spikelint.util.lazyre import lazy_regex
 
 
 SHELL_ACTIVE = lazy_regex(r"[$`;|&<>()!\\\"'{}*?\[\]#~]")
+# the ``!`` between a committed archive and a member's name (``bundle.tar.gz!src/.env``) is spikelint's, not the file's
+ARCHIVE_MEMBER = lazy_regex(r"(\.(?:zip|tar|tgz|tar\.gz|tar\.bz2|tbz2|tar\.xz|txz))!(?=[^!]*$)")
 
 
 def printable(text: str) -> str:
@@ -28,6 +30,6 @@ def shell_inert_path(path: str) -> str:
     still jump to ``path:line:col``.
     """
     shown = printable(path)
-    if not SHELL_ACTIVE.search(shown):
+    if not SHELL_ACTIVE.search(ARCHIVE_MEMBER.sub(r"\1", shown, count=1)):  # ``bundle.tar.gz!src/.env`` as documented
         return shown  # a space alone is common in notebook names and harmless when not executed
     return "'" + shown.replace("'", "'\\''") + "'"

@@ -262,3 +262,19 @@ def test_the_work_tree_is_listed_by_name_and_a_link_out_of_it_is_never_read(tmp_
     (repo / "configs" / "train.yaml").write_text(TRAIN_CONFIG, encoding="utf-8")
     result = check_paths(["k8s/job.yaml"], Config(), cwd=repo, jobs=1)
     assert ("SPK301", 12) in {(finding.rule, finding.line) for finding in result.report.findings}
+
+
+@needs_git
+def test_a_commit_of_a_go_vendor_update_is_judged_as_check_dot_judges_it(tmp_path: Path) -> None:
+    """pre-commit names each file of a ``go mod vendor`` update; ``check .`` leaves vendor/ out, so the hook does."""
+    repo = init_repo(tmp_path / "repo")
+    write(repo, {"go.mod": "module example.org/x\n", "vendor/modules.txt": "# example.org/dep v1.0.0\n",
+                 "vendor/example.org/dep/values.yaml": "image: busybox:latest\n", "k8s/job.yaml": JOB})
+    commit_all(repo)
+    given = ["vendor/example.org/dep/values.yaml", "k8s/job.yaml"]
+    hook = check_paths(given, Config(), cwd=repo, jobs=1, hook=True)
+    assert not [f for f in hook.report.findings if f.path.startswith("vendor/")]
+    assert ("vendor/example.org/dep/values.yaml", "vendored Go modules") in {
+        (path, reason.split(" (")[0]) for path, reason in hook.discovery.excluded}
+    by_hand = check_paths(["vendor/example.org/dep/values.yaml"], Config(), cwd=repo, jobs=1)
+    assert [f.rule for f in by_hand.report.findings] == ["SPK101"]  # named by a person, outside a hook: checked

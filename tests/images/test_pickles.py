@@ -83,7 +83,7 @@ def test_a_pickle_inside_a_committed_archive_is_named_inside_it(tmp_path: Path, 
         archive.addfile(info, io.BytesIO(data))
     code, out = run(tmp_path, monkeypatch, capsys)
     assert code == 1
-    assert "'bundle.tar.gz!cache/model.pkl':1:" in out and f"calls {SYSTEM}" in out
+    assert "bundle.tar.gz!cache/model.pkl:1:" in out and f"calls {SYSTEM}" in out
 
 
 def test_what_training_checkpoints_hold_is_not_reported(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,

@@ -36,8 +36,8 @@ def test_a_token_in_a_member_is_found_and_named_inside_the_archive(tmp_path: Pat
         archive.writestr("deploy/job.yaml", f"env:\n  - name: X\n    value: {TOKEN}\n")
     code, out = check(tmp_path, monkeypatch, capsys)
     assert code == 1
-    assert "'bundle.tar.gz!src/.env':1:10: SPK201 [error] hardcoded hf_Q… (Hugging Face token)" in out
-    assert "'configs.zip!deploy/job.yaml':3:12: SPK201" in out
+    assert "bundle.tar.gz!src/.env:1:10: SPK201 [error] hardcoded hf_Q… (Hugging Face token)" in out
+    assert "configs.zip!deploy/job.yaml:3:12: SPK201" in out
     assert TOKEN[:8] not in out
 
 
@@ -60,7 +60,7 @@ def test_what_an_archive_cannot_hold_for_long_is_left_unread_and_said(tmp_path: 
     assert "'nested.tar.gz' is an archive inside the archive: not opened" in out
     assert "a decompression bomb?): the members from 'zeros/6" in out
     assert sorted(line.split(":")[0] for line in out.splitlines() if "SPK201" in line) == \
-        ["'bundle.zip!model.bin'", "'bundle.zip!state.pkl'"]  # a checkpoint's and a pickle's strings, as committed ones
+        ["bundle.zip!model.bin", "bundle.zip!state.pkl"]  # a checkpoint's and a pickle's strings, as committed ones
     assert "after.env" not in out  # past the limit: not read
 
 
@@ -72,3 +72,15 @@ def test_an_image_tarball_is_still_read_as_an_image_and_a_corrupt_archive_is_sai
     code, out = check(tmp_path, monkeypatch, capsys, "--select", "SPK001,SPK003")
     assert "broken.zip:1:1: SPK003 [info] not a readable zip archive; its content was not looked at" in out
     assert "truncated.tar.gz:1:1: SPK001" in out
+
+
+@pytest.mark.parametrize("fmt", ["sarif", "github", "gitlab"])
+def test_ci_formats_place_a_member_finding_on_the_archive_itself(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+                                                                 capsys: pytest.CaptureFixture[str], fmt: str) -> None:
+    """Code scanning, GitLab and workflow annotations attach only to files of the repository: the archive, line 1,
+    the member and its line in the message."""
+    tar_gz(tmp_path / "bundle.tar.gz", {"src/.env": f"HF_TOKEN={TOKEN}\n".encode()})
+    code, out = check(tmp_path, monkeypatch, capsys, "--format", fmt)
+    assert code == 1 and "bundle.tar.gz" in out
+    assert "bundle.tar.gz%21" not in out and "bundle.tar.gz!src" not in out
+    assert "in src/.env, line 1: hardcoded hf_Q" in out

@@ -428,3 +428,25 @@ def test_a_baseline_leaves_out_untracked_work_in_progress_and_warns_of_secrets(
     code, found, _ = secret_rules(["check", "--select", "SPK2", "--baseline", "baseline.json"], team.root,
                                   monkeypatch, capsys)
     assert (code, found) == (1, [("scripts/wip.sh", "SPK201")])  # committing the work in progress is new
+
+
+def test_history_decodes_as_check_does_and_leaves_go_vendor_folders_out(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+                                                                         capsys: pytest.CaptureFixture[str]) -> None:
+    """A token base64-encoded in a ConfigMap and hex-encoded in a .env is found in the commits that added it, with
+    the fingerprint check gives it (one baseline serves both); a vendored dependency's test key is not."""
+    import base64
+
+    root = tmp_path / "repo"
+    root.mkdir()
+    git(root, "init", "-q")
+    hf, github = FAKE.hf(), FAKE.github()
+    commit(root, {"k8s/settings.yaml": "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: s}\ndata:\n"
+                                        f"  blob: {base64.b64encode(hf.encode()).decode()}\n",
+                  ".env": f"CREDS={github.encode().hex()}\n", "go.mod": "module example.org/x\n",
+                  "vendor/modules.txt": "# example.org/dep v1.0.0\n",
+                  "vendor/example.org/dep/key_test.go": f"package dep\n\nconst key = \"{FAKE.github()}\"\n"}, "add")
+    code, found, _ = secret_rules(["history"], root, monkeypatch, capsys)
+    assert (code, found) == (1, [(".env", "SPK201"), ("k8s/settings.yaml", "SPK201")])
+    assert run(["check", "--write-baseline", "baseline.json"], root, monkeypatch, capsys)[0] == 0
+    code, found, baselined = secret_rules(["history", "--baseline", "baseline.json"], root, monkeypatch, capsys)
+    assert (code, found, baselined) == (0, [], 2)

@@ -98,7 +98,7 @@ def secrets_in_document(document: Document, ctx: CheckContext) -> Iterator[Probl
     reporting = _selected_rules(ctx)
     found = [item for item in collector(document) if item.rule in reporting] if collector is not None else []
     if "SPK201" in reporting:  # a token base64-, hex- or percent-encoded holds no secret-ish word to prefilter on
-        found = with_encoded(document, found)
+        found = with_encoded(document.text, found)
     if not found:
         return
     wants_env = "SPK202" in reporting and any(item.rule == "SPK201" for item in found)

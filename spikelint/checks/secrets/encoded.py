@@ -3,21 +3,20 @@
 from __future__ import annotations
 
 from spikelint.checks.secrets.found import Found
-from spikelint.model import Document
 from spikelint.secrets.encoded import encoded_secrets
 from spikelint.secrets.text import LineIndex
 
 
-def with_encoded(document: Document, found: list[Found]) -> list[Found]:
-    """``found`` with the typed tokens of the document's encoded values: a general finding of the encoded value
-    itself (a high-entropy string) gives way to the token it holds; a token already reported on the line (a
-    Kubernetes Secret's ``data``, decoded by its own reader) is not reported twice."""
-    text = document.text
+def with_encoded(text: str, found: list[Found], first_line: int = 1) -> list[Found]:
+    """``found`` with the typed tokens of the encoded values of ``text`` (a document's, or the lines a commit added
+    from ``first_line`` on): a general finding of the encoded value itself (a high-entropy string) gives way to the
+    token it holds; a token already reported on the line (a Kubernetes Secret's ``data``, decoded by its own reader)
+    is not reported twice."""
     index: LineIndex | None = None  # built once, for the first encoded token
     kept = list(found)
     seen: set[tuple[int, str]] = set()
     for hit in encoded_secrets(text):
-        index = index or LineIndex(text)
+        index = index or LineIndex(text, first_line)
         line, column = index.position(hit.start)
         if (line, hit.secret.value) in seen:
             continue
