@@ -187,7 +187,7 @@ def _read_file(path: Path, display: str) -> tuple[list[TeamRule], list[SecretPat
     from spikelint.documents.yamldoc import YamlError
     from spikelint.documents.yamldoc import parse_yaml
     from spikelint.schemas import describe
-    from spikelint.schemas import iter_errors
+    from spikelint.schemas import remembered_errors
 
     try:
         text = path.read_text(encoding="utf-8")
@@ -205,7 +205,7 @@ def _read_file(path: Path, display: str) -> tuple[list[TeamRule], list[SecretPat
         raise TeamRuleError(f"{display}:{trees[1].line}: a rule file holds one YAML document (rules: and secrets:)")
     root = trees[0]
     data = root.to_python()
-    for mistake in iter_errors(SCHEMA, data):
+    for mistake in remembered_errors(SCHEMA, data):
         raise TeamRuleError(f"{display}:{_line_of(root, mistake)}: {_explain(describe(mistake), mistake)}")
     rules = [_rule(entry, node, display) for entry, node in zip(data.get("rules") or [], _items(root, "rules"))]
     secrets = [pattern_from_entry(entry, display, node.line, (_examples(entry, node, "bad"), _examples(entry, node, "good")),
