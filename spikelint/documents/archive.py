@@ -16,6 +16,7 @@ import zlib
 from dataclasses import dataclass
 from dataclasses import field
 from typing import IO
+from typing import TYPE_CHECKING
 from typing import Callable
 from typing import Iterator
 
@@ -23,8 +24,9 @@ from spikelint.documents.bounded import is_scanned_binary
 from spikelint.documents.bounded import may_hold_pickle
 from spikelint.documents.bounded import scrubbed
 from spikelint.documents.limits import ImageLimits
-from spikelint.documents.pickled import PickleScan
-from spikelint.documents.pickled import scan_file
+
+if TYPE_CHECKING:
+    from spikelint.documents.pickled import PickleScan
 
 MAX_MEMBER_BYTES = 1 << 20  # of one member: past it, its start is read
 MAX_MEMBERS_READ = 2_000  # text members read per archive
@@ -87,6 +89,8 @@ def read_archive(path: str, limits: ImageLimits | None = None) -> ArchiveContent
             data = handle().read(MAX_MEMBER_BYTES)
             used += len(data)
             if is_scanned_binary(name):  # a pickle: its strings, and the globals a load would import
+                from spikelint.documents.pickled import scan_file
+
                 pickle = scan_file(None, data) if may_hold_pickle(name) else None
                 contents.members.append(ArchiveMember(name.removeprefix("./"), scrubbed(data), pickle))
                 continue

@@ -9,16 +9,19 @@ picklescan and modelscan list them.  The classes a model's pickle rebuilds (tens
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
 from typing import Iterator
 
 from spikelint.checks.registry import CheckContext
 from spikelint.checks.registry import check
-from spikelint.documents.pickled import PickleImport
-from spikelint.documents.pickled import PickleScan
-from spikelint.documents.pickled import import_name
+from spikelint.documents.bounded import may_hold_pickle
 from spikelint.model import Document
 from spikelint.model import FileKind
 from spikelint.model import Problem
+
+if TYPE_CHECKING:  # pickletools and zipfile (25 ms) load only where a pickle was read
+    from spikelint.documents.pickled import PickleImport
+    from spikelint.documents.pickled import PickleScan
 
 EVERYTHING = "*"
 # module -> what its callables do when a load calls them, and which of them ("*": all)
@@ -85,6 +88,7 @@ def what_it_runs(found: PickleImport) -> str | None:
 
 def pickle_findings(scan: PickleScan, text: str) -> Iterator[Problem]:
     """One finding per global that runs code, at its opcode's place in the file."""
+    from spikelint.documents.pickled import import_name
     from spikelint.secrets.text import LineIndex
 
     index: LineIndex | None = None
@@ -106,6 +110,10 @@ def pickle_findings(scan: PickleScan, text: str) -> Iterator[Problem]:
 
 @check("SPK108", scope="document", kinds=(FileKind.TEXT,))
 def committed_pickle_runs_code(document: Document, ctx: CheckContext) -> Iterator[Problem]:
+    if document.parsed is None or not may_hold_pickle(document.path):
+        return  # before the import: pickletools and zipfile load only where a pickle was read
+    from spikelint.documents.pickled import PickleScan
+
     if isinstance(document.parsed, PickleScan):
         yield from pickle_findings(document.parsed, document.text)
 
