@@ -53,7 +53,7 @@ BINARY_SUFFIXES = frozenset((
 # text files whose first line is never a shebang or an #SBATCH line worth reading (one open per file saved)
 PROSE_SUFFIXES = frozenset((".md", ".rst", ".txt", ".csv", ".tsv", ".jsonl", ".html", ".css", ".js", ".ts", ".go",
                             ".java", ".c", ".h", ".cc", ".cpp", ".hpp", ".cu", ".svg", ".xml", ".lock", ".proto",
-                            ".rs", ".tex", ".bib", ".sql", ".ini", ".cfg"))
+                            ".rs", ".tex", ".bib", ".sql", ".ini", ".cfg", ".env"))
 
 
 # Outside Git nothing says what is generated or vendored; these never hold the team's workloads,
