@@ -16,6 +16,7 @@ from typing import Sequence
 
 from spikelint.util.escape import printable
 from spikelint.util.escape import shell_inert_path
+from spikelint.documents.bounded import is_scanned_binary
 from spikelint.report import is_secret_rule
 from spikelint.report import ordered
 
@@ -46,7 +47,7 @@ def render_text(report: Report, options: RenderOptions) -> str:
             continue
         what, fix, because = message_parts(message)
         lines.extend(_header(finding, what, options.color, options.width))
-        if not is_secret_rule(finding.rule):
+        if not is_secret_rule(finding.rule) and not is_scanned_binary(finding.path):  # a pickle's bytes show nothing
             lines.extend(_snippet(finding, report.sources.get(finding.path), options.color))
         for label, text in (("fix", fix), ("because", because)):
             if text:
