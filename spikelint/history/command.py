@@ -52,6 +52,8 @@ def add_parser(subparsers: Any, formats: tuple[str, ...], positive: Any) -> None
     parser.add_argument("--write-baseline", metavar="FILE", help="write the current findings as a baseline, exit 0")
     parser.add_argument("--since", metavar="DATE", help="only commits made after DATE (any date git accepts)")
     parser.add_argument("--jobs", type=positive, metavar="N", help="worker processes (default: the CPUs; 1 = in-process)")
+    parser.add_argument("--no-code-frame", "--concise", dest="code_frame", action="store_false",
+                        help="as check takes it: history's findings have no source line under them anyway")
 
 
 def history_report(cwd: Path, revisions: list[str], since: str | None, exclude: tuple[str, ...],
