@@ -55,14 +55,14 @@ NOT_SECRET_WORDS = frozenset((
     "selectors", "locator", "locators", "xpath", "css",  # a UI test's locators: ``password_selectors``
     "public", "csrf", "xsrf",  # ``publicToken``, ``csrf-token``: published or per-session by design
 ))
-# keys whose values are public identifiers even when they look random
-PUBLIC_WORDS = frozenset((
-    "sha", "sha1", "sha256", "sha512", "md5", "checksum", "checksums", "digest", "hash", "crc", "etag",
-    "revision", "rev", "commit", "commitid", "ref", "tag", "version", "id", "uuid", "guid", "run", "runid",
-    "fingerprint", "integrity", "git",
-))
+# keys naming a digest: a digest of a secret (``checksum/secret``) is a digest, not the secret
 DIGEST_WORDS = frozenset(("sha", "sha1", "sha256", "sha512", "md5", "checksum", "checksums", "digest", "hash", "crc",
                           "fingerprint", "integrity"))
+# keys whose values are public identifiers even when they look random
+PUBLIC_WORDS = DIGEST_WORDS | frozenset((
+    "etag", "revision", "rev", "commit", "commitid", "ref", "tag", "version", "id", "uuid", "guid", "run", "runid",
+    "git",
+))
 PASSWORD_WORDS = frozenset(("password", "passwords", "passwd", "pwd", "pass", "passphrase", "passcode", "contrasena", "senha",
                             "passwort"))
 
