@@ -74,9 +74,13 @@ FOREIGN_VENDORS = frozenset((
 # Hugging Face model types that contain such a word (run_clm's ``--model_type openai-gpt``)
 HF_MODEL_TYPES_NAMING_VENDORS = frozenset(("openai-gpt", "openai_gpt"))
 WORD_BREAK = lazy_regex(r"[^a-z0-9]+")
-# a cheap test on a whole file before its keys are read
-VENDOR_TEXT = lazy_regex(r"amazon|bedrock|nova|sagemaker|jumpstart|openai|azure|anthropic|claude|vertex|gemini|"
-                         r"nim|ngc|cohere|watsonx", re.IGNORECASE)
+
+
+def mentions_foreign_vendor(text: str) -> bool:
+    """A cheap test on a whole file before its keys are read: does it name a model service at all?
+    (``in`` on the lowered text: a case-blind alternation of 15 words is ~10x slower in ``re``.)"""
+    lowered = text.lower()
+    return any(word in lowered for word in FOREIGN_VENDORS)
 
 
 def names_foreign_vendor(value: object) -> bool:

@@ -32,7 +32,7 @@ from spikelint.facts.hubref import is_hub_id
 from spikelint.facts.hubref import is_sha
 from spikelint.facts.hubref import names_foreign_vendor
 from spikelint.facts.hubref import PROVIDER_KEYS
-from spikelint.facts.hubref import VENDOR_TEXT
+from spikelint.facts.hubref import mentions_foreign_vendor
 from spikelint.facts.hubref import remote_code_message
 from spikelint.facts.hubref import unpinned_message
 from spikelint.checks.secrets.notebooks import PYTHON_CELL_MAGICS
@@ -283,11 +283,11 @@ def config_hub_references(document: Document, ctx: CheckContext) -> Iterator[Pro
     text = document.text
     if not any(key in text for key in ("model", "tokenizer", "dataset", "hf_path", "initialize_from_hf")):
         return
-    vendors = bool(VENDOR_TEXT.search(text))
+    configs = [root for root in document.trees if is_run_config(root)]
+    vendors = bool(configs) and mentions_foreign_vendor(text)
     uses: list[HubUse] = []
-    for root in document.trees:
-        if is_run_config(root):
-            uses.extend(_config_uses(root, vendors))
+    for root in configs:
+        uses.extend(_config_uses(root, vendors))
     yield from _problems(uses, ctx)
 
 
