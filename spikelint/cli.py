@@ -37,6 +37,8 @@ if TYPE_CHECKING:
     from spikelint.model import SourceFile
     from spikelint.model import Rule
 
+# a stderr note names this many of the files that reference the given ones (a folder can bring back hundreds)
+NAMED_DEPENDENTS = 5
 CHECK_EPILOG = """\
 output formats (--format):
   text    path:line:col: SPK101 [error] message, with the source line; summary on stderr
@@ -128,9 +130,10 @@ def command_check(args: argparse.Namespace) -> int:
         raise UsageError("no such file or folder: " + ", ".join(result.discovery.missing))
     report = result.report
     if result.dependents:
-        count = len(result.dependents)
+        count, named = len(result.dependents), result.dependents[:NAMED_DEPENDENTS]
+        more = f" and {count - len(named)} more" if count > len(named) else ""
         print(f"spikelint: also checked {count} file{'' if count == 1 else 's'} referencing the given files: "
-              + ", ".join(result.dependents), file=sys.stderr)
+              + ", ".join(named) + more, file=sys.stderr)
     if result.outside:
         count = result.outside
         print(f"spikelint: {count} finding{'' if count == 1 else 's'} of files outside the commit not reported: "

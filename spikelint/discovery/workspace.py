@@ -101,12 +101,29 @@ def _tracked(sources: list[SourceFile], root: Path) -> list[SourceFile]:
             if os.path.relpath(os.path.realpath(source.abspath), top).replace(os.sep, "/") in tracked]
 
 
+# Up to this many names, a file is searched for each (``in`` is one fast scan); beyond it, the file's
+# words are read once and looked up, so checking a folder of 400 files inside a repository does not
+# scan every other file 400 times.
+FEW_NAMES = 16
+_WORD = re.compile(rb"[\w-]+")
+
+
 class ReferenceNames(NamedTuple):
     """The stems to look for: ``literals`` for a fast ``in`` test, ``whole`` to confirm a whole name
-    (a pattern that starts with a look-behind cannot skip ahead, so it runs only on candidates)."""
+    (a pattern that starts with a look-behind cannot skip ahead, so it runs only on candidates);
+    ``words``: the names that are one word each (most), for looking up a file's words instead."""
 
     literals: tuple[bytes, ...]
     whole: re.Pattern[bytes]
+    words: frozenset[bytes] = frozenset()
+
+    def candidate(self, data: bytes) -> bool:
+        """Whether ``data`` contains one of the names at all (``whole`` then says whether as a name)."""
+        if len(self.literals) <= FEW_NAMES:
+            return any(literal in data for literal in self.literals)
+        if not self.words.isdisjoint(_WORD.findall(data)):
+            return True
+        return any(literal in data for literal in self.literals if literal not in self.words)
 
 
 def _reference_names(given: list[SourceFile]) -> ReferenceNames | None:
@@ -124,7 +141,9 @@ def _reference_names(given: list[SourceFile]) -> ReferenceNames | None:
     literals = tuple(name.encode("utf-8", "surrogateescape") for name in sorted(names))
     alternatives = b"|".join(re.escape(literal) for literal in literals)
     # not followed by a colon: ``protocol: TCP`` is a key, not a reference to ``protocol.yaml``
-    return ReferenceNames(literals, re.compile(rb"(?<![\w-])(?:" + alternatives + rb")(?![\w-])(?![\"']?[ \t]*:)"))
+    words = frozenset(literal for literal in literals if _WORD.fullmatch(literal))
+    return ReferenceNames(literals, re.compile(rb"(?<![\w-])(?:" + alternatives + rb")(?![\w-])(?![\"']?[ \t]*:)"),
+                          words)
 
 
 def _is_manifest(source: SourceFile) -> bool:
@@ -151,4 +170,4 @@ def _mentions(source: SourceFile, names: ReferenceNames | None) -> bool:
             data = handle.read()
     except OSError:
         return False
-    return any(literal in data for literal in names.literals) and names.whole.search(data) is not None
+    return names.candidate(data) and names.whole.search(data) is not None

@@ -146,6 +146,42 @@ def test_a_name_inside_a_longer_name_is_not_a_reference(tmp_path: Path) -> None:
 
 
 @needs_git
+def test_a_folder_of_many_configs_finds_the_same_referrers_by_whole_name(tmp_path: Path) -> None:
+    """Past a few given names the referrers are found from each file's words, not one scan per name:
+    the same files, whole names only (``finetune-1`` is not in ``finetune-12``), a dotted short name
+    (``a.yaml``, matched as a file name) included."""
+    from spikelint.discovery.workspace import FEW_NAMES
+
+    repo = init_repo(tmp_path / "repo")
+    configs = {f"configs/finetune-{number}.yaml": TRAIN_CONFIG for number in range(FEW_NAMES + 4)}
+    jobs = {
+        "k8s/exact.yaml": JOB.replace("configs/train.yaml", "configs/finetune-3.yaml").replace("name: train}", "name: a}"),
+        "k8s/longer.yaml": JOB.replace("configs/train.yaml", "configs/finetune-300.yaml").replace("name: train}",
+                                                                                                  "name: b}"),
+        "k8s/short.yaml": JOB.replace("configs/train.yaml", "configs/a.yaml").replace("name: train}", "name: c}"),
+        "k8s/key.yaml": "finetune-5: 1\n",  # a key, not a reference
+    }
+    write(repo, {**configs, "configs/a.yaml": TRAIN_CONFIG, **jobs})
+    commit_all(repo)
+    result = check_paths(["configs"], Config(), cwd=repo, jobs=1)
+    assert result.dependents == ["k8s/exact.yaml", "k8s/short.yaml"]
+
+
+@needs_git
+def test_the_note_on_referrers_names_a_few_and_counts_the_rest(run_cli, tmp_path: Path) -> None:
+    from spikelint.cli import NAMED_DEPENDENTS
+
+    repo = init_repo(tmp_path / "repo")
+    jobs = {f"k8s/job-{number}.yaml": JOB.replace("name: train}", f"name: t{number}}}") for number in range(8)}
+    write(repo, {"configs/train.yaml": TRAIN_CONFIG, **jobs})
+    commit_all(repo)
+    outcome = run_cli(["check", "configs/train.yaml"], cwd=repo)
+    note = next(line for line in outcome.err.splitlines() if "also checked" in line)
+    assert note.startswith("spikelint: also checked 8 files referencing the given files: k8s/job-0.yaml, ")
+    assert note.count("k8s/job-") == NAMED_DEPENDENTS and note.endswith(f" and {8 - NAMED_DEPENDENTS} more")
+
+
+@needs_git
 def test_files_above_the_current_folder_are_shown_relative_to_it(tmp_path: Path) -> None:
     """Discovering the repository root from a sub-folder shows that folder's files without ``../``."""
     from spikelint.files import discover
