@@ -14,7 +14,9 @@ that kind (its exponent is then a lower bound).  Files are kept under the 5 MiB 
 ``--check`` is the guard ``.ci/run`` runs after the tests: every kind at n and 4n units, failing when
 the net CPU time grows more than ``MAX_RATIO`` times (linear work grows 4x; a per-object scan of the
 whole document, as the hub check once did for every workload of a stream, grows 16x). A ratio whose
-smaller run is under ``NOISE_S`` of net CPU is not judged (start-up noise dominates it).
+smaller run is under ``NOISE_S`` of net CPU is not judged (start-up noise dominates it).  The guard
+also checks a folder inside a Git repository (``check configs`` with n/2 and 2n given configs and 8
+other files each), where finding the files that reference the given ones once grew with given x others.
 """
 
 from __future__ import annotations
@@ -226,6 +228,48 @@ def run_small_files(sizes: list[int], folder: Path, env: dict[str, str], timeout
     return points, base
 
 
+REPOSITORY_FOLDER = "folder-in-repository"
+REPOSITORY_FILLER = 8  # files elsewhere in the repository per given file
+
+
+def run_folder_in_repository(sizes: list[int], folder: Path, env: dict[str, str],
+                             timeout: float) -> tuple[list[Point], float]:
+    """``check configs`` inside a Git repository: n given configs, 8n other files that might reference
+    them.  Finding the referrers once cost n scans of every other file (n x 8n)."""
+    import subprocess
+
+    def commit() -> None:
+        subprocess.run(["git", "add", "-A"], cwd=folder, check=True)
+        subprocess.run(["git", "-c", "user.name=bench", "-c", "user.email=bench@example.org", "commit", "-q", "-m",
+                        "files"], cwd=folder, check=True)
+
+    def write(start: int, end: int) -> None:
+        for index in range(start, end):
+            (folder / "configs" / f"finetune-{index}.yaml").write_text(f"seed: {index}\nlr: 0.001\n", encoding="utf-8")
+            for filler in range(REPOSITORY_FILLER):
+                text = f"# service {index}-{filler}\nname: svc-{index}-{filler}\nport: {8000 + filler}\n" * 8
+                (folder / "deploy" / f"svc-{index}-{filler}.yaml").write_text(text, encoding="utf-8")
+
+    subprocess.run(["git", "init", "-q", str(folder)], check=True)
+    (folder / "configs").mkdir()
+    (folder / "deploy").mkdir()
+    command = [sys.executable, "-m", "spikelint", "check", "configs", "--jobs", "1", "--fail-on", "never", "--no-cache"]
+    write(0, 1)
+    commit()
+    base = min(measure(command, folder, env, timeout).cpu for _ in range(2))
+    points, written = [], 1
+    for units in sizes:
+        write(written, units)
+        written = max(written, units)
+        commit()
+        size = sum(path.stat().st_size for path in folder.rglob("*.yaml"))
+        run = _measured(command, folder, env, timeout)
+        points.append(Point(units, size, run.cpu, run.rss_mb, run.status == -9))
+        if run.status == -9:
+            break
+    return points, base
+
+
 MAX_RATIO = 6.0  # 4x the input may cost at most 6x the time
 NOISE_S = 0.15
 
@@ -263,6 +307,16 @@ def check(kinds: list[str], start: int, timeout: float) -> int:
             print(f"  {kind.name:<26} {cpu:<22} {shown:>6}  {verdict}", flush=True)
             if verdict.startswith("FAIL"):
                 failed.append(kind.name)
+        if REPOSITORY_FOLDER in kinds:  # n/2 and 2n given files (each brings 8 more): above the noise, still 4x
+            folder = workspace / REPOSITORY_FOLDER
+            sizes = [max(1, start // 2), 2 * start]
+            points, base = run_folder_in_repository(sizes, folder, env, timeout)
+            ratio, verdict = growth(points, base)
+            shown = "—" if ratio is None else f"{ratio:.1f}x"
+            cpu = " → ".join(f"{p.cpu - base:.2f} s" for p in points)
+            print(f"  {REPOSITORY_FOLDER:<26} {cpu:<22} {shown:>6}  {verdict}", flush=True)
+            if verdict.startswith("FAIL"):
+                failed.append(REPOSITORY_FOLDER)
     finally:
         shutil.rmtree(workspace, ignore_errors=True)
     if failed:
@@ -288,7 +342,7 @@ def row(name: str, points: list[Point], base: float) -> str:
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("--kinds", nargs="+", choices=[kind.name for kind in KINDS] + [SMALL_FILES],
+    parser.add_argument("--kinds", nargs="+", choices=[kind.name for kind in KINDS] + [SMALL_FILES, REPOSITORY_FOLDER],
                         help="only these kinds (default: all)")
     parser.add_argument("--start", type=int, default=1000, help="units in the smallest file")
     parser.add_argument("--top", type=int, default=16000, help="units in the largest file (doubling from --start)")
@@ -298,7 +352,7 @@ def main(argv: list[str] | None = None) -> int:
                         help=f"the CI guard: --start and 4x --start units per kind, exit 1 past {MAX_RATIO:g}x the time")
     args = parser.parse_args(argv)
     if args.check:
-        return check(args.kinds or [kind.name for kind in KINDS], args.start, args.timeout)
+        return check(args.kinds or [kind.name for kind in KINDS] + [REPOSITORY_FOLDER], args.start, args.timeout)
     if args.quick:
         args.start, args.top, args.timeout = 1000, 8000, 20.0
     sizes = []

@@ -111,11 +111,13 @@ _WORD = re.compile(rb"[\w-]+")
 class ReferenceNames(NamedTuple):
     """The stems to look for: ``literals`` for a fast ``in`` test, ``whole`` to confirm a whole name
     (a pattern that starts with a look-behind cannot skip ahead, so it runs only on candidates);
-    ``words``: the names that are one word each (most), for looking up a file's words instead."""
+    ``words``: the names that are one word each (most), for looking up a file's words instead, and
+    ``others`` the rest (``a.yaml``)."""
 
     literals: tuple[bytes, ...]
     whole: re.Pattern[bytes]
     words: frozenset[bytes] = frozenset()
+    others: tuple[bytes, ...] = ()
 
     def candidate(self, data: bytes) -> bool:
         """Whether ``data`` contains one of the names at all (``whole`` then says whether as a name)."""
@@ -123,7 +125,7 @@ class ReferenceNames(NamedTuple):
             return any(literal in data for literal in self.literals)
         if not self.words.isdisjoint(_WORD.findall(data)):
             return True
-        return any(literal in data for literal in self.literals if literal not in self.words)
+        return any(literal in data for literal in self.others)
 
 
 def _reference_names(given: list[SourceFile]) -> ReferenceNames | None:
@@ -143,7 +145,7 @@ def _reference_names(given: list[SourceFile]) -> ReferenceNames | None:
     # not followed by a colon: ``protocol: TCP`` is a key, not a reference to ``protocol.yaml``
     words = frozenset(literal for literal in literals if _WORD.fullmatch(literal))
     return ReferenceNames(literals, re.compile(rb"(?<![\w-])(?:" + alternatives + rb")(?![\w-])(?![\"']?[ \t]*:)"),
-                          words)
+                          words, tuple(literal for literal in literals if literal not in words))
 
 
 def _is_manifest(source: SourceFile) -> bool:
