@@ -1,5 +1,3 @@
-import sys
+from spikelint.cli import run
 
-from spikelint.cli import main
-
-sys.exit(main())
+run()

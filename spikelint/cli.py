@@ -9,6 +9,7 @@ import sys
 from pathlib import Path
 from typing import TYPE_CHECKING
 from typing import Callable
+from typing import NoReturn
 from typing import Sequence
 from typing import TextIO
 
@@ -363,6 +364,25 @@ def main(argv: Sequence[str] | None = None) -> int:
             except (OSError, ValueError):  # a closed pipe: nothing more can be written anyway
                 pass
         sys.stdout, sys.stderr = streams
+
+
+def run() -> NoReturn:
+    """The console script and ``python -m spikelint``: :func:`main`, then leave at once when nothing is
+    registered to run at exit. Tearing the interpreter down (freeing every object of the run one by
+    one) took 10-30 ms, as long as checking 20 files; a library's exit handler (``smoke`` imports
+    torch) still runs as usual."""
+    import atexit
+    import os
+
+    code = main()
+    for stream in (sys.stdout, sys.stderr):
+        try:
+            stream.flush()
+        except (OSError, ValueError):  # a closed pipe: nothing more can be written anyway
+            pass
+    if getattr(atexit, "_ncallbacks", lambda: 1)() == 0:
+        os._exit(code)
+    sys.exit(code)
 
 
 def _collect_less() -> None:
