@@ -357,3 +357,24 @@ def test_odd_problems_from_a_check_are_made_safe(run_cli, tmp_path: Path, monkey
     assert second["end_line"] is None and outcome.code == 1
     for fmt in ("sarif", "junit", "gitlab", "github", "text"):
         assert run_cli(["check", "--format", fmt], cwd=tmp_path).code == 1
+
+
+def test_the_process_exits_with_the_code_after_writing_every_byte() -> None:
+    """``python -m spikelint`` leaves without tearing the interpreter down: the whole report is still
+    written (a pipe, several hundred KB) and the exit code is the check's."""
+    process = subprocess.run([sys.executable, "-m", "spikelint", "check", "examples", "--format", "json"],
+                             cwd=REPOSITORY, capture_output=True, env=subprocess_env(), timeout=120)
+    assert process.returncode == 1
+    report = json.loads(process.stdout)
+    assert report["summary"]["errors"] > 0 and report["findings"]
+
+
+def test_an_exit_handler_registered_before_the_run_still_runs() -> None:
+    """A program that registers an exit handler (``smoke`` imports torch, which does) exits as usual."""
+    code = ("import atexit, sys\natexit.register(lambda: print('handler ran', flush=True))\n"
+            "sys.argv = ['spikelint', 'check', 'examples/k8s/finetune-job.yaml']\n"
+            "from spikelint.cli import run\nrun()\n")
+    process = subprocess.run([sys.executable, "-c", code], cwd=REPOSITORY, capture_output=True, text=True,
+                             env=subprocess_env(), timeout=60)
+    assert process.returncode == 1 and "SPK101" in process.stdout
+    assert process.stdout.splitlines()[-1] == "handler ran"
