@@ -376,6 +376,8 @@ def run() -> NoReturn:
 
     code = main()
     for stream in (sys.stdout, sys.stderr):
+        if stream is None:  # started with the descriptor closed
+            continue
         try:
             stream.flush()
         except (OSError, ValueError):  # a closed pipe: nothing more can be written anyway

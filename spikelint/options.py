@@ -144,6 +144,8 @@ class ReportOption(argparse.Action):
                  option_string: str | None = None) -> None:
         pairs: list[list[str | None]] = [list(pair) for pair in getattr(namespace, "reports", None) or ()]
         slot = 0 if option_string == "--format" else 1
+        if option_string == "-o" and values in FORMATS:  # checkov's ``-o json`` is a format; here it is a file
+            parser.error(f"-o names the report's file; for the {values} format write --format {values}")
         if pairs and pairs[-1][slot] is None:
             pairs[-1][slot] = values
         else:
@@ -155,7 +157,7 @@ def add_report_options(parser: argparse.ArgumentParser, formats: tuple[str, ...]
     """``--format``/``--output``, repeatable in pairs: one lint, several reports."""
     parser.add_argument("--format", choices=formats, action=ReportOption, dest="reports",
                         help="output format (default: text; see below); repeat with --output for several reports")
-    parser.add_argument("--output", metavar="FILE", action=ReportOption, dest="reports",
+    parser.add_argument("-o", "--output", metavar="FILE", action=ReportOption, dest="reports",
                         help="write the report of the --format next to it to FILE (repeatable in pairs)")
 
 

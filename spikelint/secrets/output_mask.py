@@ -116,10 +116,12 @@ class MaskedStream:
     """A text stream that masks what it is given, a line at a time (a private key: its whole block).
 
     Everything else (``isatty``, ``encoding``, ``fileno``, ``buffer``) is the wrapped stream's.
+    A reader that goes away (``spikelint check | true``, a closed descriptor) does not end the run:
+    what is written after that is dropped, so the exit code still says whether there were findings.
     """
 
-    def __init__(self, stream: TextIO) -> None:
-        self.wrapped = stream
+    def __init__(self, stream: TextIO | None) -> None:
+        self.wrapped: TextIO = stream if stream is not None else _null_stream()  # started with the descriptor closed
         self._pending = ""
 
     def write(self, text: str) -> int:
@@ -132,7 +134,7 @@ class MaskedStream:
                 and head.count("\n") < HELD_LINES:
             return len(text)  # the key's body lines are still to come: mask the block as a whole
         self._pending = self._pending[cut + 1:]
-        self.wrapped.write(mask_output(head))
+        self._send(mask_output(head))
         return len(text)
 
     def writelines(self, lines: Any) -> None:
@@ -142,8 +144,35 @@ class MaskedStream:
     def flush(self) -> None:
         if self._pending:
             pending, self._pending = self._pending, ""
-            self.wrapped.write(mask_output(pending))
-        self.wrapped.flush()
+            self._send(mask_output(pending))
+        try:
+            self.wrapped.flush()
+        except BrokenPipeError:
+            self._reader_gone()
+
+    def _send(self, text: str) -> None:
+        try:
+            self.wrapped.write(text)
+        except BrokenPipeError:
+            self._reader_gone()
+
+    def _reader_gone(self) -> None:
+        """Drop what is still buffered for a reader that closed the pipe: the descriptor then points at
+        the null device, so neither this run nor the interpreter's exit tries that pipe again."""
+        import os
+
+        try:
+            null = os.open(os.devnull, os.O_WRONLY)
+            os.dup2(null, self.wrapped.fileno())
+            os.close(null)
+        except (OSError, ValueError, AttributeError):  # no descriptor (an in-memory stream)
+            self.wrapped = _null_stream()
 
     def __getattr__(self, name: str) -> Any:
         return getattr(self.wrapped, name)
+
+
+def _null_stream() -> TextIO:
+    import os
+
+    return open(os.devnull, "w", encoding="utf-8")

@@ -378,3 +378,22 @@ def test_an_exit_handler_registered_before_the_run_still_runs() -> None:
                              env=subprocess_env(), timeout=60)
     assert process.returncode == 1 and "SPK101" in process.stdout
     assert process.stdout.splitlines()[-1] == "handler ran"
+
+
+@pytest.mark.parametrize("shell_tail", ["| true", ">&-", ">&- 2>&-"])
+def test_a_reader_that_goes_away_does_not_turn_findings_into_success(shell_tail: str) -> None:
+    """``spikelint check . | true`` (the reader gone before the first byte) and a closed descriptor:
+    the run finishes, drops what it cannot write, and still exits 1 for its findings, with no traceback."""
+    command = f'"{sys.executable}" -m spikelint check examples {shell_tail}; echo "rc=${{PIPESTATUS[0]}}" >&3'
+    process = subprocess.run(["bash", "-c", f"exec 3>&1; {command}"], cwd=REPOSITORY, capture_output=True,
+                             text=True, env=subprocess_env(), timeout=120)
+    assert process.stdout.strip().splitlines()[-1] == "rc=1"
+    assert "Traceback" not in process.stderr
+
+
+def test_o_is_the_report_file_and_a_format_name_there_is_explained(tmp_path: Path) -> None:
+    target = tmp_path / "report.sarif"
+    process = run_process(["check", "examples", "--format", "sarif", "-o", str(target)], cwd=REPOSITORY)
+    assert process.code == 1 and json.loads(target.read_text(encoding="utf-8"))["version"] == "2.1.0"
+    process = run_process(["check", "examples", "-o", "json"], cwd=REPOSITORY)
+    assert process.code == 2 and "for the json format write --format json" in process.err
