@@ -344,10 +344,10 @@ def in_go_vendor(abspath: str) -> bool:
 def leave_out_vendored(discovery: Discovery) -> None:
     """A commit's files in Go vendor folders are left out, as ``check .`` leaves those folders out: pre-commit names
     each file of a ``go mod vendor`` update, and a dependency's test key is not the team's to fix."""
-    vendored = [source for source in discovery.files if "vendor" in source.abspath and in_go_vendor(source.abspath)]
+    vendored = {source.path for source in discovery.files if "vendor" in source.abspath and in_go_vendor(source.abspath)}
     if vendored:
-        discovery.files = [source for source in discovery.files if source not in vendored]
-        discovery.excluded.extend((source.path, VENDORED) for source in vendored)
+        discovery.files = [source for source in discovery.files if source.path not in vendored]
+        discovery.excluded.extend((path, VENDORED) for path in sorted(vendored))
 
 
 def listed_sources(folder: Path, cwd: Path, exclude: tuple[str, ...], base: Path | None) -> list[SourceFile] | None:
@@ -373,6 +373,11 @@ def listed_sources(folder: Path, cwd: Path, exclude: tuple[str, ...], base: Path
         if kind is not None:
             sources.append(SourceFile(shown, full, FileKind.TEXT if kind == SCANNED_BINARY else kind, listed=True))
     return sources
+
+
+def readable(source: SourceFile, root: str, max_file_size: int) -> bool:
+    """Whether a file may be read: anything discovery looked at, a listed one only when :func:`admissible`."""
+    return not source.listed or admissible(source, root, max_file_size)
 
 
 def admissible(source: SourceFile, root: str, max_file_size: int) -> bool:

@@ -73,9 +73,9 @@ class Project:
             return ""
 
     def _readable(self, source: SourceFile) -> bool:
-        from spikelint.files import admissible
+        from spikelint.files import readable
 
-        return not source.listed or admissible(source, self.root, self.max_file_size)
+        return readable(source, self.root, self.max_file_size)
 
     def find_config(self, reference: str, near: Document | None = None) -> Document | None:
         """The scanned file a workload's ``--config`` path points at.

@@ -26,7 +26,7 @@ from spikelint.files import discover
 from spikelint.files import git_root
 from spikelint.files import git_tracked
 from spikelint.files import listed_sources
-from spikelint.files import admissible
+from spikelint.files import readable
 from spikelint.model import FileKind
 from spikelint.model import SourceFile
 
@@ -85,7 +85,7 @@ def workspace(paths: list[str], given: list[SourceFile], config: Config, cwd: Pa
     names = _reference_names(given)
     top = os.path.realpath(root)
     dependents = [source for source in context if source.kind in REFERRING_KINDS
-                  and (not source.listed or admissible(source, top, config.max_file_size)) and _mentions(source, names)]
+                  and readable(source, top, config.max_file_size) and _mentions(source, names)]
     if hook and dependents:
         dependents = _tracked(dependents, root)
     return Workspace(context, dependents, top)

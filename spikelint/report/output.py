@@ -11,6 +11,7 @@ from pathlib import Path
 
 from spikelint.model import Report
 from spikelint.secrets.output_mask import mask_output
+from spikelint.secrets.output_mask import mask_shapes
 from spikelint.util.safe_write import UnsafeTarget
 from spikelint.util.safe_write import write_text_safely
 
@@ -81,16 +82,16 @@ def emit_report(report: Report, fmt: str, output: str | None, prefix: str | None
     options = RenderOptions(color=color, show_source=code_frame, path_prefix=prefix, fail_on=fail_on,
                             root_uri=_root_uri(prefix), width=text_width(output is None and sys.stdout.isatty()))
     rendered = RENDERERS[fmt](report, options)
-    if masks:  # a team's token shapes: masked here, the shapes spikelint knows also by the stream and the file writer
-        rendered = mask_output(rendered, masks)
     if output:
         try:
-            write_text_safely(Path(output), mask_output(rendered))
+            write_text_safely(Path(output), mask_output(rendered, masks))
         except UnsafeTarget as error:
             raise OutputError(f"cannot write the report: {error}") from None
         except OSError as error:
             raise OutputError(f"cannot write {output}: {error.strerror or error}") from None
     elif rendered:
+        if masks:  # a team's token shapes; the stream masks the shapes spikelint knows
+            rendered = mask_shapes(rendered, masks)
         sys.stdout.write(rendered if rendered.endswith("\n") else rendered + "\n")
         sys.stdout.flush()
     if fmt == "github":

@@ -65,8 +65,7 @@ def mask_output(text: str, extra: Sequence[re.Pattern[str]] = ()) -> str:
     ``extra``: a team's own token shapes (their first group, else the whole match), masked first."""
     if len(text) < MIN_MASKED:
         return text
-    if extra:
-        text = _mask_extra(text, extra, "..." if text.isascii() else ELLIPSIS)
+    text = mask_shapes(text, extra)
     from spikelint.secrets.text import CONFIG  # the detectors load with the first text worth masking
     from spikelint.secrets.text import find_in_text
 
@@ -88,7 +87,11 @@ def mask_output(text: str, extra: Sequence[re.Pattern[str]] = ()) -> str:
     return _partial_tokens("".join(pieces) + text[done:] if pieces else text, ellipsis)
 
 
-def _mask_extra(text: str, patterns: Sequence[re.Pattern[str]], ellipsis: str) -> str:
+def mask_shapes(text: str, patterns: Sequence[re.Pattern[str]]) -> str:
+    """``text`` with what ``patterns`` (a team's token shapes) match masked: their first group, else the match."""
+    if not patterns or len(text) < MIN_MASKED:
+        return text
+    ellipsis = "..." if text.isascii() else ELLIPSIS
     for pattern in patterns:
         group = 1 if pattern.groups else 0
 
