@@ -120,6 +120,9 @@ def _summary(run: FixRun, dry_run: bool) -> None:
          if pins else [])
     print(f"spikelint: {verb} {fixed} finding{'' if fixed == 1 else 's'} in {files} file{'' if files == 1 else 's'}"
           f", {len(run.unfixable)} not fixable" + "".join(f", {part}" for part in more), file=out)
+    if dry_run and (run.changed or run.proof_refusals):  # a dry run is a check: say why it fails
+        why = "a file would change" if run.changed else "a fix was refused by its proof"
+        print(f"spikelint: exit 1: {why} (--dry-run wrote nothing; run without it to apply)", file=out)
 
 
 def command_fix(args: argparse.Namespace) -> int:

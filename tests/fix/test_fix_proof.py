@@ -140,6 +140,7 @@ def test_a_fix_refused_by_its_proof_exits_1_and_says_where_and_why(
     assert ran.code == 1, ran.err
     assert REASON in ran.err and "GPUs 8 -> none" in ran.err and "(fix this one by hand)" in ran.err
     assert "1 not fixable" in ran.err and "---" not in ran.out
+    assert ("exit 1: a fix was refused by its proof" in ran.err) == ("--dry-run" in options)
     assert (tmp_path / "job.sbatch").read_text(encoding="utf-8") == SBATCH
 
 

@@ -53,6 +53,15 @@ def test_dry_run_diff_of_a_file_with_its_newline_has_no_marker(tmp_path: Path,
     ran = run(tmp_path, capsys, "fix", "--dry-run", ".")
     assert ran.code == 1 and "+set -o pipefail\n" in ran.out
     assert "No newline" not in ran.out
+    assert ran.err.endswith("spikelint: exit 1: a file would change (--dry-run wrote nothing; run without it to apply)\n")
+
+
+def test_dry_run_with_nothing_to_change_exits_0_without_the_reason(tmp_path: Path,
+                                                                   capsys: pytest.CaptureFixture[str]) -> None:
+    write(tmp_path, {"run.sh": "#!/bin/bash\nset -o pipefail\ntorchrun train.py | tee /ckpt/log\n"})
+    ran = run(tmp_path, capsys, "fix", "--dry-run", ".")
+    assert ran.code == 0 and ran.out == ""
+    assert "exit 1" not in ran.err
 
 
 # --------------------------------------------------------------------------- pins by whole reference
