@@ -13,7 +13,8 @@ when (rules.md, *training workload*):
   ``lightning run``, ``llamafactory-cli train``, ``axolotl train``, ``mpirun``/``srun`` of one
   of these — on a script whose name does not say it evaluates, serves or moves data — also
   inside ``sh -c``;
-- or it requests GPUs and writes no command (the image's entrypoint runs).
+- or it requests GPUs and writes no command (the image's entrypoint runs), unless the image's own
+  name says what else it runs (``…/llm-inference-prep:1.4``, ``bert-benchmark``).
 
 GPU cost decides: an entry point that does not say it trains (``python -u prep.py``, ``main.py``,
 ``run.py``) is training only when the workload requests GPUs — a CPU-only helper Job costs no GPU
@@ -155,7 +156,16 @@ def _unwritten(container: Container) -> Purpose | None:
         return Purpose(SERVER, f"runs {image or 'a server'}")
     if UTILITY_IMAGE.search(image):
         return Purpose(UTILITY, f"runs {image}")
+    name = image_name(image)
+    said = name_says(name) if name else None
+    if said is not None:  # the image is the program: ``…/inference-checkpoint:v0.2`` names what it runs
+        return Purpose(said, f"runs the image {name}, whose name says it does not train")
     return None
+
+
+def image_name(image: str) -> str:
+    """The repository's own name in an image reference: ``llm-eval`` of ``reg.io/team/llm-eval:1.2@sha256:…``."""
+    return image.split("@", 1)[0].rsplit("/", 1)[-1].split(":", 1)[0]
 
 
 def _best(purposes: list[Purpose]) -> Purpose:
@@ -233,9 +243,9 @@ def _by_commands(workload: Workload) -> Purpose:
         return Purpose(TRAINING, f"is a {_kind_words(workload)}")
     batch = kind in BATCH_KINDS or workload.source.startswith("runai")
     if batch and unread_gpus:
-        return Purpose(TRAINING, "requests GPUs and runs its image's entrypoint")
+        return Purpose(TRAINING, "runs its image's entrypoint")  # the evidence names the request first
     if batch and scripts and _requests_gpus(workload):
-        return Purpose(TRAINING, "requests GPUs and runs a launch script")
+        return Purpose(TRAINING, "runs a launch script")
     if written:
         return _best(written)
     return Purpose(IDLE, "writes no command" if unread and _requests_gpus(workload)

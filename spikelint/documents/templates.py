@@ -1,9 +1,10 @@
 """Which files are unrendered templates (skipped, SPK003) and which only look like one.
 
 A Helm chart's ``templates/`` are Go templates, not YAML, and are never parsed.  Elsewhere a
-file holding ``{{`` is parsed first: GitHub Actions ``${{ … }}`` expressions and most Jinja
-values are valid YAML, so such a file is checked like any other, and a syntax error is a
-template's only when template markup caused it (SPK003); otherwise it is a real error (SPK001).
+file holding ``{{`` (or a whole line that Terraform's ``templatefile()`` fills in, ``${…}``) is
+parsed first: GitHub Actions ``${{ … }}`` expressions and most Jinja values are valid YAML, so
+such a file is checked like any other, and a syntax error is a template's only when template
+markup caused it (SPK003); otherwise it is a real error (SPK001).
 """
 
 from __future__ import annotations
@@ -23,6 +24,9 @@ MARKUP_SPAN = lazy_regex(r"(?<!\$)\{\{.*?\}\}|\{%.*?%\}|\{#.*?#\}")
 BLOCK_TAG_LINE = lazy_regex(r"^[ \t]*(?:\{\{-?\s*(?:if|else|end|range|with|define|block|template)\b.*?\}\}|"
                             r"\{%-?.*?-?%\})[ \t]*$")
 HELM_UNITTEST_SUITE = lazy_regex(r"^suite:", re.MULTILINE)
+# a whole line that a Terraform ``templatefile()`` (or envsubst) fills in: ``${indent(4, yamlencode(x))}``,
+# ``%{ if gpu ~}``; not a GitHub Actions ``${{ }}`` expression
+FILLED_LINE = lazy_regex(r"^[ \t]*(?:\$\{(?!\{)|%\{).*\}[ \t]*$", re.MULTILINE)
 
 
 @dataclass(frozen=True)
@@ -56,7 +60,7 @@ def is_helm_unittest_suite(path: str, text: str) -> bool:
 
 
 def has_template_markup(text: str) -> bool:
-    return TEMPLATE_MARKUP.search(text) is not None
+    return TEMPLATE_MARKUP.search(text) is not None or FILLED_LINE.search(text) is not None
 
 
 def markup_caused(text: str, line: int, parses: Callable[[str], bool]) -> bool:
@@ -69,7 +73,7 @@ def markup_caused(text: str, line: int, parses: Callable[[str], bool]) -> bool:
         return False
     lines = text.split("\n")
     near = lines[max(line - 2, 0):line]
-    if any(TEMPLATE_MARKUP.search(candidate) for candidate in near):
+    if any(TEMPLATE_MARKUP.search(candidate) or FILLED_LINE.match(candidate) for candidate in near):
         return True
     return parses(neutralised(text))
 
@@ -78,7 +82,7 @@ def neutralised(text: str) -> str:
     """``text`` with template markup blanked: block tags become empty lines, inline values a plain word."""
     out = []
     for line in text.split("\n"):
-        if BLOCK_TAG_LINE.match(line):
+        if BLOCK_TAG_LINE.match(line) or FILLED_LINE.match(line):
             out.append("")
         else:
             out.append(MARKUP_SPAN.sub(lambda match: "x" * len(match.group()), line))

@@ -132,6 +132,30 @@ def test_jinja_that_breaks_yaml_is_an_unrendered_template_not_spk001() -> None:
     assert pairs("deploy/job.yaml", text, rule="SPK001") == []
 
 
+# Helm values that a Terraform module renders with templatefile(): whole lines filled in by ``${…}`` and ``%{…}``
+TERRAFORM_VALUES = ("head:\n  labels:\n    node-type: head\n    ${indent(4, yamlencode(extra_labels))}\n"
+                    "  serviceAccountName: ${service_account}\n  %{~ if gpu ~}\n  gpus: 1\n  %{~ endif ~}\n")
+
+
+def test_lines_a_terraform_template_fills_in_are_an_unrendered_template_not_spk001() -> None:
+    parsed = parse_text(SourceFile("modules/ray/values.yaml", "values.yaml", "yaml"), TERRAFORM_VALUES)
+    assert isinstance(parsed.parsed, UnrenderedTemplate) and parsed.problems == []
+    assert pairs("modules/ray/values.yaml", TERRAFORM_VALUES) == [(1, "SPK003")]
+    assert pairs("modules/ray/values.yaml", TERRAFORM_VALUES, rule="SPK001") == []
+
+
+def test_terraform_values_inline_parse_and_a_real_error_far_from_them_is_spk001() -> None:
+    inline = "head:\n  serviceAccountName: ${service_account}\n  image: ${image}\n"
+    assert document("modules/ray/values.yaml", inline).trees  # ``key: ${var}`` is a plain YAML value
+    broken = "a: 1\n  b: 2\nc: 3\nd: 4\n${extra}\ne: 5\n"
+    assert pairs("modules/ray/values.yaml", broken, rule="SPK001") == [(2, "SPK001")]
+
+
+def test_a_workflow_line_that_is_only_an_expression_is_not_taken_for_a_filled_in_line() -> None:
+    broken = "jobs:\n  test:\n    ${{ matrix.extra }}\n    runs-on: ubuntu-24.04\n"
+    assert [rule for _, rule in pairs(".github/workflows/ci.yaml", broken, rule="SPK001")] == ["SPK001"]
+
+
 def test_a_real_error_far_from_the_markup_is_spk001() -> None:
     text = "kind: Job\nmetadata:\n  name: {{ name }}\nspec:\n  a: 1\n  b: 2\n  args: [--lr, 0.1\n  c: 3\n"
     assert pairs("deploy/job.yaml", text, rule="SPK001") == [(8, "SPK001")]
