@@ -17,6 +17,9 @@ from functools import lru_cache
 from typing import NamedTuple
 from typing import Sequence
 
+from spikelint.facts.launchers import MPI_LAUNCHERS
+from spikelint.facts.launchers import VALUE_OPTIONS
+from spikelint.facts.launchers import first_program
 from spikelint.util.lazyre import lazy_regex
 
 TRAINING = "training"
@@ -124,8 +127,6 @@ VALUE_PREFIXES = frozenset(("timeout", "taskset", "chrt", "nice", "ionice", "std
                             "opentelemetry-instrument", "tini", "dumb-init", "gosu", "su-exec"))
 RUNNERS = {("coverage", "run"), ("uv", "run"), ("poetry", "run"), ("pipenv", "run"), ("conda", "run"),
            ("mamba", "run"), ("micromamba", "run"), ("pixi", "run"), ("hatch", "run"), ("pdm", "run")}
-MPI_LAUNCHERS = frozenset(("mpirun", "mpiexec", "orterun", "srun", "jsrun", "aprun", "ibrun", "prun",
-                           "charmrun", "flux", "oshrun", "horovodrun", "ray"))
 LAUNCHERS = frozenset(("torchrun", "deepspeed", "composer", "horovodrun", "colossalai", "megatron", "nemo",
                        "hyperpodrun"))
 # container runtimes of HPC clusters: ``apptainer exec [options] IMAGE cmd …`` runs ``cmd``
@@ -179,20 +180,6 @@ TRAINER_FLAGS = lazy_regex(
     r"resume[-_]from[-_]checkpoint|train[-_]\w+|per[-_]device[-_]train[-_]batch[-_]size|"
     r"gradient[-_]accumulation[-_]steps|job[-_]type=train)(?:=|$)", re.IGNORECASE)
 _ASSIGNMENT = lazy_regex(r"^[A-Za-z_][A-Za-z0-9_]*=")
-# options of wrappers and launchers that take a value (the value is not the program)
-VALUE_OPTIONS = frozenset((
-    "-n", "-np", "-N", "-c", "-H", "-x", "-p", "-u", "-w", "-t", "-k", "-s", "-e", "-o", "-i", "--hostfile",
-    "--host", "-host", "-hostfile", "--map-by", "-map-by", "--bind-to", "-bind-to", "--mca", "-mca", "-x",
-    "--nodes", "--ntasks", "--ntasks-per-node", "--gpus", "--gpus-per-node", "--cpus-per-task", "--partition",
-    "--account", "--time", "--job-name", "--container-image", "--container-mounts", "--mpi", "--export",
-    "--name", "--prefix", "--data-file", "--source", "--rcfile", "--omit", "--include", "--env", "--cwd",
-    "--signal", "--kill-after", "-l", "--preserve-env", "--num_gpus", "--num_nodes", "--master_port",
-    "--master_addr", "--nproc_per_node", "--nproc-per-node", "--nnodes", "--node_rank", "--node-rank",
-    "--rdzv_backend", "--rdzv-backend", "--rdzv_endpoint", "--rdzv-endpoint", "--rdzv_id", "--rdzv-id",
-    "--max_restarts", "--max-restarts", "--config_file", "--config-file", "--num_processes", "--num_machines",
-    "--machine_rank", "--main_process_ip", "--main_process_port", "--mixed_precision", "--deepspeed_config_file",
-    "--launcher", "--include", "--exclude", "--num_cpu_threads_per_process", "-m", "--module", "--runtime-env",
-    "--working-dir", "--address", "--submission-id", "--entrypoint-num-gpus", "--entrypoint-num-cpus"))
 
 
 def _strip_prefixes(words: list[str]) -> list[str]:
@@ -222,46 +209,6 @@ def _strip_prefixes(words: list[str]) -> list[str]:
     return words[index:]
 
 
-# ``srun``/``salloc`` options that take no value: every other option of theirs does (``--comment x``)
-SRUN_FLAGS = frozenset((
-    "--exclusive", "--overlap", "--pty", "--unbuffered", "--label", "--no-kill", "--kill-on-bad-exit", "--quiet",
-    "--verbose", "--exact", "--whole", "--container-writable", "--container-readonly", "--container-remap-root",
-    "--no-container-remap-root", "--container-mount-home", "--no-container-mount-home", "--container-entrypoint",
-    "--no-container-entrypoint", "--overcommit", "--contiguous", "--hold", "--spread-job", "--use-min-nodes",
-    "--disable-status", "--multi-prog", "--test-only", "--no-allocate", "--preserve-env", "--relative-env",
-    "--help", "--usage", "--version", "--requeue", "--no-requeue", "-u", "-l", "-k", "-K", "-Q", "-v", "-O", "-H",
-    "-X", "-Z", "-E", "-h", "-V", "-s"))
-SLURM_LAUNCHERS = frozenset(("srun", "salloc"))
-# MPI options that take two values: ``--mca btl_tcp_if_include eth0``
-MPI_PAIR_OPTIONS = frozenset(("--mca", "-mca", "--gmca", "-gmca", "--pmixmca", "-pmixmca", "--prtemca", "-prtemca"))
-
-
-def _option_width(word: str, launcher: str) -> int:
-    """How many words an option of ``launcher`` spans (itself and its values)."""
-    if launcher in SLURM_LAUNCHERS:
-        if "=" in word or word in SRUN_FLAGS:
-            return 1
-        return 1 if not word.startswith("--") and len(word) > 2 else 2  # ``-N2`` / ``-N 2``
-    if word in MPI_PAIR_OPTIONS:
-        return 3
-    return 2 if word in VALUE_OPTIONS else 1
-
-
-def _first_program(words: list[str], launcher: str = "") -> int | None:
-    """Index of the program an MPI/Slurm launcher runs: the first word that is not one of its options."""
-    index = 0
-    while index < len(words):
-        word = words[index]
-        if word == "--":
-            return index + 1 if index + 1 < len(words) else None
-        if word.startswith("-"):
-            index += _option_width(word, launcher)
-            continue
-        if word in ("run", "submit", "job", "exec") and index == 0:
-            index += 1  # ``flux run``, ``ray job submit``
-            continue
-        return index
-    return None
 
 
 def _launched(how: str, rest: list[str]) -> Purpose:
@@ -272,11 +219,11 @@ def _launched(how: str, rest: list[str]) -> Purpose:
         if word.endswith(".py"):
             return target_purpose(word, how)._replace(named=True)
         if word in ("--no_python", "--no-python") and index + 1 < len(rest):
-            following = _first_program(rest[index + 1:])
+            following = first_program(rest[index + 1:])
             inner = command_purpose(rest[index + 1 + following:]) if following is not None else None
             if inner is not None:
                 return inner
-    start = _first_program(rest)
+    start = first_program(rest)
     if start is not None:  # ``python -m paddle.distributed.launch run_check``: a module named without -m
         said = name_says(rest[start].rsplit("/", 1)[-1])
         if said is not None:
@@ -376,7 +323,7 @@ def command_purpose(words: Sequence[str]) -> Purpose | None:
                            True)
         return Purpose(purpose or UTILITY, f"{program} {sub}".strip())
     if program in MPI_LAUNCHERS and program != "horovodrun" and not (program == "ray" and "start" in rest[:2]):
-        start = _first_program(rest, program)
+        start = first_program(rest, program)
         if start is None:
             return Purpose(UTILITY, program)
         inner = command_purpose(rest[start:])

@@ -21,7 +21,9 @@ HELM_TEXT_TEMPLATES = lazy_regex(r"(?:\.tpl|^NOTES\.txt)$")
 # Go/Jinja markup: ``{{ }}`` that is not a GitHub Actions ``${{ }}`` expression, ``{% %}``, ``{# #}``
 TEMPLATE_MARKUP = lazy_regex(r"(?<!\$)\{\{|\{%|\{#")
 MARKUP_SPAN = lazy_regex(r"(?<!\$)\{\{.*?\}\}|\{%.*?%\}|\{#.*?#\}")
-BLOCK_TAG_LINE = lazy_regex(r"^[ \t]*(?:\{\{-?\s*(?:if|else|end|range|with|define|block|template)\b.*?\}\}|"
+# a line that renders to nothing: a block tag, a variable (``{{ $config := .Values.x }}``), a comment
+BLOCK_TAG_LINE = lazy_regex(r"^[ \t]*(?:\{\{-?\s*(?:(?:if|else|end|range|with|define|block|template)\b|\$\w*\s*:?=|/\*)"
+                            r".*?\}\}|"
                             r"\{%-?.*?-?%\})[ \t]*$")
 HELM_UNITTEST_SUITE = lazy_regex(r"^suite:", re.MULTILINE)
 # a whole line that a Terraform ``templatefile()`` (or envsubst) fills in: ``${indent(4, yamlencode(x))}``,

@@ -34,6 +34,7 @@ from spikelint.facts.runconfig import is_moot
 from spikelint.facts.runconfig import is_remote
 from spikelint.facts.runconfig import summarise
 from spikelint.facts.flags import flag_settings
+from spikelint.facts.launchers import launched_index
 from spikelint.facts.flags import positional_configs
 from spikelint.facts.config_tree import config_settings
 from spikelint.facts.expansion import Lookup
@@ -66,6 +67,7 @@ UTILITY_COMMANDS = frozenset((
 PRIVATE_TARGETS = lazy_regex(r"(^|/)(\.ssh|\.netrc|\.git-credentials|\.docker|\.aws|\.config|\.kube|etc)(/|$)|^~|"
                              r"^\$\{?HOME\b|^/root/\.|^/etc/")
 _PYTHON = lazy_regex(r"python[\d.]*")
+BARE_VARIABLE = lazy_regex(r"\$\{?\w+\}?")
 
 
 class PathUse(NamedTuple):
@@ -183,7 +185,14 @@ def _short_output_flags(invocation: Invocation) -> list[Setting]:
 
 
 def script_file(words: Sequence[Located]) -> Located | None:
-    """The script file a command runs: ``bash run.sh``, ``sh -e ./train.sh``, ``/workspace/launch.sh``."""
+    """The script file a command runs: ``bash run.sh``, ``sh -e ./train.sh``, ``/workspace/launch.sh``, also
+    started by a launcher (``srun --mpi=pmix bash run.sh``, ``srun ${EXTRA_ARGS} ./train.sh``)."""
+    start = launched_index([str(word.value) for word in words])
+    if start is not None:
+        inner = list(words[start:])
+        while len(inner) > 1 and BARE_VARIABLE.fullmatch(str(inner[0].value)):
+            inner = inner[1:]  # a variable of launcher options (``${AUTO_RESUME}``) before the program
+        return script_file(inner)
     program = program_name(words)
     if program.endswith((".sh", ".bash")):
         return next(word for word in words if posixpath.basename(str(word.value)) == program)

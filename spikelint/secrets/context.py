@@ -178,6 +178,9 @@ _BOOLEAN_OR_NUMBER = lazy_regex(r"^(?:true|false|yes|no|on|off|null|none|nil|[-+
                                 re.IGNORECASE)
 _PATH = lazy_regex(r"^(?:/|\./|\.\./|~/|[A-Za-z]:\\)|^[\w.-]+(?:/[\w.@-]+)+\.\w{1,8}$")
 _URL = lazy_regex(r"^[a-z][a-z0-9+.-]*://", re.IGNORECASE)
+# a password *hash* in crypt(3)'s modular format, as Ansible's ``user`` module and htpasswd take it:
+# ``$6$salt$hash`` (SHA-512), ``$2b$12$…`` (bcrypt), ``$y$…`` (yescrypt), ``$apr1$…``, ``$argon2id$v=19$…``
+_PASSWORD_HASH = lazy_regex(r"^\$(?:1|2[abxy]|5|6|y|gy|7|apr1|argon2(?:id|i|d))\$[A-Za-z0-9./=,+-]*\$[A-Za-z0-9./$=,+-]{8,}$")
 _NAME_LIKE = lazy_regex(r"^[a-z][a-z0-9]*(?:[-_.][a-z0-9]+)+$")
 _SECRETISH_IN_NAME = lazy_regex(r"secret|token|cred|passw|key|auth|pwd")
 
@@ -351,9 +354,10 @@ _PINNED_IMAGE = lazy_regex(r"^[a-z0-9][a-z0-9._-]*(?:[:/][A-Za-z0-9._-]+)+@sha25
 
 
 def is_not_a_credential_literal(value: str) -> bool:
-    """Literals that cannot be a credential whatever their key: booleans, numbers, paths, plain URLs."""
+    """Literals that cannot be a credential whatever their key: booleans, numbers, paths, plain URLs, password
+    hashes (a hash is what a system stores instead of the password)."""
     text = value.strip().strip("'\"").strip()
-    if _BOOLEAN_OR_NUMBER.match(text) or _PATH.match(text) or _PINNED_IMAGE.match(text):
+    if _BOOLEAN_OR_NUMBER.match(text) or _PATH.match(text) or _PINNED_IMAGE.match(text) or _PASSWORD_HASH.match(text):
         return True
     return bool(_URL.match(text)) and "@" not in text
 

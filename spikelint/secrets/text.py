@@ -103,7 +103,16 @@ def _assignment_values(line: str) -> Iterator[tuple[str, str, int]]:
         if value is None:
             continue
         group = "quoted" if value.group("quoted") is not None else "plain"
-        yield match.group("key"), value.group(group), value.start(group)
+        text, start = value.group(group), value.start(group)
+        if match.start() >= 2 and line.startswith("${", match.start() - 2) and line[match.end() - 1] == ":":
+            # ``${PASS:-default}``: the shell's fallback literal, without its operator; ``${PASS:?message}``
+            # and ``${PASS:+alternative}`` hold no value the variable falls back to
+            if text[:1] not in ("-", "="):
+                continue
+            text, start = text[1:], start + 1
+            if not text:
+                continue
+        yield match.group("key"), text, start
     for match in EXPORT_KEY.finditer(line):
         yield match.group("key"), match.group("value").strip("\"'"), match.start("value")
     # a call's name-and-value arguments, a typed declaration: only a quoted value counts there

@@ -156,6 +156,14 @@ def test_a_workflow_line_that_is_only_an_expression_is_not_taken_for_a_filled_in
     assert [rule for _, rule in pairs(".github/workflows/ci.yaml", broken, rule="SPK001")] == ["SPK001"]
 
 
+def test_a_template_variable_above_the_manifest_makes_an_unrendered_template() -> None:
+    text = "{{ $run := .Values.prep }}\n\napiVersion: batch/v1\nkind: Job\nmetadata:\n  name: {{ $run.name }}\n"
+    assert pairs("launcher/conf/prep/job.yaml", text) == [(1, "SPK003")]
+    assert pairs("launcher/conf/prep/job.yaml", text, rule="SPK001") == []
+    commented = "{{/* rendered by the launcher */}}\n\nkind: Job\n"
+    assert pairs("launcher/conf/prep/job.yaml", commented, rule="SPK001") == []
+
+
 def test_a_real_error_far_from_the_markup_is_spk001() -> None:
     text = "kind: Job\nmetadata:\n  name: {{ name }}\nspec:\n  a: 1\n  b: 2\n  args: [--lr, 0.1\n  c: 3\n"
     assert pairs("deploy/job.yaml", text, rule="SPK001") == [(8, "SPK001")]

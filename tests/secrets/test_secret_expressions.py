@@ -68,3 +68,37 @@ def test_a_value_built_from_a_variable_on_a_command_line_is_no_literal() -> None
     assert _secret_rules("deploy.sh", script) == []
     literal = script.replace("db-password-${PROJECT_ID}:1", _random_password())
     assert _secret_rules("deploy.sh", literal) == [(3, "SPK201")]
+
+
+# --------------------------------------------------------------------------- shell defaults and password hashes
+
+
+@pytest.mark.parametrize("line", ['ROOK_PASS="${ROOK_PASS:-deepops}"', "ROOK_PASS=${ROOK_PASS:-deepops}",
+                                  'DB_PASSWORD="${DB_PASSWORD:?set DB_PASSWORD first}"',
+                                  'DB_PASSWORD="${DB_PASSWORD:+--password-file /run/secrets/db}"'],
+                         ids=["quoted-word-default", "plain-word-default", "error-message", "alternative"])
+def test_a_shell_default_that_is_a_word_or_no_value_is_no_secret(line: str) -> None:
+    assert _secret_rules("deploy.sh", f"#!/bin/bash\n{line}\n") == []
+
+
+@pytest.mark.parametrize("template", ['DB_PASSWORD="${{DB_PASSWORD:-{value}}}"', "DB_PASSWORD=${{DB_PASSWORD:={value}}}"],
+                         ids=["fallback", "assigned-default"])
+def test_a_random_literal_as_a_shell_default_is_a_hardcoded_password_at_its_column(template: str) -> None:
+    value = _random_password()
+    line = template.format(value=value)
+    findings = [f for f in lint_snippet("deploy.sh", f"#!/bin/bash\n{line}\n") if f.rule == "SPK201"]
+    assert [(f.line, f.column) for f in findings] == [(2, line.index(value) + 1)]
+
+
+@pytest.mark.parametrize("value", ["$6$rounds=5000$Ab3dEf9hIjK$Vq1w2e3r4t5y6u7i8o9p0aSdFgHjKlZxCvBnM.q/w1e2r3t4y5u6i7o8p9",
+                                   "$2b$12$R9h/cIPz0gi.URNNX3kh2OPST9/PgBkqquzi.Ss7KIUgO2t0jWMUW",
+                                   "$y$j9T$F5Jx5fExrKuPp53xLKQ..1$X3DX6M94c7o.9agCG9G317fhZg9SqC.5i5rd.RhAtQ7",
+                                   "$apr1$x7Qe2Lk9$Ry0c9Wq3b8Zt1Ms6Hp4Vn/"],
+                         ids=["sha512-crypt", "bcrypt", "yescrypt", "apr1"])
+def test_a_password_hash_under_a_password_key_is_no_credential(value: str) -> None:
+    assert _secret_rules("group_vars/all.yml", f'users:\n  - name: admin\n    password: "{value}"\n') == []
+
+
+def test_a_dollar_prefixed_random_password_is_still_one() -> None:
+    value = "$" + _random_password()
+    assert _secret_rules("group_vars/all.yml", f'users:\n  - name: admin\n    password: "{value}"\n') == [(3, "SPK201")]

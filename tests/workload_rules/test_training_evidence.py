@@ -353,3 +353,29 @@ def test_the_same_outputs_on_the_containers_disk_are_reported_at_the_value(outpu
     job = TPU_JOB.replace('"base_output_directory=OUT"', f'"{output}"')
     found = [(line, rule) for line, rule, _ in _training("tpu/job.yaml", job) if rule.startswith("SPK30")]
     assert found == [(11, "SPK301")]
+
+
+# --------------------------------------------------------------------------- a launch script started by srun
+
+FINETUNE_SCRIPT = ("#!/bin/bash\ntorchrun --nproc_per_node 8 finetune.py --output_dir /shared/ckpt/run "
+                   "--save_steps 400 --resume_from_checkpoint auto\n")
+
+
+@pytest.mark.parametrize("launch", ["srun bash /cluster/home/me/repo/jobs/finetune_llm.sh",
+                                    "srun --mpi=pmix --container-image x.sqsh bash jobs/finetune_llm.sh",
+                                    "srun ${EXTRA_SRUN_ARGS} bash jobs/finetune_llm.sh",
+                                    "srun -N 2 jobs/finetune_llm.sh"])
+def test_a_script_srun_starts_is_read_for_its_checkpoint_settings(launch: str) -> None:
+    files = {"jobs/finetune_llm.sh": FINETUNE_SCRIPT}
+    assert _training("jobs/submit.sbatch", _slurm(launch + "\n"), files) == []
+
+
+def test_a_script_srun_starts_without_checkpoints_still_fires_spk401() -> None:
+    files = {"jobs/finetune_llm.sh": "#!/bin/bash\ntorchrun --nproc_per_node 8 finetune.py --lr 3e-4\n"}
+    found = _training("jobs/submit.sbatch", _slurm("srun bash jobs/finetune_llm.sh\n"), files)
+    assert [(line, rule) for line, rule, _ in found] == [(2, "SPK401")]
+
+
+def test_a_script_srun_starts_that_is_not_in_the_tree_leaves_spk401_silent() -> None:
+    """Its settings cannot be read (rules.md: where the evidence cannot be read, the rule says nothing)."""
+    assert _training("jobs/submit.sbatch", _slurm("srun bash /cluster/shared/finetune_llm.sh\n")) == []
