@@ -99,6 +99,36 @@ def test_a_password_hash_under_a_password_key_is_no_credential(value: str) -> No
     assert _secret_rules("group_vars/all.yml", f'users:\n  - name: admin\n    password: "{value}"\n') == []
 
 
-def test_a_dollar_prefixed_random_password_is_still_one() -> None:
-    value = "$" + _random_password()
-    assert _secret_rules("group_vars/all.yml", f'users:\n  - name: admin\n    password: "{value}"\n') == [(3, "SPK201")]
+# --------------------------------------------------------------------------- datasets written as JSON arrays
+
+
+def _conversations(records: int, answer: str) -> str:
+    import json
+
+    record = {"conversations": [{"from": "human", "value": "Make me a password of 12 characters"},
+                                {"from": "observation", "value": json.dumps({"password": answer})},
+                                {"from": "gpt", "value": f"Here is your new password: {answer}."}]}
+    return json.dumps([record] * records, indent=2) + "\n"
+
+
+def test_a_generated_password_in_a_json_dataset_is_a_sample_not_a_leak() -> None:
+    assert _secret_rules("data/toolcall_demo.json", _conversations(20, _random_password())) == []
+
+
+def test_a_token_shape_in_a_json_dataset_still_fires() -> None:
+    pick = random.Random(7).choice
+    token = "hf_" + "".join(pick(string.ascii_letters) for _ in range(34))
+    assert {rule for _, rule in _secret_rules("data/toolcall_demo.json", _conversations(20, token))} == {"SPK201"}
+
+
+@pytest.mark.parametrize("filename, records", [("config/users.json", 3), ("roles/db/tasks/main.yml", 20)],
+                         ids=["short-json-array", "yaml-task-list"])
+def test_a_short_json_array_or_a_yaml_list_is_configuration_and_its_password_fires(filename: str,
+                                                                                  records: int) -> None:
+    value = _random_password()
+    if filename.endswith(".json"):
+        text = _conversations(records, value).replace('"observation"', '"tool"')
+        text = '[{"name": "db", "password": "' + value + '"}]\n' if records == 3 else text
+    else:
+        text = "".join(f"- name: step {index}\n  user: {{name: app, password: \"{value}\"}}\n" for index in range(records))
+    assert "SPK201" in {rule for _, rule in _secret_rules(filename, text)}

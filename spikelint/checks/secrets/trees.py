@@ -10,10 +10,13 @@ from functools import lru_cache
 from typing import Iterator
 
 from spikelint.model import Document
+from spikelint.model import FileKind
 from spikelint.model import Node
 from spikelint.model import walk
 from spikelint.secrets.credentials import credential_file_kind
 from spikelint.secrets.credentials import credential_object_secrets
+from spikelint.secrets.text import CONFIG
+from spikelint.secrets.text import DATA
 from spikelint.secrets.text import find_in_text
 from spikelint.secrets.detectors import Secret
 from spikelint.checks.secrets.commands import tree_commands
@@ -66,17 +69,19 @@ def _last_keys(path: tuple[str | int, ...]) -> list[str]:
 
 
 def tree_general(document: Document, root: Node, lines: list[str]) -> Iterator[Found]:
-    """SPK201 candidates: every string scalar, judged with the key it is written under."""
+    """SPK201 candidates: every string scalar, judged with the key it is written under (in a dataset,
+    only by its shape: ``{"password": "a9B7$#fG3&Z1"}`` in a tool-call demo is a sample, not a leak)."""
+    mode = DATA if is_json_dataset(document, root) else CONFIG
     robots = RobotMaps(root)
     for path, node in walk(root):
         if node.kind != "scalar" or not isinstance(node.value, str) or len(node.value) < MIN_SECRET:
             continue
         key = "" if is_reference_tag(node.tag) else effective_key(root, path)
         # ``!Ref LdapPassword``, ``!GetAtt X.Arn``, ``!Sub …``: an expression, not a literal
-        found = scalar_secrets(node.value, key)
+        found = scalar_secrets(node.value, key, mode)
         if found and key and any(isinstance(step, str) and "encrypted" in step.lower() for step in path):
             key = ""  # SealedSecret ``encryptedData`` is ciphertext, not a secret
-            found = scalar_secrets(node.value, key)
+            found = scalar_secrets(node.value, key, mode)
         for secret in found:
             if secret.type in KEYED_TYPES and robots.beside(path):
                 secret = secret._replace(type=HARBOR_ROBOT)
@@ -86,14 +91,24 @@ def tree_general(document: Document, root: Node, lines: list[str]) -> Iterator[F
 
 
 MIN_SECRET = 6  # characters: nothing shorter is reported (the shortest passwords counted)
+DATASET_RECORDS = 16  # a JSON array of at least this many objects is a dataset (records), not a configuration
+SAMPLED_RECORDS = 64
+
+
+def is_json_dataset(document: Document, root: Node) -> bool:
+    """A JSON file whose top level is a list of records (``[{"instruction": …, "output": …}, …]``): data a
+    trainer reads, like a JSONL file (rules.md: only token-shaped detectors run in datasets)."""
+    if document.kind != FileKind.JSON or root.kind != "seq" or len(root.value) < DATASET_RECORDS:
+        return False
+    return all(item.kind == "map" for item in root.value[:SAMPLED_RECORDS])
 
 
 @lru_cache(maxsize=4096)
-def scalar_secrets(value: str, key: str) -> tuple[Secret, ...]:
+def scalar_secrets(value: str, key: str, mode: str = CONFIG) -> tuple[Secret, ...]:
     """:func:`find_in_text` of one scalar under its key, remembered: a repository repeats most values
     (images, names, paths, flags) under the same keys, and three scans in four were of a pair already
     judged in another file (500 generated files: 2,268 scans, 644 pairs; kubeflow/trainer: 16,150, 3,837)."""
-    return tuple(find_in_text(value, key))
+    return tuple(find_in_text(value, key, mode))
 
 
 def is_reference_tag(tag: str | None) -> bool:
