@@ -61,7 +61,7 @@ SERVER_PREFIXES = ("serve", "server", "serving", "service", "uvicorn", "gunicorn
                    "notebook", "streamlit", "gradio", "flask", "fastapi", "tensorboard", "mlflow", "chat")
 EXACT_NOT_TRAINING = {"app": SERVER, "api": SERVER, "web": SERVER, "ui": SERVER, "webui": SERVER, "check": UTILITY,
                       "healthcheck": UTILITY, "setup": UTILITY, "install": UTILITY, "manage": UTILITY,
-                      "sanity": UTILITY, "hello": UTILITY, "demo": EVALUATION, "lint": UTILITY, "prep": DATA,
+                      "sanity": UTILITY, "screen": UTILITY, "hello": UTILITY, "demo": EVALUATION, "lint": UTILITY, "prep": DATA,
                       "profile": EVALUATION, "nsys": EVALUATION, "ncu": EVALUATION, "burnin": UTILITY}
 TEST_FOLDERS = frozenset(("test", "tests", "testing", "unittests", "unit_tests", "functional_tests",
                           "integration_tests", "e2e", "benchmarks", "eval", "evaluation", "inference"))
@@ -73,8 +73,24 @@ def _tokens(name: str) -> tuple[str, ...]:
 
 
 @lru_cache(maxsize=4096)
+def _leading_verb(name: str) -> str | None:
+    """A name that starts by saying what it does: ``convert_sft_data``, ``test_train``, ``eval_finetuned``,
+    ``generate_training_files`` convert, test or generate, whatever training word follows."""
+    tokens = _tokens(name)
+    if not tokens:
+        return None
+    if tokens[0].startswith(EVALUATION_PREFIXES):
+        return EVALUATION
+    if tokens[0].startswith(DATA_PREFIXES):
+        return DATA
+    return None
+
+
+@lru_cache(maxsize=4096)
 def names_training(name: str) -> bool:
-    """``train.py``, ``run_sft``, ``finetune_llama``, ``lit_pretrain`` …"""
+    """``train.py``, ``run_sft``, ``finetune_llama``, ``lit_pretrain`` … (not ``convert_sft_data``)."""
+    if _leading_verb(name) is not None:
+        return False
     for token in _tokens(name):
         if token in TRAIN_TOKENS or token.startswith(TRAIN_PREFIXES) or any(part in token for part in TRAIN_INFIXES):
             return True
@@ -83,7 +99,11 @@ def names_training(name: str) -> bool:
 
 @lru_cache(maxsize=4096)
 def name_says(name: str) -> str | None:
-    """The non-training purpose a script or module name states, if any (training words win)."""
+    """The non-training purpose a script or module name states, if any (training words win, unless the name
+    starts with what it does instead: ``convert_sft_data``)."""
+    said = _leading_verb(name)
+    if said is not None:
+        return said
     if names_training(name):
         return None
     for token in _tokens(name):
@@ -243,6 +263,9 @@ def _python(program: str, rest: list[str]) -> Purpose | None:
             continue
         if not word.startswith("-") or len(word) == 1:
             purpose = target_purpose(word, program)
+            inner = _after_separator(rest[index + 1:])
+            if inner is not None and not purpose.named:
+                return inner  # ``python mason.py --gpus 0 -- python convert.py …``: a submitter starts the command
             if purpose.training and any(TRAINER_FLAGS.match(flag) for flag in rest[index + 1:]):
                 return purpose._replace(named=True, stated=True)
             return purpose
@@ -261,6 +284,28 @@ def _python(program: str, rest: list[str]) -> Purpose | None:
                 break
         index += 1
     return None
+
+
+COMMAND_SEPARATORS = frozenset(("&&", "||", ";", "|"))
+
+
+def _after_separator(words: list[str]) -> Purpose | None:
+    """What the command after a ``--`` does, for a script that submits or wraps it (``… -- hf download x && python
+    prep.py``: each command judged, a training one first); ``None`` without a command after ``--``."""
+    if "--" not in words:
+        return None
+    after = words[words.index("--") + 1:]
+    if not after or after[0].startswith("-"):
+        return None  # ``python run.py -- --lr 0.1``: arguments, not a command
+    commands: list[list[str]] = [[]]
+    for word in after:
+        if word in COMMAND_SEPARATORS:
+            commands.append([])
+        else:
+            commands[-1].append(word)
+    purposes = [purpose for purpose in (command_purpose(command) for command in commands if command)
+                if purpose is not None]
+    return next((purpose for purpose in purposes if purpose.training), purposes[0] if purposes else None)
 
 
 def _module(program: str, module: str, rest: list[str]) -> Purpose | None:

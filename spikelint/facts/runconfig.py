@@ -51,6 +51,8 @@ LEAF_ROLES: dict[str, frozenset[str]] = {
     **{key: _TRAINER_DIR for key in ("output_dir", "default_root_dir")},
     # T5X/TF Estimator ``--model_dir`` and MaxText ``base_output_directory=``: checkpoints, logs and summaries
     **{key: _TRAINER_DIR for key in ("model_dir", "base_output_directory")},
+    # PaxML/Praxis ``--job_log_dir``: the run's root, its checkpoints under ``checkpoints/``
+    "job_log_dir": _TRAINER_DIR,
     **{key: _DIR_OUT for key in ("work_dir", "exp_dir", "experiment_dir", "run_dir", "dump_folder")},
     **{key: frozenset((OUTPUT,)) for key in ("out_dir", "outdir", "output_folder", "results_dir", "result_dir",
                                              "project_dir", "output_root")},
@@ -117,6 +119,7 @@ REMOTE = lazy_regex(r"^[a-z][a-z0-9+.-]*://|^(s3|gs|gcs|az|abfs|abfss|hdfs|dbfs|
 
 _NUMBER = lazy_regex(r"[-+]?\d+(\.\d+)?")
 FALSE_WORDS = frozenset(("false", "no", "none", "null", "off", "0", "", "~"))
+RESTORING_DIRS = frozenset(("job_log_dir", "model_dir", "base_output_directory"))
 IMPLICIT_RESUME_WORDS = frozenset(("true", "auto", "last", "latest", "yes", "on"))
 DISABLING = {"save_strategy": frozenset(("no",))}
 
@@ -335,6 +338,14 @@ def _switched_off_sections(disabled: list[Setting]) -> set[tuple[str | None, tup
     return {(s.config, s.key[:-1]) for s in disabled if len(s.key) > 1}
 
 
+def _from_environment(setting: Setting) -> bool:
+    """Set by an environment variable (a container's ``env``, ``MODEL_DIR=… srun …``), not by the program's flags."""
+    return setting.origin.startswith("env ") or ENV_NAME.fullmatch(setting.origin) is not None
+
+
+ENV_NAME = lazy_regex(r"[A-Z][A-Z0-9_]*")
+
+
 def is_moot(setting: Setting, disabled: list[Setting]) -> bool:
     """A setting inside a section whose checkpointing is switched off."""
     return setting not in disabled and _in_section(setting, _switched_off_sections(disabled))
@@ -358,6 +369,9 @@ def summarise(settings: Iterable[Setting]) -> RunFacts:
     if any(s.key[-2:] == ("checkpoint", "enable_checkpoint") and s.value is True for s in items):
         # torchtitan resumes by itself from {dump_folder}/{folder} when checkpointing is on
         resume.extend(s for s in items if s.key[-2:] == ("checkpoint", "enable_checkpoint"))
+    # PaxML (job_log_dir), T5X and TF Estimator (model_dir) and MaxText (base_output_directory) restore the latest
+    # checkpoint of the run's folder by themselves; an environment variable of that name may be an input model
+    resume.extend(s for s in checkpoint if s.key and s.key[-1] in RESTORING_DIRS and not _from_environment(s))
     implicit = [s for s in resume if is_implicit_resume(s)]
     outputs = [s for s in items if OUTPUT in s.roles and is_path_like(s.value)
                and not is_remote(str(s.value))]

@@ -59,10 +59,11 @@ USER_PASS_FLAGS = frozenset(("-u", "--user", "--creds", "--src-creds", "--dest-c
 USER_PASS_CLIENTS = frozenset(("curl", "skopeo", "wget"))
 # programs whose ``--secret`` takes ``id=NAME,src=…``: a mount of a secret, never its value
 BUILDKIT_CLIENTS = frozenset(("docker", "podman", "buildah", "nerdctl", "buildctl", "depot", "earthly"))
-# options whose value is ``NAME=value`` (an env var, a build arg, a chart value, a Secret literal)
+# options whose value is ``NAME=value`` (an env var, a build arg, a chart value, a Secret literal; a submitter's
+# ``--secret HF_TOKEN=team_HF_TOKEN`` names the stored secret an env var is filled from)
 ASSIGNING_FLAGS = frozenset(("-e", "--env", "--environment", "--environment-variable", "--build-arg", "--set",
                              "--set-string", "--from-literal", "--secret-env", "--extra-vars", "-var", "--var",
-                             "--conf", "--config-override", "--label", "-l", "--opt"))
+                             "--conf", "--config-override", "--label", "-l", "--opt", "--secret", "--secrets"))
 RUNAI_ENV_FLAGS = frozenset(("-e", "--environment", "--environment-variable", "--env"))
 OPTION_LIST_FLAGS = frozenset(("--s3", "--git-sync", "--nfs", "--pvc", "--new-pvc", "--host-path", "--secret-volume",
                                "--configmap-volume", "--data-source", "--git", "--env-my-credentials"))

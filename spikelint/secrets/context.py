@@ -183,6 +183,9 @@ _URL = lazy_regex(r"^[a-z][a-z0-9+.-]*://", re.IGNORECASE)
 _PASSWORD_HASH = lazy_regex(r"^\$(?:1|2[abxy]|5|6|y|gy|7|apr1|argon2(?:id|i|d))\$[A-Za-z0-9./=,+-]*\$[A-Za-z0-9./$=,+-]{8,}$")
 _NAME_LIKE = lazy_regex(r"^[a-z][a-z0-9]*(?:[-_.][a-z0-9]+)+$")
 _SECRETISH_IN_NAME = lazy_regex(r"secret|token|cred|passw|key|auth|pwd")
+# ``hamishivi_S2_API_KEY``, ``TEAM_HF_TOKEN``: words that end in what the stored secret is (a value never does)
+_SECRET_NAME_WORDS = lazy_regex(r"^[A-Za-z][A-Za-z0-9]*(?:[-_.][A-Za-z0-9]{1,24})*[-_.](?:api[-_.]?)?"
+                                r"(?:key|token|secret|password|passwd|credentials?)$", re.IGNORECASE)
 
 
 _GLUED_DEFAULT = lazy_regex(r"^([a-z][a-z0-9]{3,23}?)\d{0,4}$")
@@ -364,7 +367,7 @@ def is_not_a_credential_literal(value: str) -> bool:
 
 def looks_like_secret_name(value: str) -> bool:
     """``wandb-credentials``, ``hf_token_secret``: the *name* of a secret object, not its content."""
-    return bool(_NAME_LIKE.match(value)) and bool(_SECRETISH_IN_NAME.search(value))
+    return bool(_NAME_LIKE.match(value)) and bool(_SECRETISH_IN_NAME.search(value)) or bool(_SECRET_NAME_WORDS.match(value))
 
 
 # --------------------------------------------------------------------------- shape and entropy

@@ -132,3 +132,21 @@ def test_a_short_json_array_or_a_yaml_list_is_configuration_and_its_password_fir
     else:
         text = "".join(f"- name: step {index}\n  user: {{name: app, password: \"{value}\"}}\n" for index in range(records))
     assert "SPK201" in {rule for _, rule in _secret_rules(filename, text)}
+
+
+# --------------------------------------------------------------------------- a submitter's --secret ENV=STORED_NAME
+
+
+@pytest.mark.parametrize("mapping", ["HF_TOKEN=team_HF_TOKEN", "S2_API_KEY=hamish_S2_API_KEY",
+                                     "OPENAI_API_KEY=openai-api-key"])
+def test_a_secret_flag_that_names_the_stored_secret_is_a_reference(mapping: str) -> None:
+    text = f"#!/bin/bash\npython submit.py --gpus 8 --secret {mapping} -- torchrun train.py\n"
+    assert _secret_rules("scripts/submit.sh", text) == []
+
+
+def test_a_secret_flag_with_the_token_itself_fires_at_the_token() -> None:
+    pick = random.Random(11).choice
+    token = "hf_" + "".join(pick(string.ascii_letters) for _ in range(34))
+    line = f"python submit.py --gpus 8 --secret HF_TOKEN={token} -- torchrun train.py"
+    findings = [f for f in lint_snippet("scripts/submit.sh", f"#!/bin/bash\n{line}\n") if f.rule.startswith("SPK2")]
+    assert [(f.line, f.column, f.rule) for f in findings] == [(2, line.index(token) + 1, "SPK203")]

@@ -240,3 +240,40 @@ def test_a_save_after_a_loop_that_trains_through_a_nested_function_is_final(inne
             "    torch.save({'model': model.state_dict(), 'optimizer': optimizer.state_dict()}, out)\n")
     lines = [f.line for f in lint_snippet("fit.py", code) if f.rule == "SPK403"]
     assert lines == ([13] if fires else [])
+
+
+# --------------------------------------------------------------------------- state saved beside the model
+
+TRAINER_SAVE = '''import os
+import torch
+
+
+class Checkpointer:
+    def __init__(self, trainer):
+        self.t = trainer
+
+    def save(self, ckpt_dir, rank):
+        save_training_states(ckpt_dir, self.t.model, self.t.optimizer)
+        torch.save(self.t.lr_scheduler.state_dict(), os.path.join(ckpt_dir, "scheduler.pt"))
+        torch.save({WHAT}, os.path.join(ckpt_dir, f"rank_{rank}.pt"))
+        loss = self.t.loss
+        loss.backward()
+'''
+
+
+@pytest.mark.parametrize("what", ["self.t.train_batch_generator.state_dict()", "self.t.sampler.state_dict()",
+                                  "self.t.data_loader.state_dict()"])
+def test_the_data_pipelines_state_is_not_the_models_weights(what: str) -> None:
+    assert spk403(TRAINER_SAVE.replace("{WHAT}", what)) == set()
+
+
+def test_the_model_saved_the_same_way_beside_an_optimizer_handed_to_a_save_helper_is_complete() -> None:
+    code = TRAINER_SAVE.replace("{WHAT}", "{'model': self.t.model.state_dict(), 'step': 3}").replace(
+        "save_training_states", "save_checkpoint_files")
+    assert spk403(code) == set()
+
+
+def test_the_model_saved_without_the_optimizer_anywhere_still_fires() -> None:
+    code = TRAINER_SAVE.replace("{WHAT}", "{'model': self.t.model.state_dict(), 'step': 3}").replace(
+        "        save_training_states(ckpt_dir, self.t.model, self.t.optimizer)\n", "")
+    assert {rule for _, rule in spk403(code)} == {"SPK403"}

@@ -379,3 +379,48 @@ def test_a_script_srun_starts_without_checkpoints_still_fires_spk401() -> None:
 def test_a_script_srun_starts_that_is_not_in_the_tree_leaves_spk401_silent() -> None:
     """Its settings cannot be read (rules.md: where the evidence cannot be read, the rule says nothing)."""
     assert _training("jobs/submit.sbatch", _slurm("srun bash /cluster/shared/finetune_llm.sh\n")) == []
+
+
+# --------------------------------------------------------------------------- trainers that restore their own folder
+
+
+@pytest.mark.parametrize("launch", ["srun python -m paxml.main --job_log_dir=/shared/runs/pax --exp=tasks.lm.Lm1B",
+                                    "srun python t5x/train.py --model_dir=/shared/runs/t5x --gin_file=base.gin"],
+                         ids=["paxml", "t5x"])
+def test_a_trainer_that_restores_its_run_folder_needs_no_resume_flag(launch: str) -> None:
+    assert _training("jobs/pretrain.sbatch", _slurm(launch + "\n")) == []
+
+
+@pytest.mark.parametrize("launch", ["srun python train.py --output_dir /shared/runs/hf --save_steps 500",
+                                    "MODEL_DIR=/models/base srun python train.py --output_dir /shared/x --save_steps 9"],
+                         ids=["hf-output-dir", "model-dir-from-the-environment"])
+def test_an_output_folder_that_is_not_restored_still_needs_a_resume_setting(launch: str) -> None:
+    assert [(line, rule) for line, rule, _ in _training("jobs/pretrain.sbatch", _slurm(launch + "\n"))] == [(2, "SPK402")]
+
+
+@pytest.mark.parametrize("script, training", [("pytorch-screen.py", False), ("gpu_screen.py", False),
+                                              ("screen_and_train.py", True)])
+def test_a_screening_script_checks_the_machine_and_trains_nothing(script: str, training: bool) -> None:
+    found = _training("validation/env.sbatch", _slurm(f"srun python {script}\n"))
+    assert bool(found) == training
+
+
+# --------------------------------------------------------------------------- a name that starts with what it does
+
+
+@pytest.mark.parametrize("script, training", [
+    ("scripts/data/convert_sft_data.py", False), ("tests/test_train_loop.py", False),
+    ("tools/generate_training_jobs.py", False), ("eval_finetuned.py", False),
+    ("run_sft.py", True), ("finetune_then_eval.py", True), ("train_tokenizer.py", True)])
+def test_the_first_word_of_a_script_name_says_what_it_does(script: str, training: bool) -> None:
+    found = _training("jobs/run.sbatch", _slurm(f"srun python {script} --output_dir /shared/o\n"))
+    assert bool(found) == training
+
+
+@pytest.mark.parametrize("inner, training", [
+    ("hf download org/tok --local-dir /t && python scripts/data/convert_sft_data.py --resume True", False),
+    ("torchrun --nproc_per_node 8 open_instruct/finetune.py --output_dir /shared/o --resume True", True)])
+def test_a_submitter_is_judged_by_the_command_after_its_double_dash(inner: str, training: bool) -> None:
+    text = f"#!/bin/bash\npython mason.py --cluster ai2/x --gpus 8 -- {inner}\n"
+    rules = {finding.rule for finding in lint_snippet("scripts/submit.sh", text)}
+    assert ("SPK404" in rules) == training  # ``--resume True``: an implicit resume, where the command trains

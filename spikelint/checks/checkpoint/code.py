@@ -34,6 +34,9 @@ DCP_MODULES = ("torch.distributed.checkpoint",)
 OPTIMIZER = lazy_regex(r"optim|(^|[._])opt($|[._])|optimi[sz]er", re.IGNORECASE)
 SCHEDULER = lazy_regex(r"sched", re.IGNORECASE)
 SCALER = lazy_regex(r"scaler|ema|swa|averaged", re.IGNORECASE)
+# the state of the data pipeline or the RNG, saved beside the model (``train_batch_generator.state_dict()``)
+DATA_STATE = lazy_regex(r"data_?loader|loader$|sampler|batch_?gen|data_?gen|dataset|data_?iter|iterator|(^|[._])rng|"
+                        r"random_state|tokenizer|metric", re.IGNORECASE)
 STEP = lazy_regex(r"step|epoch|iter|global_step|iteration|ntokens|tokens_seen|progress|trainer_state|train_state|"
                   r"batch_idx|batches_seen|samples_seen", re.IGNORECASE)
 MODEL_STATE_FUNCTIONS = lazy_regex(r"(^|\.)(get_model_state_dict|get_state_dict)$")
@@ -152,10 +155,10 @@ def _contents(pairs: list[tuple[str, ast.AST]]) -> Contents:
                 optimizer = True
             elif SCHEDULER.search(receiver) or SCHEDULER.search(key):
                 scheduler = True
-            elif not SCALER.search(receiver):
+            elif not SCALER.search(receiver) and not DATA_STATE.search(receiver):
                 model = True
-        if OPTIMIZER.search(key):
-            optimizer = True
+        if OPTIMIZER.search(key) or (value_name and OPTIMIZER.search(value_name.rsplit(".", 1)[-1])):
+            optimizer = True  # under an optimizer key, or the optimizer itself handed to a save helper
         if SCHEDULER.search(key):
             scheduler = True
         if STEP.search(key) or (value_name and STEP.search(value_name)):
