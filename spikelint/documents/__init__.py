@@ -188,9 +188,10 @@ def _parse_python(document: Document) -> None:
         if version is None:
             raise ParseFailure(f"invalid Python: {error.msg}", error.lineno or 1, error.offset or 1) from None
         running = f"{sys.version_info.major}.{sys.version_info.minor}"
+        where = f"line {error.lineno or 1}, column {error.offset or 1}"  # SPK003 is said at line 1 (rules.md)
         document.problems.append(Problem(
-            "SPK003", error.lineno or 1, error.offset or 1,
-            f"valid Python {version} syntax that Python {running}, which spikelint runs on, cannot parse: its text "
+            "SPK003", 1, 1,
+            f"valid Python {version} syntax ({where}) that Python {running}, which spikelint runs on, cannot parse: its text "
             f"was scanned for secrets, but the Python rules (SPK105, SPK403…) did not read it — run spikelint on "
             f"Python {version} or newer to check it", key=f"python-{version}"))
     except (RecursionError, MemoryError, ValueError) as error:

@@ -157,7 +157,7 @@ def unpinned_message(use: HubUse) -> str:
 def remote_code_message(use: HubUse) -> str:
     why = f"at {_revision_problem(use.revision)}" if use.revision else "with no commit pinned"
     return (f"trust_remote_code runs Python code from {use.hub_id!r} ({use.how}) {why}: the next push to that "
-            f"repository changes the code inside the training job — {how_to_pin(use)}, or vendor the code; "
+            f"repository changes the code the job runs — {how_to_pin(use)}, or vendor the code; "
             f"{find_the_sha(use.hub_id, use.dataset)}")
 
 

@@ -18,7 +18,7 @@ DOCKER_HUB_ALIASES = frozenset(("docker.io", "index.docker.io", "registry-1.dock
 DIGEST = lazy_regex(r"^[a-z0-9]+(?:[.+_-][a-z0-9]+)*:[0-9a-fA-F]{32,}$")
 TAG = lazy_regex(r"^[\w][\w.-]{0,127}$")
 SPACE = lazy_regex(r"\s")
-TEMPLATE_MARKERS = lazy_regex(r"\$\{|\$\(|\{\{|\$[A-Za-z_]|%\{|<[A-Za-z_-]+>")
+TEMPLATE_MARKERS = lazy_regex(r"\$\{|\$\(|\{\{|\$[A-Za-z_0-9@*]|%\{|<[A-Za-z_-]+>")  # ``$1``: a function's argument
 LITERAL_DIGEST = lazy_regex(r"@[a-z0-9]+(?:[.+_-][a-z0-9]+)*:[0-9a-fA-F]{32,}$")
 # documented stand-ins a user replaces before running: PLACEHOLDER_IMAGE, CHANGE_ME, REPLACE_ME, your-image
 PLACEHOLDER_WORDS = lazy_regex(r"placeholder|change[_-]?me|replace[_-]?me|your[_-](?:image|registry|repo)",
@@ -32,7 +32,7 @@ LETTERS = lazy_regex(r"^[A-Z]+$")
 PLACEHOLDER_TOKENS = frozenset(("TAG", "IMAGE", "VERSION", "NAME", "REGISTRY", "REPO", "REPOSITORY", "ACCOUNT",
                                 "REGION", "PROJECT"))
 VARIABLE_NAMES = lazy_regex(r"\$\{\s*([A-Za-z_][A-Za-z0-9_]*)|\$\(\s*([A-Za-z_][A-Za-z0-9_]*)|"
-                            r"\{\{-?\s*([^}]*?)\s*-?\}\}|\$([A-Za-z_][A-Za-z0-9_]*)|%\{([^}]*)\}|<([A-Za-z_-]+)>")
+                            r"\{\{-?\s*([^}]*?)\s*-?\}\}|\$([A-Za-z_][A-Za-z0-9_]*|[0-9@*])|%\{([^}]*)\}|<([A-Za-z_-]+)>")
 TAG_SEPARATORS = "-_."
 
 

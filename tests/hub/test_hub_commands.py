@@ -162,3 +162,34 @@ def test_another_service_on_the_same_command(script: str, expected: set[tuple[in
 ])
 def test_added_flags(script: str, expected: set[tuple[int, str]]) -> None:
     assert found("scripts/launch.sh", script) == expected
+
+
+# --------------------------------------------------------------------------- each id pinned by its own revision
+
+LAUNCH = "#!/bin/bash\naccelerate launch finetune.py {flags}\n"
+
+
+@pytest.mark.parametrize("flags, unpinned", [
+    (f"--model_name_or_path org/m --model_revision {SHA} --tokenizer_name_or_path org/tok --tokenizer_revision {SHA}",
+     []),
+    (f"--model_name_or_path org/m --model_revision {SHA} --tokenizer_name_or_path org/tok", []),  # the model's
+    (f"--model_name_or_path org/m --model_revision {SHA} --tokenizer_name_or_path org/tok --tokenizer_revision main",
+     ["org/tok"]),
+    (f"--model_name_or_path org/m --model_revision main --tokenizer_name_or_path org/tok --tokenizer_revision {SHA}",
+     ["org/m"]),
+    (f"--model_name_or_path org/m --model_revision {SHA} --dataset_name org/ds", ["org/ds"]),
+    (f"--model_name_or_path org/m --model_revision {SHA} --dataset_name org/ds --dataset_revision {SHA}", []),
+], ids=["both-pinned", "tokenizer-follows-model", "tokenizer-on-a-branch", "model-on-a-branch",
+        "dataset-not-pinned-by-the-model", "dataset-pinned"])
+def test_a_revision_pins_its_own_id_not_every_id_on_the_command(flags: str, unpinned: list[str]) -> None:
+    findings = lint("scripts/sft.sh", LAUNCH.format(flags=flags))
+    assert sorted(finding.message.split("'")[1] for finding in findings) == unpinned
+
+
+def test_the_message_names_the_ids_own_revision() -> None:
+    config = f"model_name_or_path: org/m\nmodel_revision: main\ndataset_name: org/ds\ndataset_revision: {SHA}\n"
+    (finding,) = lint("configs/sft.yaml", config)
+    assert "'org/m'" in finding.message and "revision 'main'" in finding.message
+    config = "model_name_or_path: org/m\nmodel_revision: main\ndataset_name: org/ds\n"
+    messages = {finding.message.split("'")[1]: finding.message for finding in lint("configs/sft.yaml", config)}
+    assert "no commit is pinned" in messages["org/ds"] and "main" not in messages["org/ds"]

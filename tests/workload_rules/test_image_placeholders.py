@@ -223,3 +223,23 @@ def test_an_image_whose_tag_is_a_sibling_version_key(image: str, version: str, e
 def test_an_image_without_a_version_beside_it_still_means_latest() -> None:
     document = OPERATOR_RESOURCE.format(image="kernel-driver", version="x").replace("  version: x\n", "")
     assert pairs("driverset.yaml", document) == [(7, "SPK101")]
+
+
+# --------------------------------------------------------------------------- a shell function's argument
+
+PROBE_FUNCTION = """#!/bin/bash
+#SBATCH --gres=gpu:1
+check_image() {
+    local image="$1"
+    srun --ntasks=1 --container-image "${image}" nvidia-smi
+}
+check_image "$IMAGE"
+"""
+
+
+def test_an_image_from_a_functions_argument_is_unresolved_not_untagged() -> None:
+    assert pairs("probe.sbatch", PROBE_FUNCTION) == [(4, "SPK104")]
+
+
+def test_a_literal_untagged_image_in_the_same_function_is_still_spk101() -> None:
+    assert pairs("probe.sbatch", PROBE_FUNCTION.replace('"$1"', '"nvcr.io/nvidia/pytorch"')) == [(4, "SPK101")]

@@ -80,6 +80,25 @@ def _is_revision_key(key: str) -> bool:
         key.endswith("_revision") and not key.startswith(("hub_", "push_")))
 
 
+ID_SUFFIXES = ("_name_or_path", "_name", "_path")
+
+
+def revision_for(key: str, revisions: dict[str, str]) -> str | None:
+    """The revision written for the id under ``key``: its own (``tokenizer_revision`` for ``tokenizer_name``,
+    ``dataset_revision`` for ``dataset_name``), a tokenizer's model's, a model's ``model_revision`` /
+    ``revision_of_model``, then a plain ``revision``.  A model's revision does not pin a dataset."""
+    stem = key
+    for suffix in ID_SUFFIXES:
+        if stem.endswith(suffix) and len(stem) > len(suffix):
+            stem = stem[: -len(suffix)]
+            break
+    chain = [f"{stem}_revision"]
+    if key not in DATASET_KEYS:
+        chain += ["model_revision", "revision_of_model"]
+    chain.append("revision")
+    return next((revisions[name] for name in chain if name in revisions), None)
+
+
 def _is_true(value: object) -> bool:
     return value is True or (isinstance(value, str) and value.strip().lower() in TRUE_WORDS)
 
@@ -237,14 +256,15 @@ def _config_uses(root: Node, vendors: bool) -> Iterator[HubUse]:
         candidates = _candidates(keys, path)
         if not candidates or (foreign and any(path[:size] in foreign for size in range(len(path) + 1))):
             continue
-        revisions = [node.value[raw] for name, raw in keys.items() if _is_revision_key(name)]
-        pinned = any(child.kind == "scalar" and is_sha(child.value) for child in revisions)
-        written = next((str(child.value) for child in revisions if child.kind == "scalar" and child.value), None)
+        revisions = {name: str(node.value[raw].value) for name, raw in keys.items()
+                     if _is_revision_key(name) and node.value[raw].kind == "scalar" and node.value[raw].value}
         trust = _trust_in(node) or root_trust
         for name, raw in candidates:
             child = node.value[raw]
             if child.kind != "scalar" or not isinstance(child.value, str):
                 continue
+            written = revision_for(name, revisions)
+            pinned = written is not None and is_sha(written)
             hub_id, id_pinned, id_revision = _with_revision(name, child.value, pinned, None if pinned else written)
             if not is_hub_id(hub_id):
                 continue
@@ -300,14 +320,12 @@ def flag_uses(settings: Sequence[Setting]) -> Iterator[HubUse]:
     if any(setting.key and setting.key[-1] in PROVIDER_KEYS and names_foreign_vendor(setting.value)
            for setting in settings):
         return
-    pinned = False
-    written: str | None = None
+    revisions: dict[str, str] = {}
     trust: Located | None = None
     for setting in settings:
         leaf = setting.key[-1] if setting.key else ""
         if _is_revision_key(leaf) and isinstance(setting.value, str):
-            pinned = pinned or is_sha(setting.value)
-            written = written or setting.value
+            revisions.setdefault(leaf, setting.value)
         elif leaf == "trust_remote_code" and (setting.bare or _is_true(setting.value)):
             trust = trust or setting.where
     for setting in settings:
@@ -317,8 +335,10 @@ def flag_uses(settings: Sequence[Setting]) -> Iterator[HubUse]:
         value = setting.value
         if not isinstance(value, str) or UNRESOLVED in value:
             continue
+        written = revision_for(key[-1] if len(key) == 1 else "model_name_or_path", revisions)
         if written is not None and UNRESOLVED in written:
             continue  # the revision comes from a variable: it may well be a sha
+        pinned = written is not None and is_sha(written)
         revision = None if pinned or written is None else written
         hub_id, id_pinned, revision = _with_revision(key[-1], value, pinned, revision)
         if not is_hub_id(hub_id):
