@@ -177,10 +177,10 @@ LAUNCH = "#!/bin/bash\naccelerate launch finetune.py {flags}\n"
      ["org/tok"]),
     (f"--model_name_or_path org/m --model_revision main --tokenizer_name_or_path org/tok --tokenizer_revision {SHA}",
      ["org/m"]),
-    (f"--model_name_or_path org/m --model_revision {SHA} --dataset_name org/ds", ["org/ds"]),
+    (f"--model_name_or_path org/m --model_revision {SHA} --dataset_name org/ds", []),  # a sibling sha (rules.md)
     (f"--model_name_or_path org/m --model_revision {SHA} --dataset_name org/ds --dataset_revision {SHA}", []),
 ], ids=["both-pinned", "tokenizer-follows-model", "tokenizer-on-a-branch", "model-on-a-branch",
-        "dataset-not-pinned-by-the-model", "dataset-pinned"])
+        "dataset-beside-a-sha", "dataset-pinned"])
 def test_a_revision_pins_its_own_id_not_every_id_on_the_command(flags: str, unpinned: list[str]) -> None:
     findings = lint("scripts/sft.sh", LAUNCH.format(flags=flags))
     assert sorted(finding.message.split("'")[1] for finding in findings) == unpinned

@@ -84,19 +84,27 @@ ID_SUFFIXES = ("_name_or_path", "_name", "_path")
 
 
 def revision_for(key: str, revisions: dict[str, str]) -> str | None:
-    """The revision written for the id under ``key``: its own (``tokenizer_revision`` for ``tokenizer_name``,
-    ``dataset_revision`` for ``dataset_name``), a tokenizer's model's, a model's ``model_revision`` /
-    ``revision_of_model``, then a plain ``revision``.  A model's revision does not pin a dataset."""
+    """The revision that decides whether the id under ``key`` is pinned: its own when written
+    (``tokenizer_revision`` for ``tokenizer_name``, ``dataset_revision`` for ``dataset_name``, ``model_revision`` or
+    ``revision_of_model`` for a model); else any sibling sha (rules.md: an id is pinned by a sibling ``*_revision``
+    sha); else, for the message, a tokenizer's model's revision or a plain ``revision`` (never a model's branch
+    for a dataset)."""
     stem = key
     for suffix in ID_SUFFIXES:
         if stem.endswith(suffix) and len(stem) > len(suffix):
             stem = stem[: -len(suffix)]
             break
-    chain = [f"{stem}_revision"]
-    if key not in DATASET_KEYS:
-        chain += ["model_revision", "revision_of_model"]
-    chain.append("revision")
-    return next((revisions[name] for name in chain if name in revisions), None)
+    own = [f"{stem}_revision"]
+    if key not in DATASET_KEYS and not stem.startswith("tokenizer"):
+        own += ["model_revision", "revision_of_model"]
+    written = next((revisions[name] for name in own if name in revisions), None)
+    if written is not None:
+        return written
+    sha = next((value for value in revisions.values() if is_sha(value)), None)
+    if sha is not None:
+        return sha
+    fallback = ["revision"] if key in DATASET_KEYS else ["model_revision", "revision_of_model", "revision"]
+    return next((revisions[name] for name in fallback if name in revisions), None)
 
 
 def _is_true(value: object) -> bool:
