@@ -47,6 +47,10 @@ def test_spk602_message_names_the_fix() -> None:
 
 @pytest.mark.parametrize("filename, text", [
     ("conf/train.yaml", "batch_size: 32\nlr: 0.1\nepochs: 3\n"),
+    # a framework's recipe: the contract's words among many sections of its own
+    ("recipes/configs/8B_lora.yaml", "output_dir: /tmp/out\nmodel:\n  _component_: m\ntokenizer:\n  path: t\n"
+     "dataset:\n  _component_: d\nseed: null\nshuffle: true\nbatch_size: 4\nepochs: 1\noptimizer:\n  lr: 3e-4\n"
+     "loss:\n  _component_: l\ndevice: cuda\ndtype: bf16\nlog_every_n_steps: 1\n"),
     ("conf/train.yaml", "model:\n  input: x\n  batch_size: 3\n  device: cuda\n"),
     ("conf/train.yaml", "schema_version: 1\nname: something else\n"),
     ("conf/train.yaml", "schema_version: 3\nowner: me\n"),
@@ -137,3 +141,8 @@ def test_an_unusable_declared_schema_is_not_ours_to_report() -> None:
 def test_spk602_for_a_file_that_declares_the_run_contract() -> None:
     text = '{"$schema": "https://spikelint.dev/schemas/run-config.v1.schema.json", "input": "a"}'
     assert found("a.json", text) == [(1, "SPK601"), (1, "SPK601"), (1, "SPK602")]
+
+
+def test_a_team_launch_config_with_a_few_parameters_of_its_own_still_needs_a_version() -> None:
+    text = "input: data/prompts.jsonl\nbatch_size: 8\ndevice: cuda\nlr: 0.0003\nepochs: 2\nseed: 7\n"
+    assert found("configs/run.yaml", text) == [(1, "SPK602")]

@@ -110,10 +110,17 @@ def contract_keys(root: Node) -> set[str]:
             if (name := key.strip().lower().replace("-", "_")) in CONTRACT_KEYS}
 
 
+CONTRACT_SHARE = 3  # contract parameters are at least a third of a launch config's top-level keys
+
+
 def follows_contract(root: Node) -> bool:
-    """Looks like a launch config: two contract parameters, or one next to a ``schema_version`` key."""
+    """Looks like a launch config: two contract parameters that make up a good part of it, or one next to a
+    ``schema_version`` key.  A framework's recipe (torchtune: ``batch_size`` and ``device`` among twenty
+    sections of model, optimizer and dataset) has the words but is not written to the contract."""
     found = contract_keys(root)
-    return len(found) >= 2 or (VERSION_KEY in root.value and len(found) >= 1)
+    if VERSION_KEY in root.value and found:
+        return True
+    return len(found) >= 2 and len(found) * CONTRACT_SHARE >= len(root.value)
 
 
 # --------------------------------------------------------------------------- which schema
