@@ -362,7 +362,8 @@ def command_purpose(words: Sequence[str]) -> Purpose | None:
             after = rest[rest.index(sub) + 1:]
             if program in ("accelerate", "lightning"):
                 return _launched(f"{program} {sub}", after)
-            target = next((word for word in after if not word.startswith("-")), "")
+            start = first_program(after)  # ``tune run --nnodes 2 --nproc_per_node 8 full_finetune_distributed``
+            target = after[start] if start is not None else ""
             said = name_says(target.rsplit("/", 1)[-1]) if program == "tune" else None
             return Purpose(said or TRAINING, f"{program} {sub}" + (f" {target}" if program == "tune" else ""), True,
                            True)

@@ -269,6 +269,12 @@ def _add_config(context: _Context, where: Located, reference: str, key: tuple[st
     if key in (("config_path",), ("cp",)):
         return  # a Hydra config folder: the --config-name word names the file
     candidates = _config_candidates(reference, key, invocation)
+    if not candidates and _runs_tune(invocation.words):
+        # ``tune run … --config dev/3B_full``: torchtune's own named config; its checkpointer reads the model from
+        # ``checkpoint_dir`` and writes to ``output_dir``, which this reading does not tell apart, so it stays
+        # unread, and the rules about settings it may hold say nothing
+        context.view.missing_configs.append(where)
+        return
     if context.project is None or not candidates:
         return
     found = None
@@ -282,9 +288,11 @@ def _add_config(context: _Context, where: Located, reference: str, key: tuple[st
         return
     view.configs.append((where, found.path))
     lookup = invocation.lookup or env_lookup(context.container)
+    overridden = {setting.key for setting in flag_settings(invocation.words)}  # ``output_dir=$OUT`` wins
     for tree in found.trees[:1]:
         for setting in config_settings(tree, found.path, context.env):
-            _add_setting(view, setting, context.container, invocation.cwd, lookup, where, invocation)
+            if setting.key not in overridden:
+                _add_setting(view, setting, context.container, invocation.cwd, lookup, where, invocation)
 
 
 def _config_candidates(reference: str, key: tuple[str, ...], invocation: Invocation) -> list[str]:
@@ -299,6 +307,12 @@ def _config_candidates(reference: str, key: tuple[str, ...], invocation: Invocat
     if not text.endswith((".yaml", ".yml", ".json", ".toml")):
         return []
     return [text]
+
+
+def _runs_tune(words: Sequence[Located]) -> bool:
+    argv = [str(word.value) for word in words]
+    start = launched_index(argv) or 0
+    return start < len(argv) and posixpath.basename(argv[start]) == "tune"
 
 
 _NNODES = lazy_regex(r"^(\d+)(?::(\d+))?$")

@@ -424,3 +424,26 @@ def test_a_submitter_is_judged_by_the_command_after_its_double_dash(inner: str, 
     text = f"#!/bin/bash\npython mason.py --cluster ai2/x --gpus 8 -- {inner}\n"
     rules = {finding.rule for finding in lint_snippet("scripts/submit.sh", text)}
     assert ("SPK404" in rules) == training  # ``--resume True``: an implicit resume, where the command trains
+
+
+# --------------------------------------------------------------------------- torchtune's named configs, overrides
+
+
+def test_a_torchtune_named_config_is_not_read_and_its_settings_are_not_claimed_missing() -> None:
+    launch = "srun tune run --nnodes 1 --nproc_per_node 8 full_finetune_distributed --config llama3/8B_full\n"
+    files = {"recipes/configs/llama3/8B_full.yaml": "output_dir: /tmp/out\ncheckpointer:\n  checkpoint_dir: /tmp/m\n"}
+    assert _training("recipes/run.sbatch", _slurm(launch), files) == []
+    found = lint_snippet("recipes/run.sbatch", _slurm(launch.replace("8B_full", "8B_full --max_steps 10")), {})
+    assert all("runs tune run full_finetune_distributed" in finding.message or not finding.rule.startswith("SPK7")
+               for finding in found)  # the evidence names the recipe, not the value of --nnodes
+
+
+CONFIG_WITH_TMP = "model: org/m\noutput_dir: /tmp/run\nsave_steps: 500\nresume_from_checkpoint: true\n"
+
+
+def test_a_command_line_override_replaces_the_configs_value() -> None:
+    files = {"configs/sft.yaml": CONFIG_WITH_TMP}
+    launch = "srun python train.py --config configs/sft.yaml output_dir=/shared/runs/sft\n"
+    assert [rule for _, rule, _ in _training("jobs/sft.sbatch", _slurm(launch), files)] == []
+    plain = "srun python train.py --config configs/sft.yaml\n"
+    assert [rule for _, rule, _ in _training("jobs/sft.sbatch", _slurm(plain), files)] == ["SPK301"]
