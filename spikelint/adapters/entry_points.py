@@ -229,8 +229,6 @@ def _strip_prefixes(words: list[str]) -> list[str]:
     return words[index:]
 
 
-
-
 def _launched(how: str, rest: list[str]) -> Purpose:
     """``torchrun … script.py``: training unless the script's name says otherwise."""
     for index, word in enumerate(rest):

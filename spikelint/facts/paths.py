@@ -34,8 +34,8 @@ from spikelint.facts.runconfig import is_moot
 from spikelint.facts.runconfig import is_remote
 from spikelint.facts.runconfig import summarise
 from spikelint.facts.flags import flag_settings
-from spikelint.facts.launchers import launched_index
 from spikelint.facts.flags import positional_configs
+from spikelint.facts.launchers import launched_index
 from spikelint.facts.config_tree import config_settings
 from spikelint.facts.expansion import Lookup
 from spikelint.facts.expansion import env_lookup

@@ -100,9 +100,9 @@ def revision_for(key: str, revisions: dict[str, str]) -> str | None:
     written = next((revisions[name] for name in own if name in revisions), None)
     if written is not None:
         return written
-    sha = next((value for value in revisions.values() if is_sha(value)), None)
+    sha = next((value for value in revisions.values() if is_sha(value) or UNRESOLVED in value), None)
     if sha is not None:
-        return sha
+        return sha  # a sha, or a variable that may hold one
     fallback = ["revision"] if key in DATASET_KEYS else ["model_revision", "revision_of_model", "revision"]
     return next((revisions[name] for name in fallback if name in revisions), None)
 
