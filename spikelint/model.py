@@ -266,6 +266,10 @@ class Container:
     replicas: int = 1  # pods that run this container
 
 
+# the annotation (a Slurm job: ``#SBATCH --comment``) naming the one-GPU run a large request was tried as first
+BASELINE_ANNOTATION = "spikelint.io/baseline"
+
+
 @dataclass(frozen=True)
 class Platform:
     """What is particular to the form a workload was written in, filled by its adapter (``adapters/``): the
@@ -291,6 +295,8 @@ class Platform:
     durable_storage: str = "a persistent volume"  # where checkpoints must go
     ephemeral_fix: str = "write under a mounted PVC"  # SPK301's advice when no mount is involved
     no_retries: str = "set the retries to 0"  # SPK405's other way out
+    baseline_fix: str = f"add the annotation {BASELINE_ANNOTATION}: <run-id>"  # SPK701: how to name the baseline run
+    replica_word: str = "pods"  # what one replica of the request is called in messages ("nodes" on Slurm)
     retried: str = ""  # SPK405 when the form has its own retry wording ("is requeued (#SBATCH --requeue)")
     mounts_volumes: bool = True  # False on Slurm: files live on the cluster's filesystems (SPK302/303 do not apply)
     node_local_only: bool = False  # True on Slurm: only node-local folders are lost when the job ends

@@ -229,9 +229,10 @@ def write_baseline(path: Path, report: Report, source: str = "check") -> None:
     secrets = sum(1 for entry in entries + others if str(entry.get("rule", "")).startswith("SPK2")
                   and entry.get("rule") != "SPK207")
     if secrets:
+        lister = "history --baseline none --ignore SPK207" if source == "history" else \
+            "check --baseline none --select SPK2 --ignore SPK207 ."
         print(f"spikelint: warning: the baseline holds {secrets} secret finding{'' if secrets == 1 else 's'}: a "
-              "baselined secret is still leaked; rotate it (spikelint check --baseline none --select SPK2 . lists "
-              "them)", file=sys.stderr)
+              f"baselined secret is still leaked; rotate it (spikelint {lister} lists them)", file=sys.stderr)
 
 
 def _existing_entries(path: Path) -> list[dict[str, Any]]:

@@ -6,6 +6,7 @@ came from, and a new form is one more function.
 
 from __future__ import annotations
 
+from spikelint.model import BASELINE_ANNOTATION
 from spikelint.model import Platform
 
 KUBEFLOW_GROUP = "kubeflow.org/"
@@ -51,5 +52,7 @@ def slurm_platform(line_range: tuple[int, int], requeue_by: str | None) -> Platf
                     durable_storage="a shared filesystem",
                     ephemeral_fix="write under a shared filesystem (Lustre, NFS, GPFS) instead",
                     no_retries="drop --requeue (#SBATCH --no-requeue)",
+                    baseline_fix=f"name it in the job's comment: #SBATCH --comment={BASELINE_ANNOTATION}:<run-id>",
+                    replica_word="nodes",
                     retried=f"is requeued ({requeue_by or '#SBATCH --requeue'})",
                     mounts_volumes=False, node_local_only=True, stdout_kept=True)

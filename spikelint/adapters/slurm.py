@@ -15,6 +15,7 @@ are jobs too.  ``sbatch`` reads directives only up to the first command, and so 
 from __future__ import annotations
 
 import posixpath
+import re
 from typing import NamedTuple
 from typing import Sequence
 
@@ -28,7 +29,9 @@ from spikelint.documents.shell import Script
 from spikelint.documents.shell import SimpleCommand
 from spikelint.documents.shell import Word
 from spikelint.documents.shell import expand
+from spikelint.facts.launchers import launched_index
 from spikelint.util.lazyre import lazy_regex
+from spikelint.model import BASELINE_ANNOTATION
 from spikelint.model import Container
 from spikelint.model import Document
 from spikelint.model import EnvVar
@@ -49,6 +52,8 @@ NO_VALUE = frozenset(("--requeue", "--no-requeue", "--exclusive", "--overcommit"
                       "--container-readonly", "--no-kill", "-H", "-O", "-W", "-k", "-Q", "-v", "--verbose",
                       "--quiet", "--unbuffered", "-u", "-l", "--label"))
 IMAGE_TOOLS = frozenset(("enroot", "apptainer", "singularity"))
+# ``#SBATCH --comment=spikelint.io/baseline:run-42``: a Slurm job's place for what an annotation says elsewhere
+BASELINE_COMMENT = lazy_regex(re.escape(BASELINE_ANNOTATION) + r"\s*[:=]\s*([^\s,;\"']+)")
 DAEMON_PREFIXES = ("dockerd://", "podman://")  # an image in the local daemon, not pulled from a registry
 BUILDERS = frozenset(("docker", "podman"))
 # Slurm and site variables that name the node-local folder (expanded as such)
@@ -382,6 +387,10 @@ def _command_images(command: SimpleCommand, script: Script) -> list[Located]:
         option = last(read_options(words[1:]), "--container-image")
         if option is not None and option.value is not None:
             candidates.append(option.value)
+        start = launched_index([str(word.value) for word in words])
+        if start is not None and posixpath.basename(str(words[start].value)) in IMAGE_TOOLS:
+            # ``srun apptainer run --nv docker://org/img:tag …``: the tool runs on every task
+            candidates.extend(word for word in words[start + 1:] if "://" in str(word.value))
     elif program in IMAGE_TOOLS:
         candidates.extend(word for word in words[1:] if "://" in str(word.value))
     found = []
@@ -571,6 +580,10 @@ def build_workload(job: Job, document: Document, config: Config) -> Workload:
     if qos is not None and qos.value is not None:
         workload.priority_class = qos.value
         workload.preemptible = preemptible_priority(str(qos.value.value), config.preemptible_priority_classes)
+    comment = last(options, "--comment")
+    baseline = BASELINE_COMMENT.search(str(comment.value.value)) if comment is not None and comment.value else None
+    if comment is not None and comment.value is not None and baseline is not None:
+        workload.annotations[BASELINE_ANNOTATION] = comment.value._replace(value=baseline.group(1))
     workload.platform = slurm_platform(job.line_range, requeue_by)
     workload.slurm = SlurmJob(
         directives={option.name.lstrip("-"): option.value for option in options if option.value is not None},

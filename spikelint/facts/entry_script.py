@@ -31,16 +31,28 @@ if TYPE_CHECKING:
 # calls that load the newest checkpoint a run left behind (not ``resume_from_checkpoint=None``)
 RESUMES_IN_CODE = lazy_regex(
     r"\bget_last_checkpoint\s*\(|\bresume_from_checkpoint\s*=\s*(?!None\b|False\b)[\w\"'.\[]|"
-    r"\.load_state\s*\(|\bauto_?resume\w*\s*\(|\bfind_latest_checkpoint\s*\(|\bckpt_path\s*=\s*[\"']last[\"']")
+    r"\.load_state\s*\(|\bauto_?resume\w*\s*\(|\bfind_latest_(?:checkpoint|ckpt)\w*\s*\(|"
+    r"\bckpt_path\s*=\s*[\"']last[\"']")
 MAX_SCRIPT_CHARS = 512 * 1024
 MAX_IMPORTS = 8
 LOCAL_IMPORT = lazy_regex(r"^\s*(?:from\s+([A-Za-z_][\w.]*)\s+import\b|import\s+([A-Za-z_][\w.]*))", re.MULTILINE)
 
 
 def python_entry(words: Sequence[Located]) -> Located | None:
-    """The ``.py`` script a launch line runs (``torchrun … train.py``), when it is written literally."""
-    return next((word for word in words if str(word.value).endswith(".py") and "$" not in str(word.value)
-                 and not str(word.value).startswith("-")), None)
+    """The ``.py`` script a launch line runs (``torchrun … train.py``), when it is written literally; else the
+    module it runs (``python3 -m verl.trainer.main_ppo`` -> ``verl/trainer/main_ppo.py``)."""
+    script = next((word for word in words if str(word.value).endswith(".py") and "$" not in str(word.value)
+                   and not str(word.value).startswith("-")), None)
+    if script is not None:
+        return script
+    for word, following in zip(words, words[1:]):
+        module = str(following.value)
+        if word.value == "-m" and MODULE.fullmatch(module):
+            return following._replace(value=module.replace(".", "/") + ".py")
+    return None
+
+
+MODULE = lazy_regex(r"[A-Za-z_]\w*(?:\.[A-Za-z_]\w*)+")  # a dotted module of a package (not ``-m pip``)
 
 
 def code_resumes(words: Sequence[Located], project: Project, near: Document | None) -> list[Setting]:

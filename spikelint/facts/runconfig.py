@@ -59,7 +59,7 @@ LEAF_ROLES: dict[str, frozenset[str]] = {
     **{key: _CKPT_DIR for key in ("save_dir", "save_path", "save_folder", "checkpoint_dir", "checkpoints_dir",
                                   "ckpt_dir", "ckpts_dir", "checkpoint_folder", "ckpt_folder", "checkpoint_root",
                                   "ckpt_root", "checkpoint_save_dir", "save_checkpoint_dir", "checkpoint_output_dir",
-                                  "checkpoints_path")},
+                                  "checkpoints_path", "default_local_dir")},  # verl's trainer.default_local_dir
     **{key: _AMBIGUOUS for key in ("checkpoint_path", "ckpt_path", "checkpoint", "ckpt", "checkpoint_file",
                                    "ckpt_file")},
     **{key: _LOG_DIR for key in ("log_dir", "logging_dir", "logdir", "logs_dir", "log_root", "tensorboard_dir",

@@ -168,3 +168,35 @@ def test_sbatch_reading_its_script_from_a_heredoc() -> None:
     assert job.anchor.line == 4 and job.is_training
     assert [(f.rule, f.line) for f in lint_snippet("submit.sh", text, {"select": ["SPK301", "SPK402"]})] == \
         [("SPK402", 4), ("SPK301", 6)]
+
+
+@pytest.mark.parametrize("step", ["srun apptainer run --nv docker://org/train:latest python3 -m pkg.train",
+                                  "srun --mpi=pmix -N 2 singularity exec docker://org/train:latest bash run.sh",
+                                  "apptainer exec --nv docker://org/train:latest python train.py"])
+def test_an_image_a_container_tool_runs_under_srun_is_judged(step: str) -> None:
+    text = f"#!/bin/bash\n#SBATCH --gres=gpu:8\n#SBATCH --time=10:00:00\n{step}\n"
+    findings = lint_snippet("job.sbatch", text, {"select": ["SPK101"]})
+    assert [(f.rule, f.line, f.column) for f in findings] == [("SPK101", 4, step.index("docker://") + 1)]
+
+
+def test_srun_of_a_container_tool_with_a_pinned_image_is_quiet() -> None:
+    text = f"#!/bin/bash\n#SBATCH --gres=gpu:8\n#SBATCH --time=1:00:00\nsrun apptainer run docker://org/t:1.2.3@sha256:{'a' * 64} x\n"
+    assert lint_snippet("job.sbatch", text, {"select": ["SPK1"]}) == []
+
+
+BIG_JOB = ("#!/bin/bash\n#SBATCH --nodes=2\n#SBATCH --gres=gpu:4\n#SBATCH --time=4:00:00\n{comment}"
+           "srun python train.py --output_dir /shared/run --save_steps 100 --resume_from_checkpoint /shared/run/last\n")
+
+
+@pytest.mark.parametrize("comment", ['#SBATCH --comment="spikelint.io/baseline: bert-1gpu-r3"\n',
+                                     "#SBATCH --comment=sweep-7,spikelint.io/baseline=bert-1gpu-r3\n"])
+def test_a_slurm_job_names_its_baseline_run_in_its_comment(comment: str) -> None:
+    assert lint_snippet("big.sbatch", BIG_JOB.format(comment=comment), {"max_gpus": 1, "select": ["SPK701"]}) == []
+
+
+def test_a_slurm_job_without_it_is_told_the_slurm_way_and_in_nodes() -> None:
+    [finding] = lint_snippet("big.sbatch", BIG_JOB.format(comment="#SBATCH --comment=sweep-7\n"),
+                             {"max_gpus": 1, "select": ["SPK701"]})
+    assert (finding.line, finding.rule) == (3, "SPK701")
+    assert "(2 nodes × 4 GPUs)" in finding.message and "#SBATCH --comment=spikelint.io/baseline:<run-id>" in finding.message
+    assert "annotation" not in finding.message

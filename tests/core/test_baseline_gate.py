@@ -196,3 +196,14 @@ def test_baseline_none_shows_every_finding_although_the_configuration_names_one(
     assert run_cli(["check", "--format", "json"], cwd=tmp_path).json()["findings"] == []
     every = run_cli(["check", "--format", "json", "--baseline", "none"], cwd=tmp_path)
     assert every.code == 1 and len(every.json()["findings"]) == 3 and every.json()["summary"]["baselined"] == 0
+
+
+def test_editing_a_flag_of_a_baselined_command_keeps_its_buffered_output_finding_baselined(run_cli, tmp_path: Path) -> None:
+    write(tmp_path, {"run.sh": SCRIPT})
+    assert run_cli(["check", "--write-baseline", "base.json"], cwd=tmp_path).code == 0
+    write(tmp_path, {"run.sh": SCRIPT.replace("--epochs 3", "--epochs 4 --lr 3e-4")})
+    edited = run_cli(["check", "--baseline", "base.json", "--format", "json"], cwd=tmp_path)
+    assert edited.pairs() == set() and edited.json()["summary"]["baselined"] == 2
+    write(tmp_path, {"run.sh": SCRIPT.replace("train.py", "pretrain.py")})  # another program: a new finding
+    other = run_cli(["check", "--baseline", "base.json", "--format", "json"], cwd=tmp_path)
+    assert ("run.sh", 3, "SPK502") in other.pairs()

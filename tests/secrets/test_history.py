@@ -163,7 +163,11 @@ def test_a_history_baseline_silences_the_old_and_reports_the_new(story: Story, t
     baseline = tmp_path / "history-baseline.json"
     code, _, err = run(["history", "--write-baseline", str(baseline)], clone, monkeypatch, capsys)
     assert code == 0 and "wrote 4 findings" in err
+    assert "rotate it (spikelint history --baseline none --ignore SPK207 lists them)" in err
     assert not [secret for secret in story.secrets if secret in baseline.read_text(encoding="utf-8")]
+    code, out, _ = run(["history", "--baseline", "none", "--ignore", "SPK207", "--format", "json"], clone,
+                       monkeypatch, capsys)  # the command the warning names lists the four
+    assert code == 1 and len(json.loads(out)["findings"]) == 4
     code, out, _ = run(["history", "--baseline", str(baseline), "--format", "json"], clone, monkeypatch, capsys)
     assert code == 0 and json.loads(out)["findings"] == [] and json.loads(out)["summary"]["baselined"] == 4
     fresh = FAKE.openai()

@@ -447,3 +447,25 @@ def test_a_command_line_override_replaces_the_configs_value() -> None:
     assert [rule for _, rule, _ in _training("jobs/sft.sbatch", _slurm(launch), files)] == []
     plain = "srun python train.py --config configs/sft.yaml\n"
     assert [rule for _, rule, _ in _training("jobs/sft.sbatch", _slurm(plain), files)] == ["SPK301"]
+
+
+# --------------------------------------------------------------------------- a module that resumes by itself
+
+PPO_MAIN = "from mypkg.trainer.ppo.loop import Runner\n\n\ndef main(config):\n    Runner(config).fit()\n"
+PPO_LOOP = ("from mypkg.utils.ckpt import find_latest_ckpt_path\n\n\nclass Runner:\n    def fit(self):\n"
+            "        folder = find_latest_ckpt_path(self.config.trainer.default_local_dir)\n")
+PPO_LAUNCH = "srun python3 -m mypkg.trainer.main_ppo trainer.save_freq=10 trainer.default_local_dir={where}\n"
+
+
+def test_a_module_run_with_python_m_that_finds_its_latest_checkpoint_needs_no_resume_flag() -> None:
+    files = {"mypkg/trainer/main_ppo.py": PPO_MAIN, "mypkg/trainer/ppo/loop.py": PPO_LOOP}
+    assert _training("examples/ppo.sbatch", _slurm(PPO_LAUNCH.format(where="/shared/ckpt")), files) == []
+    without = {"mypkg/trainer/main_ppo.py": PPO_MAIN, "mypkg/trainer/ppo/loop.py": "class Runner:\n    pass\n"}
+    found = _training("examples/ppo.sbatch", _slurm(PPO_LAUNCH.format(where="/shared/ckpt")), without)
+    assert [rule for _, rule, _ in found] == ["SPK402"]
+
+
+def test_verls_default_local_dir_is_where_checkpoints_go() -> None:
+    files = {"mypkg/trainer/main_ppo.py": PPO_MAIN, "mypkg/trainer/ppo/loop.py": PPO_LOOP}
+    found = _training("examples/ppo.sbatch", _slurm(PPO_LAUNCH.format(where="/tmp/ckpt")), files)
+    assert [rule for _, rule, _ in found] == ["SPK301"]

@@ -6,13 +6,11 @@ from typing import Iterator
 
 from spikelint.checks.registry import CheckContext
 from spikelint.checks.registry import check
+from spikelint.model import BASELINE_ANNOTATION
 from spikelint.model import Document
 from spikelint.model import Located
 from spikelint.model import Problem
 from spikelint.model import Workload
-
-BASELINE_ANNOTATION = "spikelint.io/baseline"
-
 
 def workload_label(workload: Workload) -> str:
     """``Job 'bert-ft'`` / ``Run:ai training workload 'sft'`` for messages."""
@@ -33,11 +31,11 @@ def job_field(workload: Workload, name: str, plain_place: str) -> str:
 
 
 def gpu_breakdown(workload: Workload) -> str:
-    """``4 pods × 8 GPUs`` when several pods share the request, else empty."""
+    """``4 pods × 8 GPUs`` (``2 nodes × 4 GPUs``) when several replicas share the request, else empty."""
     groups = [(container.replicas, container.gpus.value) for container in workload.containers
               if container.gpus is not None and container.role in ("main", "sidecar") and container.replicas > 0]
     if len(groups) == 1 and groups[0][0] > 1:
-        return f" ({groups[0][0]} pods × {groups[0][1]:g} GPUs)"
+        return f" ({groups[0][0]} {workload.platform.replica_word} × {groups[0][1]:g} GPUs)"
     if len(groups) > 1:
         return " (" + " + ".join(f"{pods} × {gpus:g}" for pods, gpus in groups) + ")"
     return ""
@@ -56,7 +54,7 @@ def large_gpu_request(workload: Workload, document: Document, ctx: CheckContext)
                      f"{workload_label(workload)} requests {workload.accelerators_requested()} in total"
                      f"{gpu_breakdown(workload)}, "
                      f"more than max_gpus ({limit:g}), and names no one-GPU baseline run — run it on "
-                     f"one GPU first and add the annotation {BASELINE_ANNOTATION}: <run-id>",
+                     f"one GPU first and {workload.platform.baseline_fix}",
                      key=f"gpus:{workload_label(workload)}:{total.value:g}")
 
 

@@ -137,8 +137,14 @@ def _buffered_problem(command: SimpleCommand, index: int, state: str, context: C
                    f"`{word.text}` writes its output {where} block-buffered: the log lags behind the run and its last "
                    f"lines are lost when the job is killed or preempted — run `{word.text} -u …` or set "
                    f"PYTHONUNBUFFERED=1",
-                   end_line=end_line, end_column=end_column,
-                   key=f"buffered:{' '.join(command.argv())}")
+                   end_line=end_line, end_column=end_column, key=f"buffered:{word.text} {_run_target(command, index)}:{state}",
+                   legacy_key=f"buffered:{' '.join(command.argv())}")
+
+
+def _run_target(command: SimpleCommand, index: int) -> str:
+    """What the buffered program runs (``train.py``, the module after ``-m``): the finding's identity, so that
+    editing a flag of the command (``--lr``) keeps a baselined finding baselined."""
+    return next((word.text for word in command.words[index + 1:] if not word.text.startswith("-")), "")
 
 
 # a file named for a log or a console: what a run prints, read while it runs
