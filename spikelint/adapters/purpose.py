@@ -54,6 +54,8 @@ from spikelint.model import Container
 from spikelint.model import Located
 from spikelint.model import Workload
 from spikelint.facts.expansion import Lookup
+from spikelint.facts.images import ImageSyntaxError
+from spikelint.facts.images import parse_image
 
 # the rules that speak only of training workloads, and name the evidence they rest on
 TRAINING_RULES = frozenset(("SPK301", "SPK302", "SPK303", "SPK401", "SPK402", "SPK403", "SPK404", "SPK405", "SPK503",
@@ -164,8 +166,12 @@ def _unwritten(container: Container) -> Purpose | None:
 
 
 def image_name(image: str) -> str:
-    """The repository's own name in an image reference: ``llm-eval`` of ``reg.io/team/llm-eval:1.2@sha256:…``."""
-    return image.split("@", 1)[0].rsplit("/", 1)[-1].split(":", 1)[0]
+    """The repository's own name in an image reference: ``llm-eval`` of ``reg.io/team/llm-eval:1.2@sha256:…``
+    (empty for what is no reference: a variable, a template)."""
+    try:
+        return parse_image(image).repository.rsplit("/", 1)[-1]
+    except ImageSyntaxError:
+        return ""
 
 
 def _best(purposes: list[Purpose]) -> Purpose:

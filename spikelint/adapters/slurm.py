@@ -507,9 +507,10 @@ def build_workload(job: Job, document: Document, config: Config) -> Workload:
         workload.priority_class = qos.value
         workload.preemptible = preemptible_priority(str(qos.value.value), config.preemptible_priority_classes)
     comment = last(options, "--comment")
-    baseline = BASELINE_COMMENT.search(str(comment.value.value)) if comment is not None and comment.value else None
-    if comment is not None and comment.value is not None and baseline is not None:
-        workload.annotations[BASELINE_ANNOTATION] = comment.value._replace(value=baseline.group(1))
+    if comment is not None and comment.value is not None:
+        baseline = BASELINE_COMMENT.search(str(comment.value.value))
+        if baseline is not None:
+            workload.annotations[BASELINE_ANNOTATION] = comment.value._replace(value=baseline.group(1))
     workload.platform = slurm_platform(job.line_range, requeue_by)
     workload.slurm = SlurmJob(
         directives={option.name.lstrip("-"): option.value for option in options if option.value is not None},

@@ -143,15 +143,17 @@ def _add_invocation(context: _Context, invocation: Invocation, via: Located | No
     view, container = context.view, context.container
     view.nnodes = max(view.nnodes, launcher_nodes(invocation.words, invocation.lookup))
     lookup = invocation.lookup or env_lookup(container)
-    for setting in [*flag_settings(invocation.words), *_short_output_flags(invocation)]:
+    flags = flag_settings(invocation.words)
+    overridden = frozenset(setting.key for setting in flags)  # ``output_dir=$OUT`` wins over a config's value
+    for setting in [*flags, *_short_output_flags(invocation)]:
         if via_path is not None:
             setting = setting._replace(config=via_path)
         if CONFIG_REF in setting.roles and via is None and not _launcher_flag(setting, invocation):
-            _add_config(context, setting.where, str(setting.value), setting.key, invocation)
+            _add_config(context, setting.where, str(setting.value), setting.key, invocation, overridden)
         _add_setting(view, setting, container, invocation.cwd, lookup, via, invocation)
     if via is None:
         for word in positional_configs(invocation.words):
-            _add_config(context, word, str(word.value), ("config",), invocation)
+            _add_config(context, word, str(word.value), ("config",), invocation, overridden)
     for write in invocation.writes:
         if is_log_write(write, invocation):
             setting = Setting(("redirect",), write.target.value, write.target, frozenset((OUTPUT, LOG)),
@@ -264,8 +266,9 @@ def _add_setting(view: RunView, setting: Setting, container: Container, cwd: str
 
 
 def _add_config(context: _Context, where: Located, reference: str, key: tuple[str, ...],
-                invocation: Invocation) -> None:
-    """Read a run config the command passes (``--config``, Hydra ``--config-name``, a positional YAML)."""
+                invocation: Invocation, overridden: frozenset[tuple[str, ...]]) -> None:
+    """Read a run config the command passes (``--config``, Hydra ``--config-name``, a positional YAML); the keys
+    the command line sets itself (``overridden``) are not taken from it."""
     if key in (("config_path",), ("cp",)):
         return  # a Hydra config folder: the --config-name word names the file
     candidates = _config_candidates(reference, key, invocation)
@@ -288,7 +291,6 @@ def _add_config(context: _Context, where: Located, reference: str, key: tuple[st
         return
     view.configs.append((where, found.path))
     lookup = invocation.lookup or env_lookup(context.container)
-    overridden = {setting.key for setting in flag_settings(invocation.words)}  # ``output_dir=$OUT`` wins
     for tree in found.trees[:1]:
         for setting in config_settings(tree, found.path, context.env):
             if setting.key not in overridden:
