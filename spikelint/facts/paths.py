@@ -278,6 +278,9 @@ def _add_config(context: _Context, where: Located, reference: str, key: tuple[st
         # unread, and the rules about settings it may hold say nothing
         context.view.missing_configs.append(where)
         return
+    if not candidates and ("$" in reference or "{" in reference):
+        context.view.missing_configs.append(where)  # ``--config $1``: settings in a file this reading cannot name
+        return
     if context.project is None or not candidates:
         return
     found = None

@@ -469,3 +469,10 @@ def test_verls_default_local_dir_is_where_checkpoints_go() -> None:
     files = {"mypkg/trainer/main_ppo.py": PPO_MAIN, "mypkg/trainer/ppo/loop.py": PPO_LOOP}
     found = _training("examples/ppo.sbatch", _slurm(PPO_LAUNCH.format(where="/tmp/ckpt")), files)
     assert [rule for _, rule, _ in found] == ["SPK301"]
+
+
+def test_a_config_named_by_a_variable_cannot_be_read_so_spk401_says_nothing() -> None:
+    """``--config $1``: the settings may be in that file (rules.md: where the evidence cannot be read, nothing)."""
+    assert _training("slurm/run.slurm", _slurm("python scripts/train_model.py --config $1 --start $2\n")) == []
+    plain = _training("slurm/run.slurm", _slurm("python scripts/train_model.py --start $2\n"))
+    assert [rule for _, rule, _ in plain] == ["SPK401"]
