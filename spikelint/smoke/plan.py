@@ -225,27 +225,35 @@ def make_plan(options: SmokeOptions) -> SmokePlan:
     )
 
 
-def successive_variant(plan: SmokePlan) -> VariantSpec | None:
-    """Kill, resume, kill the resumed run after its first checkpoint of its own, resume a second time.
+def successive_variant(plan: SmokePlan, epoch_length: int | None = None) -> VariantSpec | None:
+    """Kill, resume, kill the resumed run after a checkpoint of its own, resume a second time.
 
     A first resume loads a checkpoint the uninterrupted process wrote; only the second loads one a
     resumed process wrote, so state that a resume restores but does not save back (a data position
     counted since the process started, a counter re-created at start) shows here and nowhere else.
-    ``None`` when the run is too short for a second kill between two checkpoints.
+    Where the epoch length is known and a checkpoint falls on an epoch's last step, the second
+    resume starts there: a loader position saved as "every batch served" must start the next
+    epoch, not an empty one. ``None`` when the run is too short for a second kill between two checkpoints.
     """
     if not any(spec.name == KILL_BETWEEN for spec in plan.variants):
         return None
     every = plan.checkpoint_every
     resumed_from = plan.kill_at_step // every * every
     second_from = resumed_from + every
+    if epoch_length:
+        ends = [step for step in range(second_from, plan.steps, every)
+                if step % epoch_length == 0 and step + max(1, every // 2) < plan.steps]
+        second_from = ends[0] if ends else second_from
     again = second_from + max(1, every // 2)
     if again >= plan.steps:
         return None
+    where = f", the last step of epoch {second_from // epoch_length - 1} (counted from 0)" \
+        if epoch_length and second_from % epoch_length == 0 else ""
     return VariantSpec(
         SUCCESSIVE_RESUME,
         "SIGKILL",
         f"SIGKILL at step {plan.kill_at_step}, resume from step {resumed_from}, SIGKILL again at step {again} "
-        f"(after the resumed run's own checkpoint of step {second_from}), resume a second time",
+        f"(after the resumed run's own checkpoint of step {second_from}{where}), resume a second time",
         hold_at_step=plan.kill_at_step,
         pause_in_write_at_step=None,
         truncate_newest=False,

@@ -44,7 +44,9 @@ def test_a_correct_plain_pytorch_job_that_logs_its_resume_verifies(tmp_path: Pat
     assert plan["checkpoints_seen"]["layout"] == "numbered"
     assert "sigterm-mid-step" in plan["variants"]  # the variants do not depend on how fast a step is
     between = variant(summary, "kill-between-checkpoints")
-    assert "the resumed run loaded step-24.pt" in between["notes"]
+    # step 24 on a quiet machine; a kill that a loaded machine delivers a save late resumes from step 28
+    assert f"the resumed run loaded step-{between['resumed_from_step']}.pt" in between["notes"]
+    assert between["resumed_from_step"] in (24, 28)
     refused = variant(summary, "truncated-newest")["refused_checkpoints"]
     assert refused and refused[0]["path"] == "step-24.pt" and "step-20.pt" in refused[0]["reason"]
 

@@ -104,6 +104,14 @@ def test_a_plan_too_short_for_a_second_kill_has_no_successive_resume() -> None:
     spec = successive_variant(make_plan(SmokeOptions(steps=24, checkpoint_every=4, signal="kill")))
     assert spec is not None and (spec.hold_at_step, spec.again_at_step, spec.expected_resume_step) == (14, 18, 16)
     assert successive_variant(make_plan(SmokeOptions(steps=24, checkpoint_every=4, signal="term"))) is None
+    # an epoch of 16 steps: the second resume starts from the checkpoint at the first epoch's last step
+    at_end = successive_variant(make_plan(SmokeOptions(steps=24, checkpoint_every=4, signal="kill")), 16)
+    assert at_end is not None and (at_end.again_at_step, at_end.expected_resume_step) == (18, 16)
+    assert "the last step of epoch 0" in at_end.description
+    later = successive_variant(make_plan(SmokeOptions(steps=40, checkpoint_every=4, signal="kill")), 16)
+    assert later is not None and (later.hold_at_step, later.again_at_step, later.expected_resume_step) == (26, 34, 32)
+    too_long = successive_variant(make_plan(SmokeOptions(steps=24, checkpoint_every=4, signal="kill")), 100)
+    assert too_long is not None and too_long.expected_resume_step == 16 and "epoch" not in too_long.description
 
 
 def test_a_variant_the_command_finishes_before_is_incomplete_not_a_failure(tmp_path: Path) -> None:

@@ -410,3 +410,23 @@ def test_a_checkpoint_saved_again_under_a_version_suffix_is_compared_with_its_na
     torch.save({"state_dict": {"w": torch.zeros(2)}, "global_step": 48}, tmp_path / "resumed" / "epoch=0-step=48-v1.ckpt")
     differing = compare_checkpoints(tmp_path / "reference", tmp_path / "resumed", [Path("epoch=0-step=48-v1.ckpt")])
     assert differing.differences
+
+
+def test_the_checkpoint_of_a_step_under_another_epoch_is_compared_and_its_epoch_differs(tmp_path: Path) -> None:
+    """A resume at an epoch's last batch that counts an empty epoch names the checkpoint of step 36
+    ``epoch=3-step=36.ckpt`` where the uninterrupted run wrote ``epoch=2-step=36.ckpt``: the same step,
+    compared by content (its epoch counter differs), not a stray file that fails the resume."""
+    import torch
+
+    (tmp_path / "reference").mkdir()
+    (tmp_path / "resumed").mkdir()
+    torch.save({"epoch": 2, "global_step": 36}, tmp_path / "reference" / "epoch=2-step=36.ckpt")
+    torch.save({"epoch": 2, "global_step": 40}, tmp_path / "reference" / "epoch=2-step=40.ckpt")
+    torch.save({"epoch": 3, "global_step": 36}, tmp_path / "resumed" / "epoch=3-step=36.ckpt")
+    result = compare_checkpoints(tmp_path / "reference", tmp_path / "resumed", [Path("epoch=3-step=36.ckpt")])
+    assert result.problems == []
+    assert [(unit, difference.key) for unit, difference in result.differences] == [("epoch=3-step=36.ckpt", "epoch")]
+    assert "the uninterrupted run named epoch=2-step=36.ckpt" in result.notes[-1]
+    torch.save({"epoch": 3, "global_step": 44}, tmp_path / "resumed" / "epoch=3-step=44.ckpt")  # no such step there
+    stray = compare_checkpoints(tmp_path / "reference", tmp_path / "resumed", [Path("epoch=3-step=44.ckpt")])
+    assert stray.problems == ["epoch=3-step=44.ckpt was written by the resumed run but not by the uninterrupted one"]

@@ -362,7 +362,7 @@ class CommandSmoke:
         saves (or exits) at once passes there and fails inside a step, where half of it is done.
         """
         specs = list(self.plan.variants)
-        successive = successive_variant(self.plan)
+        successive = successive_variant(self.plan, self.epoch_length)
         if successive is not None:
             specs.append(successive)
         for spec in self.plan.variants:

@@ -212,6 +212,24 @@ def compare_units(reference: Path, other: Path, pieces: list[Unit]) -> Compariso
 
 # ``epoch=0-step=48-v1.ckpt``: the name ModelCheckpoint gives a checkpoint whose file name is taken
 VERSIONED = re.compile(r"^(.*)-v\d+(\.[A-Za-z]+)$")
+# the epoch a name carries (``epoch=2-step=36.ckpt``, Composer's ``ep2-ba36-rank0.pt``)
+EPOCH_IN_NAME = re.compile(r"(?i)(?<![a-z])(epoch|ep)([-_=]?)(\d+)")
+
+
+def without_epoch(relative: Path) -> str:
+    return EPOCH_IN_NAME.sub(lambda match: match[1] + match[2] + "#", relative.as_posix())
+
+
+def same_checkpoint_other_epoch(reference: Path, unit: Unit) -> Path | None:
+    """The reference's file of the same name but for its epoch: the checkpoint of the same step,
+    written by a resumed run whose epoch counter moved (an epoch-end resume counted an empty epoch)."""
+    if not EPOCH_IN_NAME.search(unit.path.name):
+        return None
+    key = without_epoch(unit.path)
+    folder = reference / unit.path.parent
+    candidates = sorted(path.relative_to(reference) for path in folder.glob("*")) if folder.is_dir() else []
+    matches = [path for path in candidates if path != unit.path and without_epoch(path) == key]
+    return matches[0] if len(matches) == 1 else None
 
 
 def compare_checkpoints(reference: Path, resumed: Path, names: list[Path]) -> Comparison:
@@ -219,6 +237,7 @@ def compare_checkpoints(reference: Path, resumed: Path, names: list[Path]) -> Co
     pieces: list[Unit] = []
     missing: list[str] = []
     renamed: list[tuple[Unit, Path]] = []
+    epochs: list[tuple[Unit, Path]] = []
     for unit in units(resumed, names):
         expected = reference / unit.path
         present = is_dcp_folder(expected) if unit.format == "dcp" else expected.is_file()
@@ -227,6 +246,8 @@ def compare_checkpoints(reference: Path, resumed: Path, names: list[Path]) -> Co
             pieces.append(unit)
         elif versioned is not None and (reference / unit.path.with_name(versioned[1] + versioned[2])).is_file():
             renamed.append((unit, unit.path.with_name(versioned[1] + versioned[2])))
+        elif (other_epoch := same_checkpoint_other_epoch(reference, unit)) is not None:
+            epochs.append((unit, other_epoch))
         else:
             missing.append(f"{unit.name} was written by the resumed run but not by the uninterrupted one")
     result = compare_units(reference, resumed, pieces)
@@ -234,6 +255,11 @@ def compare_checkpoints(reference: Path, resumed: Path, names: list[Path]) -> Co
         compare_pair(unit, reference / base, resumed / unit.path, result, (reference, resumed))
         result.notes.append(f"{unit.name} is {base.name} saved again under a new version suffix (the name was on disk "
                             f"already, written by the interrupted run before the kill): compared with {base.name}")
+    for unit, base in epochs:  # compared by content: the epoch key and the data position say what moved
+        compare_pair(unit, reference / base, resumed / unit.path, result, (reference, resumed))
+        result.notes.append(f"{unit.name} is the checkpoint the uninterrupted run named {base.name}: the resumed "
+                            "run's epoch counter differs (a resume at an epoch's end that counts an empty epoch "
+                            "shows so)")
     result.problems = missing + result.problems
     return result
 

@@ -51,7 +51,11 @@ class Regression(L.LightningModule):
 
 
 class ResumableLoader(DataLoader):
-    """Shuffles with its own generator; its state is that generator at the epoch's start and the batches served."""
+    """Shuffles with its own generator; its state is that generator at the epoch's start and the batches served.
+
+    A checkpoint at an epoch's last batch has served every batch: its resume starts the next epoch with
+    the generator as the finished epoch left it, not an empty epoch that skips them all again.
+    """
 
     def __init__(self, dataset: TensorDataset, batch_size: int, seed: int) -> None:
         self.order = torch.Generator().manual_seed(seed)
@@ -73,9 +77,13 @@ class ResumableLoader(DataLoader):
             yield batch
 
     def state_dict(self) -> dict[str, Any]:
-        return {"epoch_start": self.epoch_start, "served": self.served}
+        return {"epoch_start": self.epoch_start, "served": self.served, "now": self.order.get_state()}
 
     def load_state_dict(self, state: dict[str, Any]) -> None:
+        if state["served"] >= len(self):
+            self.order.set_state(state["now"])
+            self.resume_at = 0
+            return
         self.epoch_start, self.resume_at = state["epoch_start"], state["served"]
 
 
