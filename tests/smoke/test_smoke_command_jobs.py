@@ -5,6 +5,7 @@ models built in code). Correct jobs verify with default options; each broken one
 
 from __future__ import annotations
 
+import re
 import sys
 from pathlib import Path
 
@@ -55,7 +56,9 @@ def test_a_step_counter_off_by_one_is_named(tmp_path: Path) -> None:
     summary = smoke(tmp_path, PLAIN + " --bug step-off-by-one", "--signal", "kill")
     assert summary["verdict"] == "state_differs"
     message = variant(summary, "kill-between-checkpoints")["message"]
-    assert "loaded step-24.pt, the checkpoint of step 24, but its first step line is step 26" in message
+    # step 24; 28 where a loaded machine delivers the kill a save late
+    loaded = re.search(r"loaded step-(\d+)\.pt, the checkpoint of step \1, but its first step line is step (\d+)", message)
+    assert loaded and int(loaded[1]) in (24, 28) and int(loaded[2]) == int(loaded[1]) + 2, message
     assert "off by +1" in message
 
 
