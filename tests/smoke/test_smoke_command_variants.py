@@ -233,3 +233,15 @@ def test_a_step_whose_files_were_not_all_written_is_not_a_checkpoint(tmp_path: P
     present = [Path("step-15.pt"), Path("step-15-rng-rank0.pt"), Path("step-18-rng-rank0.pt")]
     assert complete_steps(present, reference) == [15]
     assert complete_steps([*present, Path("step-18.pt")], reference) == [15, 18]
+
+
+def test_a_second_resume_of_a_job_read_by_its_checkpoints_starts_where_the_first_resume_really_did() -> None:
+    """A job that prints no step (the stock Trainer) is read through its checkpoints: when the first SIGKILL
+    is delivered a save late, the first resume loads checkpoint 24, not the planned 20, and its losses are
+    lined up from step 25 (lined up from 21 they differed, a false "state differs" on run_clm.py)."""
+    from spikelint.smoke.command.driver import first_resume_step
+
+    assert first_resume_step({}, True, [4, 8, 12, 16, 20, 24], 20) == 24
+    assert first_resume_step({}, True, [], 20) == 20
+    assert first_resume_step({25: "", 26: ""}, True, [4, 8, 20, 24], 20) == 24
+    assert first_resume_step({21: "", 22: ""}, False, [4, 8, 20, 24], 20) == 20  # its own step lines say so

@@ -13,6 +13,7 @@ import time
 from dataclasses import replace
 from pathlib import Path
 from typing import Any
+from typing import Collection
 from typing import TextIO
 
 from spikelint.smoke.result import INCOMPLETE
@@ -82,6 +83,15 @@ def on_disk_text(folder: Path, steps: list[int]) -> str:
     names = [str(name) for name in snapshot(folder) if is_state_file(name)]
     return ", ".join(names[:4]) + (" …" if len(names) > 4 else "") if names else "none"
 
+
+
+def first_resume_step(step_lines: Collection[int], by_checkpoints: bool, on_disk: list[int], planned: int) -> int:
+    """Where a resumed run started: the step before its first step line; for a job whose progress is read
+    from its checkpoints, the newest checkpoint on disk when it started (what its resume loads: a kill a
+    loaded machine delivered a save late leaves a later one than planned); else the planned resume step."""
+    if step_lines and not by_checkpoints:
+        return min(step_lines) - 1
+    return on_disk[-1] if on_disk else planned
 
 class ReferenceFailed(Exception):
     """The uninterrupted command failed: nothing can be compared against it."""
@@ -270,14 +280,14 @@ class CommandSmoke:
         if again_at is not None:
             self.journal.progress(f"{spec.name}: SIGKILL to the command {interrupted.signal_point()} (checkpoints on "
                                   f"disk: {on_disk_text(folder, checkpoint_steps(folder))}); resuming it to kill it again")
+            loadable = checkpoint_steps(folder)  # what the first resume loads: a kill delivered late left a later one
             first = self.run(f"{folder.name}.resumed-first", folder, True, every, again_at, signal.SIGKILL, delay)
             if first.signalled_at_step is None or first.exit_code == 0:
                 result.message = (f"the first resumed command ended ({describe(first.exit_code)}) before the SIGKILL "
                                   f"planned after step {spec.again_at_step} landed; last output: {first.tail()}")
                 return result
-            # where the first resumed run started: the step before its first step line, else the planned resume
-            planned = (spec.hold_at_step or 0) // every * every
-            interrupted_from = min(first.steps) - 1 if first.steps and not self.by_checkpoints else planned
+            interrupted_from = first_resume_step(first.steps, self.by_checkpoints, loadable,
+                                                 (spec.hold_at_step or 0) // every * every)
             result.notes = [f"SIGKILL {interrupted.signal_point()}; the resumed run SIGKILLed again "
                             f"{first.signal_point()}; resumed a second time"]
             late = self.torn_by_kill(folder, reference_folder, again_at) if aimed_between else None
