@@ -29,6 +29,7 @@ JOBS = {
     "plain-no-loader-generator": ("state_differs", ["--signal", "kill", "--steps-per-epoch", "32"],
                                   f"{PLAIN} --samples 128 --bug no-loader-generator"),
     "lightning-ema": ("state_differs", ["--signal", "kill"], f"{LIGHTNING} --bug ema-outside-checkpoint"),
+    "lightning-epoch-end-skip": ("state_differs", ["--signal", "kill"], f"{LIGHTNING} --bug epoch-end-skip"),
     # the planted bugs again with epochs longer than the default plan and no epoch= on the step lines
     "long-plain": ("verified", [], f"{PLAIN} {LONG}"),
     "long-lightning": ("verified", [], f"{LIGHTNING} {LONG}"),

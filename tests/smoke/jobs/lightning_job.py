@@ -9,7 +9,9 @@ at the next batch end and exits 143.
 ``--bug ema-outside-checkpoint`` keeps an exponential moving average of the weights in a callback
 that does not save it (a real mistake: the EMA weights restart from the live weights on resume);
 ``--bug plain-loader`` trains from a plain shuffling DataLoader, which Lightning cannot resume mid-epoch
-(it warns so in the log).
+(it warns so in the log); ``--bug epoch-end-skip`` keeps the resumable loader but, resumed from a
+checkpoint at an epoch's last batch, skips every batch of the next epoch (Lightning has moved on to
+it already), which counts an empty epoch.
 """
 
 from __future__ import annotations
@@ -27,7 +29,7 @@ from torch import nn
 from torch.utils.data import DataLoader
 from torch.utils.data import TensorDataset
 
-BUGS = ("ema-outside-checkpoint", "plain-loader")
+BUGS = ("ema-outside-checkpoint", "plain-loader", "epoch-end-skip")
 
 
 class Regression(L.LightningModule):
@@ -57,8 +59,9 @@ class ResumableLoader(DataLoader):
     the generator as the finished epoch left it, not an empty epoch that skips them all again.
     """
 
-    def __init__(self, dataset: TensorDataset, batch_size: int, seed: int) -> None:
+    def __init__(self, dataset: TensorDataset, batch_size: int, seed: int, epoch_end_skip: bool = False) -> None:
         self.order = torch.Generator().manual_seed(seed)
+        self.epoch_end_skip = epoch_end_skip
         super().__init__(dataset, batch_size=batch_size, shuffle=True, generator=self.order)
         self.epoch_start = self.order.get_state()
         self.served = 0
@@ -80,7 +83,7 @@ class ResumableLoader(DataLoader):
         return {"epoch_start": self.epoch_start, "served": self.served, "now": self.order.get_state()}
 
     def load_state_dict(self, state: dict[str, Any]) -> None:
-        if state["served"] >= len(self):
+        if state["served"] >= len(self) and not self.epoch_end_skip:
             self.order.set_state(state["now"])
             self.resume_at = 0
             return
@@ -135,7 +138,7 @@ def main(argv: list[str]) -> int:
     data = torch.Generator().manual_seed(1234)
     inputs = torch.randn(args.samples, 8, generator=data)
     dataset = TensorDataset(inputs, inputs.sum(dim=1, keepdim=True))
-    loader = ResumableLoader(dataset, batch_size=4, seed=args.seed)
+    loader = ResumableLoader(dataset, batch_size=4, seed=args.seed, epoch_end_skip=args.bug == "epoch-end-skip")
     if args.bug == "plain-loader":  # a plain shuffling DataLoader: Lightning cannot resume it mid-epoch
         loader = DataLoader(dataset, batch_size=4, shuffle=True, generator=torch.Generator().manual_seed(args.seed))
     checkpoints = L.pytorch.callbacks.ModelCheckpoint(dirpath=folder, every_n_train_steps=args.save_every,
