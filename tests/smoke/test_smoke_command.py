@@ -97,3 +97,20 @@ def test_the_report_says_how_a_signalled_process_really_ended() -> None:
                             "sigterm": {"signal_to_exit_s": 0.4, "checkpoint_write_s": None}}]
     text = render_text(summary)
     assert "SIGTERM to exit 0: " in text and "exit 143" not in text
+
+
+def test_a_headline_with_variants_that_failed_to_resume_and_variants_that_differ_counts_both() -> None:
+    """A job without a SIGTERM handler fails its SIGTERM variants (resume failed) while its SIGKILL ones
+    resumed and differ: "a run could not be resumed" alone read as if nothing had resumed."""
+    from spikelint.smoke.report.summary import base_summary
+    from spikelint.smoke.report.summary import render_text
+
+    summary = base_summary("resume_failed", "m")
+    summary["variants"] = [{"name": name, "verdict": verdict, "message": "m"} for name, verdict in (
+        ("kill-between-checkpoints", "state_differs"), ("truncated-newest", "state_differs"),
+        ("sigterm", "resume_failed"), ("successive-resume", "state_differs"))]
+    first = render_text(summary).splitlines()[0]
+    assert first == ("spikelint smoke: RESUME FAILED in 1 of 4 variants, and in 3 more a resumed run does not "
+                     "reproduce the uninterrupted run")
+    summary["variants"] = summary["variants"][2:3]  # only a failed resume: the plain sentence
+    assert render_text(summary).splitlines()[0] == "spikelint smoke: RESUME FAILED: a run could not be resumed from its checkpoints"

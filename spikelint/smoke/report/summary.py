@@ -147,9 +147,20 @@ def _observed_lines(plan: dict[str, Any]) -> list[str]:
     return lines
 
 
+def headline(summary: dict[str, Any]) -> str:
+    """The verdict's sentence; where some variants could not resume and others resumed with different
+    state, both counts (the worse verdict alone read as if no run had resumed)."""
+    verdicts = [variant.get("verdict") for variant in summary.get("variants", [])]
+    failed, differ = verdicts.count("resume_failed"), verdicts.count("state_differs")
+    if summary["verdict"] == "resume_failed" and failed and differ:
+        return (f"RESUME FAILED in {failed} of {len(verdicts)} variants, and in {differ} more a resumed run does not "
+                "reproduce the uninterrupted run")
+    return HEADLINES[summary["verdict"]]
+
+
 def render_text(summary: dict[str, Any]) -> str:
     """The human report: verdict first, then what was tried, then the measurements."""
-    lines = [f"spikelint smoke: {HEADLINES[summary['verdict']]}", f"  {summary['message']}"]
+    lines = [f"spikelint smoke: {headline(summary)}", f"  {summary['message']}"]
     device = summary.get("device")
     if device:
         name = f" ({device['name']})" if device.get("name") else ""
