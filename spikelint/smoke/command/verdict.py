@@ -121,8 +121,10 @@ def framework_warning(run: CommandRun) -> tuple[str, str] | None:
 def carried_over(runs: Runs) -> str:
     """For a second resume: what the checkpoint it loaded, written by the first resumed run, already had
     wrong. One resume reads what the uninterrupted process saved; only a second reads what a resumed
-    process saved, so a difference there (judged harmless bookkeeping after one resume) is the cause."""
-    names = [name for name in runs.loaded if is_state_file(name)]
+    process saved, so a difference there (judged harmless bookkeeping after one resume) is the cause.
+    A file the second resumed run rewrote (Lightning's ``last.ckpt``) no longer holds what it loaded: not judged."""
+    rewritten = set(written_since(runs.folder, runs.before_resume))
+    names = [name for name in runs.loaded if is_state_file(name) and name not in rewritten]
     if not runs.interrupted_from or not names:
         return ""
     comparison = compare_checkpoints(runs.reference_folder, runs.folder, names)
