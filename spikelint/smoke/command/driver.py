@@ -84,7 +84,6 @@ def on_disk_text(folder: Path, steps: list[int]) -> str:
     return ", ".join(names[:4]) + (" …" if len(names) > 4 else "") if names else "none"
 
 
-
 def first_resume_step(step_lines: Collection[int], by_checkpoints: bool, on_disk: list[int], planned: int) -> int:
     """Where a resumed run started: the step before its first step line; for a job whose progress is read
     from its checkpoints, the newest checkpoint on disk when it started (what its resume loads: a kill a
@@ -92,6 +91,7 @@ def first_resume_step(step_lines: Collection[int], by_checkpoints: bool, on_disk
     if step_lines and not by_checkpoints:
         return min(step_lines) - 1
     return on_disk[-1] if on_disk else planned
+
 
 class ReferenceFailed(Exception):
     """The uninterrupted command failed: nothing can be compared against it."""
@@ -278,9 +278,9 @@ class CommandSmoke:
             return again
         interrupted_from = 0
         if again_at is not None:
-            self.journal.progress(f"{spec.name}: SIGKILL to the command {interrupted.signal_point()} (checkpoints on "
-                                  f"disk: {on_disk_text(folder, checkpoint_steps(folder))}); resuming it to kill it again")
             loadable = checkpoint_steps(folder)  # what the first resume loads: a kill delivered late left a later one
+            self.journal.progress(f"{spec.name}: SIGKILL to the command {interrupted.signal_point()} (checkpoints on "
+                                  f"disk: {on_disk_text(folder, loadable)}); resuming it to kill it again")
             first = self.run(f"{folder.name}.resumed-first", folder, True, every, again_at, signal.SIGKILL, delay)
             if first.signalled_at_step is None or first.exit_code == 0:
                 result.message = (f"the first resumed command ended ({describe(first.exit_code)}) before the SIGKILL "

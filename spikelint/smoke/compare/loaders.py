@@ -217,6 +217,7 @@ EPOCH_IN_NAME = re.compile(r"(?i)(?<![a-z])(epoch|ep)([-_=]?)(\d+)")
 
 
 def without_epoch(relative: Path) -> str:
+    """The name with its epoch number blanked: one step's checkpoint under two epochs gives one key."""
     return EPOCH_IN_NAME.sub(lambda match: match[1] + match[2] + "#", relative.as_posix())
 
 
