@@ -227,7 +227,7 @@ def test_a_stock_hugging_face_trainer_is_told_that_it_trusts_its_newest_folder(t
     torn = variant(summary, "truncated-newest")
     assert torn["verdict"] == "resume_failed"
     assert "Hugging Face Trainer writes checkpoint-N/ in place" in torn["message"]
-    assert variant(summary, "kill-off-period")["verdict"] == "verified"
+    assert variant(summary, "kill-off-period")["verdict"] == "verified", variant(summary, "kill-off-period")
 
 
 def test_a_kill_that_reaches_the_job_inside_a_save_is_aimed_again(tmp_path: Path) -> None:

@@ -347,19 +347,22 @@ class CommandSmoke:
         late = [step for step in incomplete_steps_in(folder, reference_folder) | empty if step > (aimed_at or 0)]
         return max(late) if late else None
 
-    def reaim(self, spec: VariantSpec, missed: CommandRun, torn: int) -> VariantResult | None:
+    def reaim(self, spec: VariantSpec, missed: CommandRun, torn: int) -> VariantResult:
         """Run a between-checkpoints variant again with its kill right after a checkpoint, once: a kill that
-        lands inside a save tests a torn write (``truncated-newest`` does that), not the resume it was meant for."""
+        lands inside a save tests a torn write (``truncated-newest`` does that), not the resume it was meant for.
+        A kill aimed right after a checkpoint already (kill-off-period) is sent again with the same aim: the
+        lag that carried it into the next save was the loaded machine's."""
         every = spec.checkpoint_every or self.plan.checkpoint_every
         # both kills of the successive variant: the lag that carried one into a save carries the other too
         hold_at = (spec.hold_at_step or 0) // every * every + 1
         again_at = None if spec.again_at_step is None else spec.again_at_step // every * every + 1
-        if (hold_at, again_at) == (spec.hold_at_step, spec.again_at_step):
-            return None  # already right after a checkpoint (kill-off-period): the kill cannot be aimed earlier
         aimed = f"step {hold_at}" if again_at is None else f"steps {hold_at} and {again_at}"
+        how = (f"once more with the same aim ({aimed}, right after a checkpoint already)"
+               if (hold_at, again_at) == (spec.hold_at_step, spec.again_at_step)
+               else f"with each kill right after a checkpoint ({aimed})")
         note = (f"the SIGKILL aimed after step {missed.signalled_at_step} reached the job inside its save of step {torn} "
                 f"(left incomplete there: a kill inside a save is what truncated-newest tests, not this variant), "
-                f"so the variant was run again with each kill right after a checkpoint ({aimed})")
+                f"so the variant was run again {how}")
         self.journal.progress(f"{spec.name}: {note}")
         result = self.variant(spec._replace(hold_at_step=hold_at, again_at_step=again_at), reaimed=True)
         result.notes.insert(0, note)
