@@ -135,7 +135,10 @@ def read_config_mapping(path: Path) -> tuple[dict[str, Any], str]:
     """The raw keys of a configuration file (not yet validated) and how to name it in messages."""
     try:
         text = path.read_text(encoding="utf-8")
-    except (OSError, UnicodeDecodeError) as error:
+    except UnicodeDecodeError as error:
+        raise ConfigError(f"{path}: the configuration is not UTF-8 text (byte {error.object[error.start]:#04x} at "
+                          f"offset {error.start}): save it as UTF-8") from None
+    except OSError as error:
         raise ConfigError(f"{path}: cannot read configuration: {error}") from None
     if path.name == "pyproject.toml":
         from spikelint.documents.tomldoc import load_toml
@@ -159,7 +162,25 @@ def read_config_mapping(path: Path) -> tuple[dict[str, Any], str]:
         data = {}
     if not isinstance(data, dict):
         raise ConfigError(f"{path}: the configuration must be a mapping of keys, not {type(data).__name__}")
+    _no_repeated_keys(path, text)
     return data, str(path)
+
+
+def _no_repeated_keys(path: Path, text: str) -> None:
+    """A key written twice (``ignore:`` on two lines): the reader keeps the last and drops the first silently."""
+    from spikelint.documents.yamldoc import DuplicateKey
+    from spikelint.documents.yamldoc import YamlError
+    from spikelint.documents.yamldoc import parse_yaml
+
+    duplicates: list[DuplicateKey] = []
+    try:
+        parse_yaml(text, duplicates)
+    except YamlError:
+        return  # read above; a limit of the positioned reader is not the user's mistake
+    for duplicate in duplicates:
+        raise ConfigError(f"{path}:{duplicate.line}:{duplicate.column}: the key {duplicate.key!r} is written twice "
+                          f"(first at line {duplicate.first_line}), and only the last would count; "
+                          "remove one of them (or merge their values)")
 
 
 def find_config_file(start: Path) -> Path | None:

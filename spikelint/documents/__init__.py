@@ -32,6 +32,7 @@ __all__ = ["FILLED_IN_KEY", "ParseFailure", "UnrenderedTemplate", "decode", "is_
 
 if TYPE_CHECKING:
     from spikelint.documents.limits import ImageLimits
+    from spikelint.documents.yamldoc import DuplicateKey
 
 COMMENTED_KINDS = (FileKind.YAML, FileKind.SHELL, FileKind.DOCKERFILE, FileKind.TOML, FileKind.PYTHON, FileKind.TEXT)
 TEXT_KINDS_THAT_MUST_DECODE = (FileKind.YAML, FileKind.JSON, FileKind.TOML, FileKind.NOTEBOOK, FileKind.DOCKERFILE,
@@ -85,7 +86,19 @@ def _position_problem(error: Exception, text: str, prefix: str = "") -> Problem:
 def _parse_yaml(document: Document) -> None:
     from spikelint.documents.yamldoc import parse_yaml
 
-    document.trees = parse_yaml(document.text)
+    duplicates: list[DuplicateKey] = []
+    document.trees = parse_yaml(document.text, duplicates)
+    document.problems.extend(Problem("SPK001", duplicate.line, duplicate.column, duplicate_key_message(duplicate))
+                             for duplicate in duplicates)
+
+
+def duplicate_key_message(duplicate: DuplicateKey) -> str:
+    if duplicate.same_value:
+        return (f"invalid YAML: the key {duplicate.key!r} is written twice in one mapping, with the same value as at "
+                f"line {duplicate.first_line}: kubectl, Helm and OmegaConf reject the file; remove one of them")
+    return (f"invalid YAML: the key {duplicate.key!r} is written twice in one mapping (first at line "
+            f"{duplicate.first_line}): PyYAML silently keeps only this value, kubectl, Helm and OmegaConf reject "
+            "the file; remove the one that should not count")
 
 
 def is_jsonc(path: str) -> bool:

@@ -9,6 +9,7 @@ constructs Python objects from tags.
 from __future__ import annotations
 
 from typing import Any
+from typing import NamedTuple
 
 import yaml
 
@@ -121,8 +122,32 @@ def _quoted_value(raw: str, tag: str | None) -> tuple[Any, str | None]:
     return value, tag
 
 
-def parse_yaml(text: str) -> list[Node]:
+class DuplicateKey(NamedTuple):
+    """A key written twice in one mapping: where the second is, and the line of the first."""
+
+    key: str
+    line: int
+    column: int
+    first_line: int
+    same_value: bool = False  # both are the same scalar: redundant, not a silent change of value
+
+
+class _Keys:
+    """What key assignments note while a text is read: repeated keys, and the keys a merge (``<<``) brought."""
+
+    __slots__ = ("duplicates", "merged")
+
+    def __init__(self, duplicates: list[DuplicateKey] | None) -> None:
+        self.duplicates = duplicates
+        self.merged: set[tuple[int, str]] = set()
+
+
+def parse_yaml(text: str, duplicates: list[DuplicateKey] | None = None) -> list[Node]:
     """Every document of ``text`` as a Node tree (empty documents are skipped).
+
+    A key written twice in one mapping keeps its last value (as PyYAML reads it); ``duplicates``,
+    when given, receives each repetition (YAML requires unique keys: kubectl, Helm and OmegaConf
+    reject such a file).
 
     Raises :class:`YamlError` with the parser's position on malformed input or when a
     safety limit (nesting depth, alias expansion) is exceeded.  One pass over the events with
@@ -138,6 +163,7 @@ def parse_yaml(text: str) -> list[Node]:
     map_start, seq_start = yaml.MappingStartEvent, yaml.SequenceStartEvent
     map_end, seq_end = yaml.MappingEndEvent, yaml.SequenceEndEvent
     text_starts = _PLAIN_TEXT_STARTS
+    keys = _Keys(duplicates)
     parser = PARSER(text)
     get_event = parser.get_event  # not yaml.parse(): its generator costs a Python frame per event
     try:
@@ -210,19 +236,27 @@ def parse_yaml(text: str) -> list[Node]:
             elif frame.pending_key is None:
                 frame.pending_key = node
             else:
-                _set_key(frame.node, frame.pending_key, node)
+                _set_key(frame.node, frame.pending_key, node, keys)
                 frame.pending_key = None
     except yaml.MarkedYAMLError as error:
         mark = error.problem_mark or error.context_mark
         line = mark.line + 1 if mark is not None else 1
         column = mark.column + 1 if mark is not None else 1
         reason = (error.problem or error.context or "invalid YAML").split("\n")[0]
+        if "cannot start any token" in reason and _tab_at(text, line, column):
+            reason = "a tab character where YAML allows only spaces (indent with spaces)"
         raise YamlError(f"invalid YAML: {reason}", line, column) from None
     except yaml.YAMLError as error:
         raise YamlError(f"invalid YAML: {error}", 1, 1) from None
     finally:
         parser.dispose()
     return [document for document in documents if not (document.kind == "scalar" and document.value is None)]
+
+
+def _tab_at(text: str, line: int, column: int) -> bool:
+    """Whether the 1-based ``line``/``column`` of ``text`` holds a tab (libyaml names no character)."""
+    lines = text.split("\n", line)
+    return len(lines) >= line and lines[line - 1][column - 1:column] == "\t"
 
 
 def _aliased(event: Any, anchors: dict[str, tuple[Node, int]], open_containers: set[int]) -> tuple[Node, int]:
@@ -237,18 +271,25 @@ def _aliased(event: Any, anchors: dict[str, tuple[Node, int]], open_containers: 
     return anchored
 
 
-def _set_key(parent: Node, key_node: Node, child: Node) -> None:
+def _set_key(parent: Node, key_node: Node, child: Node, keys: _Keys) -> None:
     """``key: child`` in the open map ``parent`` (a merge key ``<<`` merges instead)."""
     if key_node.kind == "scalar" and key_node.value == "<<" and not key_node.quoted:
-        _merge(parent, child)
+        _merge(parent, child, keys)
         return
     key = _key_text(key_node)
-    parent.value[key] = child
     assert parent.keys is not None
+    if key in parent.value and keys.duplicates is not None:
+        if (id(parent), key) in keys.merged:
+            keys.merged.discard((id(parent), key))  # written after the merge: overrides the merged value
+        else:
+            first = parent.value[key]
+            same = first.kind == child.kind == "scalar" and first.value == child.value
+            keys.duplicates.append(DuplicateKey(key, key_node.line, key_node.column, parent.keys[key].line, same))
+    parent.value[key] = child
     parent.keys[key] = Located(key, key_node.line, key_node.column, key_node.end_line, key_node.end_column)
 
 
-def _merge(parent: Node, merged: Node) -> None:
+def _merge(parent: Node, merged: Node, keys: _Keys) -> None:
     """YAML merge key ``<<: *base`` (or a list of them): earlier keys win."""
     sources = merged.value if merged.kind == "seq" else [merged]
     for source in sources:
@@ -259,3 +300,4 @@ def _merge(parent: Node, merged: Node) -> None:
                 parent.value[key] = value
                 assert parent.keys is not None and source.keys is not None
                 parent.keys[key] = source.keys[key]
+                keys.merged.add((id(parent), key))  # a key written after the merge overrides it: no repetition

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import re
 import subprocess
+import time
 from pathlib import Path
 from typing import IO
 from typing import Iterator
@@ -76,10 +77,21 @@ def commits(cwd: Path, revisions: list[str], since: str | None = None) -> list[s
     checked_revisions(revisions)
     arguments = ["rev-list", "--reverse", "--topo-order"]
     if since:
+        checked_since(since, cwd)
         arguments.append(f"--since={since}")
     if not revisions and not _has_head(cwd):
         return []  # a repository without a commit yet has no history
     return _git([*arguments, *(revisions or ["HEAD"]), "--"], cwd).split()
+
+
+def checked_since(since: str, cwd: Path) -> None:
+    """Git reads any text as a date (``notadate`` is now, ``2026-13-45`` next year), and a date that is not
+    in the past selects no commit: the gate would pass having read nothing, so that is an error."""
+    parsed = _git(["rev-parse", f"--since={since}"], cwd).strip()
+    seconds = int(parsed.rpartition("=")[2]) if parsed.startswith("--max-age=") else None
+    if seconds is None or seconds >= int(time.time()):
+        raise GitError(f"--since {since!r} is not a date in the past as git reads it, so no commit would be "
+                       "scanned; give one such as 2026-01-31 or '2 weeks ago'")
 
 
 def _has_head(cwd: Path) -> bool:

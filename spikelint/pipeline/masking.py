@@ -18,6 +18,8 @@ from typing import Iterable
 from typing import Sequence
 
 from spikelint.model import Finding
+from spikelint.secrets.output_mask import mask_in_place
+from spikelint.secrets.output_mask import same_width as padded
 
 SECRET_FAMILY = "SPK2"
 MIN_MASKED = 8  # shorter values are too likely to be ordinary words elsewhere in a message
@@ -58,12 +60,6 @@ def _glued(text: str, start: int, end: int) -> bool:
     """Whether ``text[start:end]`` sits inside a longer name (a word character on either side)."""
     return (start > 0 and GLUED.match(text[start - 1]) is not None) or \
         (end < len(text) and GLUED.match(text[end]) is not None)
-
-
-def padded(value: str) -> str:
-    """``Zq8v…*****``: masked, but as wide as the value, so carets under a source line stay aligned."""
-    shown = masked(value)
-    return shown + "*" * max(0, len(value) - len(shown))
 
 
 def masker(values: Iterable[str], same_width: bool = False) -> Callable[[str], str]:
@@ -127,8 +123,10 @@ def reported_values(findings: Iterable[Finding], path: str, lines: Sequence[str]
 
 def mask_file(findings: list[Finding], path: str, lines: list[str],
               notes: list[str]) -> tuple[list[Finding], list[str], list[str]]:
-    """Findings, source lines and other messages of one file with its reported secrets masked."""
+    """Findings, source lines and other messages of one file with its reported secrets masked, and
+    whatever else in the shown lines the output's own mask would hide (before a code frame cuts it)."""
     values = reported_values(findings, path, lines)
+    lines = [mask_in_place(line) for line in lines]
     if not values:
         return findings, lines, notes
     hide, hide_in_source = masker(values), masker(values, same_width=True)

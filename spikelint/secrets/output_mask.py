@@ -45,9 +45,10 @@ _UNSAFE_LABEL = re.compile(r"[^A-Za-z0-9 ._-]")
 
 
 # A token's own prefix followed by random-looking characters: a token cut by whatever shortened the text
-# (``ghp_aB3dE5fG7hJ9kL1mN3p``, ``glpat-x9Y…``) that the whole-shape detectors no longer recognise.
+# (``ghp_aB3dE5fG7hJ9kL1mN3p``, ``glpat-x9Y…``), or glued to a name (``job-ghp_….yaml``, a file named after
+# it), that the whole-shape detectors no longer recognise.
 PARTIAL_TOKEN = lazy_regex(
-    r"(?<![A-Za-z0-9_-])(?:"
+    r"(?<![A-Za-z0-9])(?:"
     # prefixes no word starts with: any six characters after them are a token's
     r"(?:xox[abposre]-|xapp-|github_pat_|glpat-|gldt-|glrt-|glptt-|sk-proj-|sk-ant-|nvapi-|dckr_pat_|api_org_|"
     r"sk_live_|rk_live_|sk_test_)[A-Za-z0-9_-]{6,}"
@@ -85,6 +86,35 @@ def mask_output(text: str, extra: Sequence[re.Pattern[str]] = ()) -> str:
         pieces += [text[done:start], masked(text[start:end], ellipsis) + type_label(secret.type)]
         done = end
     return _partial_tokens("".join(pieces) + text[done:] if pieces else text, ellipsis)
+
+
+def mask_in_place(text: str) -> str:
+    """``text`` with each credential :func:`mask_output` would hide replaced by a mask as wide as it
+    (``ghp_…*****``).  For the source lines of code frames: a frame cut to the terminal's width before
+    the output is masked could cut a token in two that no detector then recognises, and the caret under
+    the line must keep its column."""
+    if len(text) < MIN_MASKED:
+        return text
+    from spikelint.secrets.text import CONFIG
+    from spikelint.secrets.text import find_in_text
+
+    spans = sorted([(secret.start, secret.end) for secret in find_in_text(text, mode=CONFIG)
+                    if secret.end - secret.start >= MIN_MASKED]
+                   + [found.span() for found in PARTIAL_TOKEN.finditer(text)])
+    pieces: list[str] = []
+    done = 0
+    for start, end in spans:
+        if start < done:
+            continue  # inside a span already masked
+        pieces += [text[done:start], same_width(text[start:end])]
+        done = end
+    return "".join(pieces) + text[done:] if pieces else text
+
+
+def same_width(value: str) -> str:
+    """``Zq8v…*****``: masked, but as wide as the value, so carets under a source line stay aligned."""
+    shown = masked(value)
+    return shown + "*" * max(0, len(value) - len(shown))
 
 
 def mask_shapes(text: str, patterns: Sequence[re.Pattern[str]]) -> str:

@@ -184,6 +184,7 @@ def _fields_at(shapes: dict[str, Any], wrong: str) -> list[str]:
 
 
 def _read_file(path: Path, display: str) -> tuple[list[TeamRule], list[SecretPattern]]:
+    from spikelint.documents.yamldoc import DuplicateKey
     from spikelint.documents.yamldoc import YamlError
     from spikelint.documents.yamldoc import parse_yaml
     from spikelint.schemas import describe
@@ -193,11 +194,15 @@ def _read_file(path: Path, display: str) -> tuple[list[TeamRule], list[SecretPat
         text = path.read_text(encoding="utf-8")
     except (OSError, UnicodeDecodeError) as error:
         raise TeamRuleError(f"{display}: cannot read the rule file: {error}") from None
+    duplicates: list[DuplicateKey] = []
     try:
-        trees = parse_yaml(text)
+        trees = parse_yaml(text, duplicates)
     except YamlError as error:
         reason = str(error).splitlines()[0].removeprefix("invalid YAML: ")
         raise TeamRuleError(f"{display}:{error.line}: not valid YAML: {reason}") from None
+    for duplicate in duplicates:  # the first of the two would be dropped without a word
+        raise TeamRuleError(f"{display}:{duplicate.line}: the key {duplicate.key!r} is written twice in one "
+                            f"mapping (first at line {duplicate.first_line}); remove one of them")
     trees = [tree for tree in trees if not (tree.kind == "scalar" and tree.value is None)]
     if not trees:
         return [], []

@@ -49,6 +49,25 @@ def test_unreadable_or_non_mapping_configuration_exits_2(tmp_path: Path, run_cli
     assert outcome.code == 2 and "configuration" in outcome.err and "Traceback" not in outcome.err
 
 
+@pytest.mark.parametrize(("text", "said"), [
+    ("ignore: [SPK101]\nignore: [SPK202]\n", ".spikelint.yaml:2:1: the key 'ignore' is written twice (first at line 1)"),
+    ("severity:\n  SPK102: info\n  SPK102: error\n", ".spikelint.yaml:3:3: the key 'SPK102' is written twice"),
+    ("fail_on: error # caf\xe9\n".encode("latin-1").decode("latin-1"), "not UTF-8 text (byte 0xe9 at offset 20)"),
+])
+def test_a_key_written_twice_or_a_file_not_in_utf8_exits_2_saying_so(tmp_path: Path, run_cli, text: str,
+                                                                     said: str) -> None:
+    """The reader kept the last ``ignore:`` and dropped the first without a word."""
+    write(tmp_path, {"values.yaml": VALUES_LATEST})
+    (tmp_path / ".spikelint.yaml").write_bytes(text.encode("latin-1"))
+    outcome = run_cli(["check"], cwd=tmp_path)
+    assert outcome.code == 2 and said in outcome.err and "Traceback" not in outcome.err
+
+
+def test_the_same_key_in_two_mappings_is_no_repetition(tmp_path: Path) -> None:
+    write(tmp_path, {".spikelint.yaml": "severity: {SPK102: info}\nper_path_ignores: {'a/**': [SPK102]}\n"})
+    assert load_config(None, tmp_path).severity == {"SPK102": "info"}
+
+
 def test_empty_configuration_is_the_default(tmp_path: Path) -> None:
     write(tmp_path, {".spikelint.yaml": "# nothing yet\n"})
     config = load_config(None, tmp_path)

@@ -454,3 +454,13 @@ def test_history_decodes_as_check_does_and_leaves_go_vendor_folders_out(tmp_path
     assert run(["check", "--write-baseline", "baseline.json"], root, monkeypatch, capsys)[0] == 0
     code, found, baselined = secret_rules(["history", "--baseline", "baseline.json"], root, monkeypatch, capsys)
     assert (code, found, baselined) == (0, [], 2)
+
+
+@pytest.mark.parametrize("since", ["notadate", "2026-13-45", "now"])
+def test_a_since_git_reads_as_now_or_later_is_an_error_not_a_pass(since: str, story: Story,
+                                                                   monkeypatch: pytest.MonkeyPatch,
+                                                                   capsys: pytest.CaptureFixture[str]) -> None:
+    """git takes any text as a date (``notadate`` is now): the gate would pass having read no commit."""
+    status, _, err = run(["history", "--since", since], story.root, monkeypatch, capsys)
+    assert status == 2
+    assert f"--since {since!r} is not a date in the past" in err and "2 weeks ago" in err

@@ -70,6 +70,8 @@ def run(folder: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFix
     (REGISTRY_RULE + REGISTRY_RULE.replace("rules:\n", ""), "rule id ACME001 is already defined in"),
     (REGISTRY_RULE.replace("{{ container.image.reference }}", "{{ container.image. }}"),
      "rule ACME001: the template expression `container.image.` does not compile"),
+    (REGISTRY_RULE.replace("    at: image\n", "    at: image\n    at: container\n"),
+     "team.yaml:8: the key 'at' is written twice in one mapping (first at line 7); remove one of them"),
 ])
 def test_a_wrong_rule_file_stops_the_run_naming_file_line_and_fix(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
                                                                  capsys: pytest.CaptureFixture[str], rules: str,

@@ -24,6 +24,7 @@ from spikelint.checks.secrets.env import HARBOR_ROBOT
 from spikelint.checks.secrets.env import KEYED_TYPES
 from spikelint.checks.secrets.env import is_robot_account
 from spikelint.checks.secrets.files import file_credentials
+from spikelint.checks.secrets.files import text_general
 from spikelint.checks.secrets.found import Found
 from spikelint.checks.secrets.found import found_at
 from spikelint.checks.secrets.found import quoted_key
@@ -149,5 +150,26 @@ def tree_findings(document: Document) -> Iterator[Found]:
         yield from tree_credentials(root, lines)
         yield from tree_commands(root, lines)
         yield from tree_general(document, root, lines)
+    if document.kind in (FileKind.YAML, FileKind.TOML):
+        yield from shapes_outside_values(document)
+
+
+def shapes_outside_values(document: Document) -> Iterator[Found]:
+    """Token shapes no string value of the trees holds: a comment (``# deploy token: ghp_…``) or a key,
+    which a tree does not keep as a value, so only the text shows them.  A shape inside a value is the
+    tree's to judge with its key (a sample under ``example:`` stays a sample)."""
+    candidates = list(text_general(document, mode=DATA))  # DATA: token shapes only, as in Python comments
+    if not candidates:
+        return
+    strings = [node for root in document.trees for _, node in walk(root)
+               if node.kind == "scalar" and isinstance(node.value, str)]
+    for found in candidates:
+        if document.kind == FileKind.YAML:  # a YAML value's span is exact
+            start = (found.line, found.column)
+            inside = any((node.line, node.column) <= start < (node.end_line, node.end_column) for node in strings)
+        else:  # a TOML value sits at its key's line: whether one holds the shape
+            inside = any(found.value in node.value for node in strings)
+        if not inside:
+            yield found
 
 
