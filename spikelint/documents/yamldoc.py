@@ -129,7 +129,7 @@ class DuplicateKey(NamedTuple):
     line: int
     column: int
     first_line: int
-    same_value: bool = False  # both are the same scalar: redundant, not a silent change of value
+    same_value: bool = False  # both values are equal: redundant, not a silent change of value
 
 
 class _Keys:
@@ -283,7 +283,8 @@ def _set_key(parent: Node, key_node: Node, child: Node, keys: _Keys) -> None:
             keys.merged.discard((id(parent), key))  # written after the merge: overrides the merged value
         else:
             first = parent.value[key]
-            same = first.kind == child.kind == "scalar" and first.value == child.value
+            same = first.kind == child.kind and (first.value == child.value if first.kind == "scalar"
+                                                 else first.to_python() == child.to_python())
             keys.duplicates.append(DuplicateKey(key, key_node.line, key_node.column, parent.keys[key].line, same))
     parent.value[key] = child
     parent.keys[key] = Located(key, key_node.line, key_node.column, key_node.end_line, key_node.end_column)
