@@ -413,8 +413,8 @@ def _main(argv: Sequence[str] | None) -> int:
     except UsageError as error:
         print(f"spikelint: error: {printable(str(error))}", file=sys.stderr)
         return EXIT_USAGE
-    except KeyboardInterrupt:
-        print("spikelint: interrupted", file=sys.stderr)
-        return 130
+    except KeyboardInterrupt as interrupt:  # Ctrl-C; smoke's SIGTERM handler says and exits its own way (143)
+        print(f"spikelint: {getattr(interrupt, 'said', 'interrupted')}", file=sys.stderr)
+        return int(getattr(interrupt, "exit_code", 130))
     except BrokenPipeError:
         return EXIT_OK

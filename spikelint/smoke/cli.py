@@ -212,13 +212,13 @@ def main(
             return fail_setup("--warn-only applies to --job and the built-in job; a --cmd command sets its own "
                               "deterministic mode (torch.use_deterministic_algorithms(True, warn_only=True))",
                               options, stdout, stderr)
-        import re
+        from spikelint.smoke.command.process import CommandError
+        from spikelint.smoke.command.usage import checked_command
 
-        for flag, pattern in (("--progress-regex", options.progress_regex), ("--loss-regex", options.loss_regex)):
-            try:
-                re.compile(pattern)
-            except re.error as error:
-                return fail_setup(f"{flag} is not a regular expression: {error}", options, stdout, stderr)
+        try:
+            checked_command(options.cmd, options.resume_arg, options.progress_regex, options.loss_regex)
+        except CommandError as error:
+            return fail_setup(str(error), options, stdout, stderr)
         from spikelint.smoke.command.driver import run_command_smoke
 
         return run_command_smoke(options, plan, stdout, stderr, started)

@@ -36,6 +36,10 @@ MAX_SEED = 2**31 - 1 - 1024  # numpy seeds must stay below 2**32 even after addi
 MAX_NPROC = 64
 
 
+# the built-in job keeps a value per step; a --cmd run replays the command about ten times
+MAX_STEPS = 1_000_000
+
+
 class PlanError(ValueError):
     """The options cannot describe a meaningful smoke test (exit 2)."""
 
@@ -126,6 +130,9 @@ def _check_ranges(options: SmokeOptions) -> None:
         raise PlanError("--steps-per-epoch must be at least 1")
     if options.steps < 2:
         raise PlanError("--steps must be at least 2")
+    if options.steps > MAX_STEPS:
+        raise PlanError(f"--steps must be at most {MAX_STEPS:,}: a smoke test replays the run several times, and "
+                        "a resume is proven within a few checkpoints (--checkpoint-every sets how far apart)")
     if options.checkpoint_every < 1:
         raise PlanError("--checkpoint-every must be at least 1")
     if not 1 <= options.nproc <= MAX_NPROC:

@@ -156,6 +156,11 @@ def storage_report(folder: Path, mountinfo_text: str | None = None) -> StorageRe
 
 def check_writable(folder: Path) -> None:
     """Create the folder, then write, fsync and remove a probe file in it."""
+    from spikelint.util.folders import file_in_the_way
+
+    blocking = file_in_the_way(folder)
+    if blocking is not None:
+        raise PreflightError(f"checkpoint folder {folder}: {blocking} is a file, not a folder")
     try:
         folder.mkdir(parents=True, exist_ok=True)
         probe = folder / f".spikelint-write-probe-{os.getpid()}"

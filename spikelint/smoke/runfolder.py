@@ -20,6 +20,8 @@ from typing import Any
 from typing import NamedTuple
 from typing import TextIO
 
+from spikelint.util.folders import file_in_the_way
+
 DEFAULT_PARENT = "spikelint-smoke"
 # as pytest and ruff mark their caches: Git ignores the folder (checkpoints are megabytes), and so
 # does ``spikelint check .`` (Git's listing inside a repository, the walk outside one)
@@ -70,6 +72,9 @@ def create_run_folder(requested: str | None, run_id: str) -> RunFolder:
     """Create the folder (``FileExistsError`` if it exists) with its ``logs/`` and ``state/``, and a
     ``.gitignore`` that keeps it out of Git and out of ``spikelint check``."""
     root = (Path(requested) if requested else Path(DEFAULT_PARENT) / run_id).absolute()
+    blocking = file_in_the_way(root.parent)
+    if blocking is not None:
+        raise NotADirectoryError(f"{blocking} is a file, not a folder")
     root.parent.mkdir(parents=True, exist_ok=True)
     root.mkdir()
     (root / ".gitignore").write_text(GITIGNORE, encoding="utf-8")

@@ -31,7 +31,13 @@ def main(argv: list[str]) -> int:
     parser.add_argument("--accumulate", type=int, default=1)
     parser.add_argument("--step-time", type=float, default=0.02)
     parser.add_argument("--bug", choices=BUGS)
+    parser.add_argument("--resume-wait", type=float, default=0.0,
+                        help="seconds a resume spends silent before anything (slow data loading); then it writes "
+                             "alive.txt beside its checkpoints")
     args = parser.parse_args(argv)
+    if args.resume and args.resume_wait:
+        time.sleep(args.resume_wait)
+        (Path(args.ckpt_dir) / "alive.txt").write_text(f"parent {os.getppid()}\n", encoding="utf-8")
     stop = {"requested": False}
     if args.bug == "ignore-sigterm":
         signal.signal(signal.SIGTERM, signal.SIG_IGN)

@@ -84,7 +84,7 @@ def test_a_real_train_py_resume_is_verified_and_a_broken_one_caught(tmp_path: Pa
 
 def test_a_command_that_never_prints_progress_is_a_setup_error(tmp_path: Path) -> None:
     result = run_smoke(tmp_path / "run", "--steps", "12", "--signal", "term",
-                       "--cmd", f"{sys.executable} -c pass")
+                       "--cmd", f"{sys.executable} -c pass {{ckpt}}")
     assert result.exit_code == 2 and "no line matching --progress-regex" in result.summary()["message"]
 
 
@@ -96,7 +96,7 @@ def test_the_report_says_how_a_signalled_process_really_ended() -> None:
     summary["variants"] = [{"name": "sigterm", "verdict": "verified", "message": "m", "interrupted_exit": ["exit 0"],
                             "sigterm": {"signal_to_exit_s": 0.4, "checkpoint_write_s": None}}]
     text = render_text(summary)
-    assert "SIGTERM to exit 0: " in text and "exit 143" not in text
+    assert "after SIGTERM: exit 0, 400.00 ms later" in text and "exit 143" not in text
 
 
 def test_a_headline_with_variants_that_failed_to_resume_and_variants_that_differ_counts_both() -> None:

@@ -21,6 +21,7 @@ from spikelint.smoke.result import VERIFIED
 from spikelint.smoke.result import overall_verdict
 from spikelint.smoke.result import VariantResult
 from spikelint.smoke.command.process import CommandError
+from spikelint.smoke.command.process import sigterm_ends_runs
 from spikelint.smoke.command.process import CommandRun
 from spikelint.smoke.command.process import expand
 from spikelint.smoke.command.process import incomplete_steps_in
@@ -41,6 +42,8 @@ from spikelint.smoke.command.files import truncate_newest
 from spikelint.smoke.command.verdict import PREEMPTION_FIX
 from spikelint.smoke.command.verdict import Runs
 from spikelint.smoke.command.verdict import describe
+from spikelint.smoke.command.reference import ended_badly
+from spikelint.smoke.command.reference import unusable
 from spikelint.smoke.command.budget import MAX_EPOCH_STEPS
 from spikelint.smoke.command.budget import MIN_AIMED_STEP_S
 from spikelint.smoke.command.budget import RUNS_PER_PLAN
@@ -183,9 +186,9 @@ class CommandSmoke:
         folder = self.root / "checkpoints" / label
         reference = self.run(label, folder, False, every, read_epochs=True)
         where = "" if label == "reference" else f" (with {{every}} = {every})"
-        if reference.exit_code != 0:
-            raise ReferenceFailed(f"the uninterrupted command{where} ended with {describe(reference.exit_code)}; "
-                                  f"last output: {reference.tail()}")
+        problem = ended_badly(reference, where, self.options.timeout)
+        if problem is not None:
+            raise ReferenceFailed(problem)
         if not reference.steps and reference.checkpoints_seen:
             # a stock script that prints no step (the Trainer's {'loss': …} lines, a bar): its checkpoints are its steps
             self.by_checkpoints = True
@@ -194,11 +197,9 @@ class CommandSmoke:
             self.journal.progress(f"{label}: no line matched --progress-regex; progress is read from the checkpoints "
                                   f"it wrote (steps {', '.join(map(str, sorted(reference.steps)))}): each signal goes "
                                   "out half a checkpoint period after the checkpoint before the planned step")
-        if not reference.steps:
-            raise ReferenceFailed(f"the command{where} printed no line matching --progress-regex "
-                                  f"{self.options.progress_regex!r} and wrote no numbered checkpoint to {{ckpt}} "
-                                  f"({folder}): print the step (step=N), or name checkpoints by step "
-                                  "(checkpoint-N, step-N.pt)")
+        problem = unusable(reference, where, folder, self.options.progress_regex)
+        if problem is not None:
+            raise ReferenceFailed(problem)
         self.references[every] = reference, folder
         return reference, folder
 
@@ -556,10 +557,14 @@ def run_command_smoke(options: SmokeOptions, plan: SmokePlan, stdout: TextIO, st
         return 2
     journal = Journal(folder.events, folder.logs / "spikelint.log", stderr, started)
     smoke: CommandSmoke | None = None
+    default_sigterm = sigterm_ends_runs()
     try:
         try:
             smoke = CommandSmoke(options, plan, folder.root, journal)
             summary = smoke.execute()
+        except KeyboardInterrupt:
+            journal.progress(f"interrupted: the command was stopped; what ran so far is in {folder.root}")
+            raise
         except CommandError as error:
             summary = setup_error_summary(str(error))
         except OSError as error:
@@ -585,6 +590,8 @@ def run_command_smoke(options: SmokeOptions, plan: SmokePlan, stdout: TextIO, st
         journal.progress(f"finished: {summary['verdict']} (exit {summary['exit_code']}), run folder {folder.root} "
                          f"(the losses drawn in {folder.page.name})")
     finally:
+        if default_sigterm is not None:
+            signal.signal(signal.SIGTERM, default_sigterm)
         journal.close()
     stdout.write(render_json(summary) if options.format == "json" else render_text(summary))
     return int(summary["exit_code"])

@@ -20,11 +20,13 @@ import re
 import select
 import shlex
 import signal
+import threading
 import subprocess
 import time
 from dataclasses import dataclass
 from dataclasses import field
 from pathlib import Path
+from typing import Any
 from typing import Callable
 
 
@@ -45,6 +47,25 @@ DCP_COMMIT_MARKER = ".metadata"
 
 class CommandError(ValueError):
     """The command cannot be used (exit 2)."""
+
+
+class Terminated(KeyboardInterrupt):
+    """SIGTERM to spikelint (a cancelled CI job) while a command runs: ended like Ctrl-C, the command killed."""
+
+    said = "terminated (SIGTERM)"
+    exit_code = 128 + signal.SIGTERM
+
+
+def raise_terminated(signum: int, frame: object) -> None:
+    raise Terminated()
+
+
+def sigterm_ends_runs() -> Any:
+    """SIGTERM (a cancelled CI job) ends the smoke run like Ctrl-C, killing the command it runs; the handler
+    it replaces, to put back (``None`` off the main thread, where Python lets no handler be set)."""
+    if threading.current_thread() is not threading.main_thread():
+        return None
+    return signal.signal(signal.SIGTERM, raise_terminated)
 
 
 def expand(template: str, values: dict[str, str]) -> list[str]:
@@ -304,59 +325,64 @@ def run_command(
                 run.steps[step], run.step_s[step] = "", at
                 reached(step)
 
-        while True:
-            now = time.monotonic()
-            if watch is not None and process.poll() is None:
-                look_at_checkpoints()
-            if due is not None and now >= due:
-                due, signalled = None, now
-                deliver()
-            if now >= deadline:
-                run.timed_out = True
-                kill_tree(process.pid)
-                break
-            if signalled is not None and signum == signal.SIGTERM and now - signalled >= grace_s:
-                run.grace_expired = True
-                kill_tree(process.pid)
-                break
-            if heartbeat is not None and now - last_beat >= heartbeat_s:
-                last_beat = now
-                heartbeat(run, now - last_output)
-            wait = min(deadline - now, 0.5 if watch is None else 0.05, heartbeat_s)
-            if signalled is not None:
-                wait = min(wait, max(0.0, signalled + grace_s - now))
-            if due is not None:
-                wait = min(wait, max(0.0, due - now))
-            ready, _, _ = select.select([process.stdout], [], [], wait)
-            if not ready:
-                if process.poll() is not None:
+        try:
+            while True:
+                now = time.monotonic()
+                if watch is not None and process.poll() is None:
+                    look_at_checkpoints()
+                if due is not None and now >= due:
+                    due, signalled = None, now
+                    deliver()
+                if now >= deadline:
+                    run.timed_out = True
+                    kill_tree(process.pid)
                     break
-                continue
-            chunk = os.read(process.stdout.fileno(), 65536)
-            if not chunk:
-                break
-            last_output = time.monotonic()
-            log.write(chunk)
-            log.flush()
-            pending += chunk
-            complete, _, pending = pending.rpartition(b"\n")
-            for line in output_lines(complete) if complete else []:
-                if len(run.load_lines) < MAX_LOAD_LINES and says_it_loads(line):
-                    run.load_lines.append(line.strip())
-                read = read_line(line, progress, loss)
-                if isinstance(read, Mention):
-                    run.mentions.append(read)
+                if signalled is not None and signum == signal.SIGTERM and now - signalled >= grace_s:
+                    run.grace_expired = True
+                    kill_tree(process.pid)
+                    break
+                if heartbeat is not None and now - last_beat >= heartbeat_s:
+                    last_beat = now
+                    heartbeat(run, now - last_output)
+                wait = min(deadline - now, 0.5 if watch is None else 0.05, heartbeat_s)
+                if signalled is not None:
+                    wait = min(wait, max(0.0, signalled + grace_s - now))
+                if due is not None:
+                    wait = min(wait, max(0.0, due - now))
+                ready, _, _ = select.select([process.stdout], [], [], wait)
+                if not ready:
+                    if process.poll() is not None:
+                        break
                     continue
-                if read is None:
-                    alone = loss_only(line, loss)
-                    if alone is not None:
-                        run.loss_lines.append(alone)
-                    continue
-                read = read._replace(step=read.step + step_offset)
-                step = read.step
-                record_step(run, read, line, last_output - started)
-                reached(step)
-        run.exit_code = process.wait()
+                chunk = os.read(process.stdout.fileno(), 65536)
+                if not chunk:
+                    break
+                last_output = time.monotonic()
+                log.write(chunk)
+                log.flush()
+                pending += chunk
+                complete, _, pending = pending.rpartition(b"\n")
+                for line in output_lines(complete) if complete else []:
+                    if len(run.load_lines) < MAX_LOAD_LINES and says_it_loads(line):
+                        run.load_lines.append(line.strip())
+                    read = read_line(line, progress, loss)
+                    if isinstance(read, Mention):
+                        run.mentions.append(read)
+                        continue
+                    if read is None:
+                        alone = loss_only(line, loss)
+                        if alone is not None:
+                            run.loss_lines.append(alone)
+                        continue
+                    read = read._replace(step=read.step + step_offset)
+                    step = read.step
+                    record_step(run, read, line, last_output - started)
+                    reached(step)
+            run.exit_code = process.wait()
+        except BaseException:  # Ctrl-C, or SIGTERM when a CI job is cancelled: the command must not outlive us
+            kill_tree(process.pid)
+            process.wait()
+            raise
         if watch is not None and signalled is None and due is None:
             look_at_checkpoints()  # the last checkpoint, written just before the end
             unread = set(run.checkpoints_seen) - set(run.checkpoint_epochs)

@@ -65,7 +65,7 @@ def loss_only(line: str, loss: re.Pattern[str]) -> str | None:
     value = loss.search(line)
     if value is None or NOT_A_STEP.search(line) or PROGRESS_BAR.search(line):
         return None
-    text = value.group(1).rstrip(",;.")
+    text = (value.group(1) or "").rstrip(",;.")
     try:
         float(text)  # "the default loss: `ForCausalLMLoss`" names a loss, it is not one
     except ValueError:
@@ -79,12 +79,15 @@ def read_line(line: str, progress: re.Pattern[str], loss: re.Pattern[str]) -> St
     found = progress.search(line)
     if not found:
         return None
-    step = int(found.group(1))
+    try:
+        step = int(found.group(1))
+    except (TypeError, ValueError):  # the regex's group is not the number (``(step)=\d+``): not a step line
+        return None
     if NOT_A_STEP.search(line) or PROGRESS_BAR.search(line):
         return Mention(step, line.strip()[:200])
     value = loss.search(line)
     epoch = EPOCH.search(line)
-    return StepLine(step, value.group(1).rstrip(",;") if value else "", int(epoch.group(1)) if epoch else None)
+    return StepLine(step, (value.group(1) or "").rstrip(",;") if value else "", int(epoch.group(1)) if epoch else None)
 
 
 def output_lines(chunk: bytes) -> list[str]:

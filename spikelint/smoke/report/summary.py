@@ -114,7 +114,7 @@ def _variant_lines(variant: dict[str, Any], shared: list[str] | None = None) -> 
     if sigterm and sigterm.get("signal_to_exit_s") is not None:
         ended = (variant.get("interrupted_exit") or ["exit 143"])[0]  # how the process really ended
         lines.append(
-            f"{'':16}SIGTERM to {ended}: {_seconds(sigterm['signal_to_exit_s'])} "
+            f"{'':16}after SIGTERM: {ended}, {_seconds(sigterm['signal_to_exit_s'])} later "
             f"(checkpoint write {_seconds(sigterm.get('checkpoint_write_s'))})"
         )
     for note in variant.get("notes", []):
