@@ -16,7 +16,7 @@ their own, with no keyword beside them; .env files inside .zip and .tar.gz),
 spikelint checks each carrier folder once, and a sample counts as reported when its file gets any
 SPK201-SPK206 finding.
 
-    python bench/peer_samples.py --gitleaks /tmp/gitleaks --spikelint /work/venv/bin/spikelint \\
+    python bench/peer_samples.py --gitleaks /tmp/gitleaks --spikelint .venv/bin/spikelint \\
         --out /tmp/peer.json [--seed 1] [--carriers env,sh,yaml,py,txt,encoded,archived]
 
 A gitleaks negative is a negative of one rule: the "not another rule's" column leaves out those that

@@ -16,7 +16,7 @@ from spikelint.engine import lint_snippet
 
 FAKE = Fakes(23)
 FORMATS = ("text", "json", "sarif", "junit", "gitlab", "github")
-CORPUS = Path("/work/shared/corpus")
+CORPUS = Path(__file__).resolve().parents[2].parent / "shared" / "corpus"
 
 
 def seeded_repository(root: Path) -> list[str]:
