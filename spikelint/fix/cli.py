@@ -111,6 +111,9 @@ def _summary(run: FixRun, dry_run: bool) -> None:
         print(f"spikelint: not fixable {finding.path}:{finding.line}: {finding.rule}: {printable(reason)}", file=out)
     for message in run.write_errors:
         print(f"spikelint: not written {printable(message)}", file=out)
+    for finding in run.unparsed:
+        print(f"spikelint: not fixable {finding.path}:{finding.line}: SPK001: {printable(finding.message)} — no fix "
+              "repairs a file that is not valid: fix it by hand", file=out)
     fixed = sum(len(fix.claims) for item in run.changed for fix in item.applied)
     files = len(run.changed)
     pins = sum(1 for finding in run.left if finding.rule in ("SPK101", "SPK102"))
@@ -119,9 +122,10 @@ def _summary(run: FixRun, dry_run: bool) -> None:
         ([f"{pins} image{'' if pins == 1 else 's'} to pin with --unsafe --pins FILE (the digests to pin to)"]
          if pins else [])
     print(f"spikelint: {verb} {fixed} finding{'' if fixed == 1 else 's'} in {files} file{'' if files == 1 else 's'}"
-          f", {len(run.unfixable)} not fixable" + "".join(f", {part}" for part in more), file=out)
-    if dry_run and (run.changed or run.proof_refusals):  # a dry run is a check: say why it fails
-        why = "a file would change" if run.changed else "a fix was refused by its proof"
+          f", {len(run.unfixable) + len(run.unparsed)} not fixable" + "".join(f", {part}" for part in more), file=out)
+    if dry_run and (run.changed or run.proof_refusals or run.unparsed):  # a dry run is a check: say why it fails
+        why = "a file would change" if run.changed else "a fix was refused by its proof" if run.proof_refusals \
+            else "a file is not valid"
         print(f"spikelint: exit 1: {why} (--dry-run wrote nothing; run without it to apply)", file=out)
 
 
@@ -142,7 +146,7 @@ def command_fix(args: argparse.Namespace) -> int:
     if not safe:
         return EXIT_USAGE
     if args.dry_run:
-        return EXIT_FINDINGS if run.changed or run.proof_refusals else EXIT_OK
+        return EXIT_FINDINGS if run.changed or run.proof_refusals or run.unparsed else EXIT_OK
     result = check_paths(paths, config, overrides=overrides, hook=args.hook)
     report = result.report if baseline is None else apply_baseline(result.report, baseline)
     emit(report, "text", None, result.root_prefix, config.fail_on)

@@ -27,6 +27,7 @@ class FixRun:
     write_errors: list[str] = field(default_factory=list)
     missing: list[str] = field(default_factory=list)
     secrets: dict[str, frozenset[str]] = field(default_factory=dict)  # by path: what the diff must not show
+    unparsed: list[Finding] = field(default_factory=list)  # SPK001 in a given file: no fix repairs it
 
     @property
     def changed(self) -> list[FileFix]:
@@ -109,6 +110,8 @@ def run_fixes(paths: list[str], config: Config, *, unsafe: bool, dry_run: bool, 
     by_path: dict[str, list[Finding]] = {}
     secrets_by_path: dict[str, list[Finding]] = {}
     for finding in result.report.findings:
+        if finding.rule == "SPK001" and finding.path in kinds:
+            run.unparsed.append(finding)
         if finding.rule.startswith("SPK2"):
             secrets_by_path.setdefault(finding.path, []).append(finding)
         rule = catalog.get(finding.rule)

@@ -416,3 +416,19 @@ def test_merge_keys_do_not_break_the_yaml_walk(tmp_path: Path, capsys: pytest.Ca
     fixed, err = _fix(tmp_path, capsys, "job.yaml", text, "--unsafe")
     assert SECRET not in fixed and "secretKeyRef" in fixed and "        <<: *labels\n        shard: a\n" in fixed
     assert "Traceback" not in err
+
+
+# --------------------------------------------------------------------------- files no fix repairs
+
+
+@pytest.mark.parametrize(("name", "text", "said"), [
+    ("bad.yaml", "a: [1\n", "not fixable bad.yaml:1: SPK001: invalid YAML"),
+    ("bad.sh", "#!/bin/bash\necho hi\nif [ x = y ; then\n", "not fixable bad.sh:3: SPK001: invalid shell script"),
+])
+def test_a_dry_run_over_a_file_that_is_not_valid_fails_and_names_it(tmp_path: Path, capsys: pytest.CaptureFixture[str],
+                                                                   name: str, text: str, said: str) -> None:
+    """It said "would fix 0 findings in 0 files" and exited 0, a check that passed over a broken file."""
+    write(tmp_path, {name: text})
+    ran = run(tmp_path, capsys, "fix", "--dry-run")
+    assert ran.code == 1 and said in ran.err and "fix it by hand" in ran.err
+    assert "exit 1: a file is not valid" in ran.err and (tmp_path / name).read_text(encoding="utf-8") == text
