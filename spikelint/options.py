@@ -219,19 +219,19 @@ def write_baseline(path: Path, report: Report, source: str = "check") -> None:
     except OSError as error:
         raise UsageError(f"cannot write baseline {path}: {error.strerror or error}") from None
     count = len(entries)
-    kept_note = f" (kept {len(others)} {'history' if source == 'check' else 'check'} entries already in it)" \
-        if others else ""
+    kept_note = f" (kept {len(others)} {'history' if source == 'check' else 'check'} " \
+        f"entr{'y' if len(others) == 1 else 'ies'} already in it)" if others else ""
     print(f"spikelint: wrote {count} finding{'' if count == 1 else 's'} to baseline {path}{kept_note}", file=sys.stderr)
     if untracked:
         print(f"spikelint: left out {untracked} finding{'' if untracked == 1 else 's'} of files Git does not track: "
               "commit them first if they are part of what is already there, or they stay new findings",
               file=sys.stderr)
-    secrets = sum(1 for entry in entries + others if str(entry.get("rule", "")).startswith("SPK2")
-                  and entry.get("rule") != "SPK207")
+    secrets = len({entry.get("fingerprint") for entry in entries + others  # one secret, one fingerprint, whoever
+                   if str(entry.get("rule", "")).startswith("SPK2") and entry.get("rule") != "SPK207"})  # reports it
     if secrets:
         lister = "history --baseline none --ignore SPK207" if source == "history" else \
             "check --baseline none --select SPK2 --ignore SPK207 ."
-        print(f"spikelint: warning: the baseline holds {secrets} secret finding{'' if secrets == 1 else 's'}: a "
+        print(f"spikelint: warning: the baseline holds {secrets} secret{'' if secrets == 1 else 's'}: a "
               f"baselined secret is still leaked; rotate it (spikelint {lister} lists them)", file=sys.stderr)
 
 

@@ -53,8 +53,8 @@ def script_pipefail(context: FixContext, findings: Sequence[Finding]) -> Iterato
     if shell is None or shell not in PIPEFAIL_SHELLS and not shell.startswith("bash"):
         reason = ("the script has no shebang, so it may run under sh (dash), which has no pipefail: start it with "
                   "#!/usr/bin/env bash, then fix again") if shell is None else (
-                  f"the script runs under {shell}, which may have no pipefail: make it a bash script or use "
-                  f"PIPESTATUS")
+                  f"the script runs under {shell}, which may have no pipefail (nor bash's PIPESTATUS): make it a "
+                  "bash script (#!/usr/bin/env bash), then fix again")
         for finding in findings:
             yield refuse(finding, reason)
         return

@@ -427,7 +427,7 @@ def test_a_baseline_leaves_out_untracked_work_in_progress_and_warns_of_secrets(
     (team.root / "scripts" / "wip.sh").write_text(f"#!/bin/bash\nexport HF_TOKEN={FAKE.hf()}\n", encoding="utf-8")
     code, _, err = run(["check", "--write-baseline", "baseline.json"], team.root, monkeypatch, capsys)
     assert code == 0 and "left out 1 finding of files Git does not track" in err
-    assert "the baseline holds 4 secret findings" in err and "rotate it" in err
+    assert "the baseline holds 4 secrets" in err and "rotate it" in err
     git(team.root, "add", "scripts/wip.sh")
     code, found, _ = secret_rules(["check", "--select", "SPK2", "--baseline", "baseline.json"], team.root,
                                   monkeypatch, capsys)
@@ -464,3 +464,20 @@ def test_a_since_git_reads_as_now_or_later_is_an_error_not_a_pass(since: str, st
     status, _, err = run(["history", "--since", since], story.root, monkeypatch, capsys)
     assert status == 2
     assert f"--since {since!r} is not a date in the past" in err and "2 weeks ago" in err
+
+
+def test_one_secret_in_a_baseline_of_check_and_history_is_counted_once(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]) -> None:
+    """SPK202 from ``check`` and SPK201 from ``history`` share the secret's fingerprint: one leak, said as one."""
+    root = tmp_path / "repo"
+    root.mkdir()
+    git(root, "init", "-q")
+    (root / "job.yaml").write_text("apiVersion: batch/v1\nkind: Job\nmetadata: {name: j}\nspec:\n  template:\n"
+                                   "    spec:\n      restartPolicy: Never\n      containers:\n      - name: c\n"
+                                   "        image: busybox@sha256:" + "0" * 64 + "\n        env:\n"
+                                   f"        - name: HF_TOKEN\n          value: {FAKE.hf()}\n", encoding="utf-8")
+    git(root, "add", "-A")
+    git(root, "commit", "-qm", "init")
+    run(["check", "--write-baseline", "baseline.json"], root, monkeypatch, capsys)
+    code, _, err = run(["history", "--write-baseline", "baseline.json"], root, monkeypatch, capsys)
+    assert code == 0 and "the baseline holds 1 secret:" in err and "(kept 1 check entry already in it)" in err

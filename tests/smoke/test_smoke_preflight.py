@@ -94,7 +94,7 @@ def test_check_room_refuses_a_full_disk(tmp_path: Path) -> None:
 def test_unwritable_checkpoint_folder_is_a_preflight_error(tmp_path: Path) -> None:
     blocker = tmp_path / "file"
     blocker.write_text("not a folder")
-    with pytest.raises(PreflightError, match="not writable"):
+    with pytest.raises(PreflightError, match="file is a file, not a folder"):
         check_checkpoint_folder(blocker / "checkpoints", require_persistent=False)
 
 
