@@ -226,8 +226,9 @@ def write_baseline(path: Path, report: Report, source: str = "check") -> None:
         print(f"spikelint: left out {untracked} finding{'' if untracked == 1 else 's'} of files Git does not track: "
               "commit them first if they are part of what is already there, or they stay new findings",
               file=sys.stderr)
-    secrets = len({entry.get("fingerprint") for entry in entries + others  # one secret, one fingerprint, whoever
-                   if str(entry.get("rule", "")).startswith("SPK2") and entry.get("rule") != "SPK207"})  # reports it
+    # one secret has one fingerprint, whichever rule (check's SPK202, history's SPK201) reported it
+    secrets = len({entry.get("fingerprint") for entry in entries + others
+                   if str(entry.get("rule", "")).startswith("SPK2") and entry.get("rule") != "SPK207"})
     if secrets:
         lister = "history --baseline none --ignore SPK207" if source == "history" else \
             "check --baseline none --select SPK2 --ignore SPK207 ."

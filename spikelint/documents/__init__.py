@@ -88,11 +88,12 @@ def _parse_yaml(document: Document) -> None:
 
     duplicates: list[DuplicateKey] = []
     document.trees = parse_yaml(document.text, duplicates)
-    document.problems.extend(Problem("SPK001", duplicate.line, duplicate.column, duplicate_key_message(duplicate))
+    document.problems.extend(Problem("SPK001", duplicate.line, duplicate.column, _duplicate_key_message(duplicate))
                              for duplicate in duplicates)
 
 
-def duplicate_key_message(duplicate: DuplicateKey) -> str:
+def _duplicate_key_message(duplicate: DuplicateKey) -> str:
+    """Whether the value changed decides what the reader is told: a silent change, or a redundant line."""
     if duplicate.same_value:
         return (f"invalid YAML: the key {duplicate.key!r} is written twice in one mapping, with the same value as at "
                 f"line {duplicate.first_line}: kubectl, Helm and OmegaConf reject the file; remove one of them")

@@ -20,8 +20,8 @@ import re
 import select
 import shlex
 import signal
-import threading
 import subprocess
+import threading
 import time
 from dataclasses import dataclass
 from dataclasses import field
@@ -57,6 +57,7 @@ class Terminated(KeyboardInterrupt):
 
 
 def raise_terminated(signum: int, frame: object) -> None:
+    """The SIGTERM handler: unwinds like Ctrl-C, through the ``except`` that kills the command's tree."""
     raise Terminated()
 
 
