@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import argparse
-import re
 import subprocess
 import sys
 from pathlib import Path
@@ -25,6 +24,7 @@ from spikelint.options import UsageError
 from spikelint.options import add_report_options
 from spikelint.options import configured
 from spikelint.options import emit_reports
+from spikelint.options import team_shapes
 from spikelint.options import exit_code
 from spikelint.options import overrides
 from spikelint.options import positive
@@ -164,7 +164,7 @@ def command_check(args: argparse.Namespace) -> int:
         else:
             emit_reports(report, targets, result.root_prefix, config.fail_on)
     else:
-        emit_reports(report, targets, result.root_prefix, config.fail_on, args.code_frame, _team_masks(config))
+        emit_reports(report, targets, result.root_prefix, config.fail_on, args.code_frame, team_shapes(config))
     for message in result.internal_errors:
         print(f"spikelint: {printable(message)}", file=sys.stderr)
     if result.internal_errors:
@@ -184,15 +184,6 @@ def _shown_kind(source: SourceFile) -> str:
     if source.kind == FileKind.TEXT and is_scanned_binary(source.path):
         return "binary (its strings; a pickle's globals)"
     return source.kind
-
-
-def _team_masks(config: Config) -> tuple[re.Pattern[str], ...]:
-    """The team's own token shapes (``secrets:`` in its rule files), masked in the reports like spikelint's."""
-    if config.team_rules_folder() is None and not config.added_rules_dirs:
-        return ()
-    from spikelint.team import rule_set_for
-
-    return tuple(pattern.regex for pattern in rule_set_for(config).secrets)
 
 
 def _show_files(paths: list[str], config: Config) -> int:

@@ -74,12 +74,14 @@ def _check_name(spec: CheckSpec) -> str:
     return str(getattr(function, "__name__", function))
 
 
-def _rules_and_checks(config: Config) -> tuple[Config, dict[str, Rule], tuple[CheckSpec, ...]]:
-    """The catalog with the team's rules, and the selected checks (the team's among them)."""
+def _rules_and_checks(config: Config) -> tuple[Config, dict[str, Rule], tuple[CheckSpec, ...], tuple[Any, ...]]:
+    """The catalog with the team's rules, the selected checks (the team's among them), and the team's own
+    token shapes (masked in the source lines kept for code frames, like the shapes spikelint knows)."""
     team = rule_set_for(config)
     config = with_team_companions(config, team)
     checks = [spec for spec in all_checks() if any(selected(rule, config) for rule in spec.rules)]
-    return config, catalog_with_team_rules(load_catalog(), team), (*checks, *team_checks(config, team))
+    return (config, catalog_with_team_rules(load_catalog(), team), (*checks, *team_checks(config, team)),
+            tuple(pattern.regex for pattern in team.secrets))
 
 
 @dataclass(frozen=True)
@@ -92,12 +94,14 @@ class Engine:
     root_prefix: str = ""  # cwd relative to the repository root: fingerprints key on root-relative paths
     layers: Layers | None = None  # sub-folder configurations, when a run has them
     _engines: dict[int, Engine] = field(default_factory=dict, compare=False, repr=False)
+    masks: tuple[Any, ...] = ()  # the team's token shapes (compiled patterns)
 
     @classmethod
     def create(cls, config: Config, today: date | None = None, cwd: Path | None = None,
                root_prefix: str = "", layers: Layers | None = None) -> Engine:
-        config, catalog, checks = _rules_and_checks(config)
-        return cls(config, catalog, checks, today or date.today(), cwd or Path.cwd(), root_prefix, layers)
+        config, catalog, checks, masks = _rules_and_checks(config)
+        return cls(config, catalog, checks, today or date.today(), cwd or Path.cwd(), root_prefix, layers,
+                   masks=masks)
 
     def for_path(self, path: str) -> Engine:
         """The engine of the configuration that applies to ``path`` (a sub-folder's may refine the top one)."""
@@ -107,9 +111,9 @@ class Engine:
         if layer is self.layers.top:
             return self
         if id(layer) not in self._engines:
-            config, catalog, checks = _rules_and_checks(layer)
+            config, catalog, checks, masks = _rules_and_checks(layer)
             self._engines[id(layer)] = replace(self, config=config, catalog=catalog, checks=checks, layers=None,
-                                               _engines={})
+                                               _engines={}, masks=masks)
         return self._engines[id(layer)]
 
     def check_document(self, document: Document, project: Project) -> FileResult:
@@ -140,7 +144,8 @@ class Engine:
             shown = document if path == document.path else project.parsed.get(path)
             own = [finding for finding in result.findings if finding.path == path]
             notes = result.internal_errors if path == document.path else []
-            own, lines, notes = mask_file(own, path, _finding_lines(shown.text, own) if shown is not None else [], notes)
+            own, lines, notes = mask_file(own, path, _finding_lines(shown.text, own) if shown is not None else [], notes,
+                                          self.masks)
             if path == document.path:
                 result.internal_errors = notes
             result.sources[path] = lines

@@ -296,11 +296,35 @@ def configured(args: argparse.Namespace, exclude: bool = True) -> Config:
         config = load_config(args.config)
     except ConfigError as error:
         raise UsageError(f"configuration error: {error}") from None
+    mask_team_shapes(config)
     select, ignore = rule_ids(args.select), rule_ids(args.ignore)
     check_rule_names(config, {"select": select, "ignore": ignore})
     extra = getattr(args, "exclude", None) if exclude else None
     return with_overrides(config, select=select, ignore=ignore, fail_on=args.fail_on,
                           exclude=(*config.exclude, *extra) if extra else None)
+
+
+def team_shapes(config: Config) -> tuple[re.Pattern[str], ...]:
+    """The team's own token shapes (``secrets:`` in its rule files); none where its rules cannot be read
+    (the command that loads them says what is wrong)."""
+    if config.team_rules_folder() is None and not config.added_rules_dirs:
+        return ()
+    from spikelint.team import rule_set_for
+    from spikelint.team.ruleset import TeamRuleError
+
+    try:
+        return tuple(pattern.regex for pattern in rule_set_for(config).secrets)
+    except TeamRuleError:
+        return ()
+
+
+def mask_team_shapes(config: Config) -> None:
+    """The team's own token shapes masked in all the command writes from now on, as spikelint's are."""
+    shapes = team_shapes(config)
+    if shapes:
+        from spikelint.secrets.output_mask import mask_team_shapes_on_streams
+
+        mask_team_shapes_on_streams(shapes)
 
 
 def overrides(args: argparse.Namespace) -> dict[str, Any]:

@@ -129,6 +129,9 @@ def model_main(argv: Sequence[str]) -> int:
     except (ConfigError, OSError) as error:
         sys.stderr.write(f"spikelint model: {error}\n")
         return EXIT_USAGE
+    from spikelint.options import mask_team_shapes
+
+    mask_team_shapes(config)  # the workloads' env values and arguments are printed as written
     shown = Path(args.file).as_posix()
     document = read_document(SourceFile(shown, str(path.resolve()), detect_kind(shown, head), path.stat().st_size))
     unreadable = [problem for problem in document.problems if problem.rule in ("SPK001", "SPK003")]

@@ -121,12 +121,13 @@ def reported_values(findings: Iterable[Finding], path: str, lines: Sequence[str]
     return values
 
 
-def mask_file(findings: list[Finding], path: str, lines: list[str],
-              notes: list[str]) -> tuple[list[Finding], list[str], list[str]]:
+def mask_file(findings: list[Finding], path: str, lines: list[str], notes: list[str],
+              team_shapes: Sequence[re.Pattern[str]] = ()) -> tuple[list[Finding], list[str], list[str]]:
     """Findings, source lines and other messages of one file with its reported secrets masked, and
-    whatever else in the shown lines the output's own mask would hide (before a code frame cuts it)."""
+    whatever else in the shown lines the output's own mask would hide (before a code frame cuts it),
+    a team's own token shapes included."""
     values = reported_values(findings, path, lines)
-    lines = [mask_in_place(line) for line in lines]
+    lines = [mask_in_place(line, team_shapes) for line in lines]
     if not values:
         return findings, lines, notes
     hide, hide_in_source = masker(values), masker(values, same_width=True)

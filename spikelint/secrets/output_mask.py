@@ -88,11 +88,11 @@ def mask_output(text: str, extra: Sequence[re.Pattern[str]] = ()) -> str:
     return _partial_tokens("".join(pieces) + text[done:] if pieces else text, ellipsis)
 
 
-def mask_in_place(text: str) -> str:
+def mask_in_place(text: str, extra: Sequence[re.Pattern[str]] = ()) -> str:
     """``text`` with each credential :func:`mask_output` would hide replaced by a mask as wide as it
-    (``ghp_…*****``).  For the source lines of code frames: a frame cut to the terminal's width before
-    the output is masked could cut a token in two that no detector then recognises, and the caret under
-    the line must keep its column."""
+    (``ghp_…*****``); ``extra``: a team's own token shapes (their first group, else the match).  For the
+    source lines of code frames: a frame cut to the terminal's width before the output is masked could
+    cut a token in two that no pattern then recognises, and the caret under the line must keep its column."""
     if len(text) < MIN_MASKED:
         return text
     from spikelint.secrets.text import CONFIG
@@ -100,7 +100,9 @@ def mask_in_place(text: str) -> str:
 
     spans = sorted([(secret.start, secret.end) for secret in find_in_text(text, mode=CONFIG)
                     if secret.end - secret.start >= MIN_MASKED]
-                   + [found.span() for found in PARTIAL_TOKEN.finditer(text)])
+                   + [found.span() for found in PARTIAL_TOKEN.finditer(text)]
+                   + [found.span(1 if pattern.groups else 0) for pattern in extra for found in pattern.finditer(text)
+                      if found.end(1 if pattern.groups else 0) - found.start(1 if pattern.groups else 0) >= MIN_MASKED])
     pieces: list[str] = []
     done = 0
     for start, end in spans:
@@ -156,6 +158,7 @@ class MaskedStream:
     def __init__(self, stream: TextIO | None) -> None:
         self.wrapped: TextIO = stream if stream is not None else _null_stream()  # started with the descriptor closed
         self._pending = ""
+        self.team_shapes: tuple[re.Pattern[str], ...] = ()  # set once a command has read its configuration
 
     def write(self, text: str) -> int:
         self._pending += text
@@ -167,7 +170,7 @@ class MaskedStream:
                 and head.count("\n") < HELD_LINES:
             return len(text)  # the key's body lines are still to come: mask the block as a whole
         self._pending = self._pending[cut + 1:]
-        self._send(mask_output(head))
+        self._send(mask_output(head, self.team_shapes))
         return len(text)
 
     def writelines(self, lines: Any) -> None:
@@ -177,7 +180,7 @@ class MaskedStream:
     def flush(self) -> None:
         if self._pending:
             pending, self._pending = self._pending, ""
-            self._send(mask_output(pending))
+            self._send(mask_output(pending, self.team_shapes))
         try:
             self.wrapped.flush()
         except BrokenPipeError:
@@ -209,3 +212,13 @@ def _null_stream() -> TextIO:
     import os
 
     return open(os.devnull, "w", encoding="utf-8")
+
+
+def mask_team_shapes_on_streams(shapes: Sequence[re.Pattern[str]]) -> None:
+    """Mask a team's own token shapes in everything the command writes from now on (``spikelint model``'s
+    JSON, a message quoting a line), as the shapes spikelint knows are."""
+    import sys
+
+    for stream in (sys.stdout, sys.stderr):
+        if isinstance(stream, MaskedStream):
+            stream.team_shapes = tuple(shapes)

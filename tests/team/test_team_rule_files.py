@@ -229,6 +229,33 @@ def test_a_team_token_quoted_by_another_message_is_masked_too(
     assert TOKEN[:8] not in (folder / "report.out").read_text(encoding="utf-8")
 
 
+@pytest.mark.parametrize("fmt", ["text", "html"])
+def test_a_team_token_a_code_frame_cuts_is_masked_before_the_cut(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str], fmt: str) -> None:
+    """A frame cut to the terminal's (or the page's) width cut the token, and the 32-character shape no longer
+    matched the rest: up to 28 characters of it were shown."""
+    for padding in range(60, 110, 7):
+        script = (f"#!/bin/bash\nset -euo pipefail\nrunai submit sft -i harbor.acme.internal/t:latest "
+                  f"--annotation owner={'x' * padding} --annotation note={TOKEN} -- python train.py\n")
+        folder = project(tmp_path / f"p{padding}", SECRETS.replace('paths: ["deploy/**", "*.env"]', 'paths: ["**"]'),
+                         {"submit.sh": script})
+        code, out, err = run(folder, monkeypatch, capsys, "check", "submit.sh", "--select", "SPK101", "--format", fmt)
+        assert code == 1 and TOKEN[:5] not in out + err, (padding, out)
+
+
+def test_the_model_command_masks_a_team_token(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+                                             capsys: pytest.CaptureFixture[str]) -> None:
+    """``spikelint model`` prints env values and arguments as written: spikelint's own shapes were masked there,
+    the team's were printed whole."""
+    job = JOB.replace("          command: [torchrun, train.py]\n",
+                      f"          command: [torchrun, train.py, --token, {TOKEN}]\n"
+                      f"          env: [{{name: X, value: {TOKEN}}}]\n")
+    assert TOKEN in job
+    folder = project(tmp_path, SECRETS.replace('paths: ["deploy/**", "*.env"]', 'paths: ["**"]'), {"job.yaml": job})
+    code, out, err = run(folder, monkeypatch, capsys, "model", "job.yaml")
+    assert code == 0 and TOKEN[:8] not in out + err and out.count("acme") >= 2
+
+
 @pytest.mark.parametrize(("pattern", "said"), [
     ("    regex: '(acmedk_[a-z'\n", "team.yaml:2: secret pattern p: regex '(acmedk_[a-z' is not a valid regular expression"),
     ("    regex: '(a)(b)'\n", "the regex has 2 capture groups — keep one"),
