@@ -45,6 +45,7 @@ from spikelint.pipeline.fingerprint import identity_path
 from spikelint.pipeline.fingerprint import identity_root
 from spikelint.pipeline.fingerprint import root_prefix
 from spikelint.pipeline.fingerprint import next_fingerprint
+from spikelint.pipeline.masking import finding_lines
 from spikelint.pipeline.masking import mask_file
 from spikelint.pipeline.commit import keep_commit_findings
 from spikelint.model import Document
@@ -59,6 +60,8 @@ from spikelint.model import Suppression
 from spikelint.model import Workload
 from spikelint.discovery.project import Project
 from spikelint.documents.suppressions import covers
+from spikelint.documents.suppressions import expired
+from spikelint.documents.suppressions import until_date
 from spikelint.discovery.workspace import workspace
 from spikelint.pipeline.results import FileResult
 from spikelint.pipeline.results import result_from_data
@@ -144,7 +147,7 @@ class Engine:
             shown = document if path == document.path else project.parsed.get(path)
             own = [finding for finding in result.findings if finding.path == path]
             notes = result.internal_errors if path == document.path else []
-            own, lines, notes = mask_file(own, path, _finding_lines(shown.text, own) if shown is not None else [], notes,
+            own, lines, notes = mask_file(own, path, finding_lines(shown.text, own) if shown is not None else [], notes,
                                           self.masks)
             if path == document.path:
                 result.internal_errors = notes
@@ -244,15 +247,7 @@ class Engine:
             suppression.used = True
             matched.setdefault(id(suppression), set()).update(
                 rule for rule in suppression.rules if problem.rule.startswith(rule))
-        return any(not self._expired(suppression) for suppression in hit)
-
-    def _expired(self, suppression: Suppression) -> bool:
-        if suppression.until is None:
-            return False
-        try:
-            return date.fromisoformat(suppression.until) < self.today
-        except ValueError:
-            return False
+        return any(not expired(suppression, self.today) for suppression in hit)
 
     def _suppression_findings(self, document: Document, inline: list[Suppression], object_wide: list[Suppression],
                               matched: dict[int, set[str]]) -> Iterator[Finding]:
@@ -268,9 +263,18 @@ class Engine:
                                   severity="warning", key=f"misplaced:{rules}")
                 yield self._finding(problem, document, occurrences)
                 continue
+            unknown = [rule for rule in suppression.rules if not any(known.startswith(rule) for known in self.catalog)]
             unused = [rule for rule in suppression.rules
                       if rule not in matched.get(id(suppression), ()) and self._judged(rule)]
-            if suppression.used and self._expired(suppression):
+            if unknown and suppression.report_unused:
+                problem = Problem("SPK002", suppression.line, suppression.column, f"suppression names {','.join(unknown)}"
+                                  ", which is no rule id: correct it (spikelint rules lists them) or remove it",
+                                  key=f"unknown:{','.join(unknown)}")
+            elif suppression.until is not None and until_date(suppression.until) is None:
+                problem = Problem("SPK002", suppression.line, suppression.column, f"suppression of {rules} has until="
+                                  f"{suppression.until}, which is not a date (YYYY-MM-DD, e.g. 2026-12-31): it "
+                                  "suppresses nothing until the date is fixed", key=f"bad-until:{rules}")
+            elif suppression.used and expired(suppression, self.today):
                 problem = Problem("SPK002", suppression.line, suppression.column,
                                   f"suppression of {rules} expired on {suppression.until}: it no longer suppresses; "
                                   f"fix the finding or renew the date", key=f"expired:{rules}")
@@ -334,14 +338,6 @@ def _checkable_view(document: Document) -> Document | None:
     if not document.text:
         return None
     return Document(SourceFile(document.path, document.source.abspath, FileKind.TEXT), document.text)
-
-
-def _finding_lines(text: str, findings: list[Finding]) -> list[str]:
-    """The file's lines up to its last finding's, empty but where a finding is (its snippet): no
-    other line is shown, and only the shown ones need masking (or space in the report and the cache)."""
-    shown = {finding.line for finding in findings}
-    lines = text.splitlines()[:max(shown, default=0)]
-    return [line if number in shown else "" for number, line in enumerate(lines, 1)]
 
 
 def _describe_crash(where: str, document: Document, error: Exception) -> str:

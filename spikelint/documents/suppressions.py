@@ -6,6 +6,8 @@ so repositories that already use them keep working.
 
 from __future__ import annotations
 
+from datetime import date
+
 
 from spikelint.util.lazyre import lazy_regex
 from spikelint.model import Suppression
@@ -15,7 +17,7 @@ DIRECTIVE = lazy_regex(
     rf"#\s*spikelint:\s*(?P<scope>disable-file|disable)\s*=\s*(?P<rules>{_RULE}(?:\s*,\s*{_RULE})*)"
     r"(?P<rest>[^#\n]*)")
 REASON = lazy_regex(r"""reason\s*=\s*(?:"([^"]*)"|'([^']*)'|(\S+))""")
-UNTIL = lazy_regex(r"until\s*=\s*[\"']?(\d{4}-\d{2}-\d{2})")
+UNTIL = lazy_regex(r"until\s*=\s*[\"']?([^\s\"',]+)")  # any value: one that is no date is reported
 PRAGMA = lazy_regex(r"pragma:\s*allowlist\s+(nextline\s+)?secret")
 
 
@@ -94,3 +96,20 @@ def covers(suppression: Suppression, rule: str, line: int) -> bool:
     if not any(rule.startswith(prefix) for prefix in suppression.rules):
         return False
     return not suppression.applies_to or line in suppression.applies_to
+
+
+def until_date(text: str) -> date | None:
+    """A suppression's ``until=`` as a date; ``None`` when it is not one (``2026-13-45``, ``next-year``)."""
+    try:
+        return date.fromisoformat(text) if len(text) == 10 else None
+    except ValueError:
+        return None
+
+
+def expired(suppression: Suppression, today: date) -> bool:
+    """Past its ``until=`` date; a date that does not read suppresses nothing: a typo must not turn an
+    expiry into a permanent suppression (SPK002 says so)."""
+    if suppression.until is None:
+        return False
+    until = until_date(suppression.until)
+    return until is None or until < today

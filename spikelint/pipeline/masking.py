@@ -139,3 +139,11 @@ def mask_findings(findings: list[Finding], values: Iterable[str]) -> list[Findin
     """Findings (of any files) with ``values`` masked in their messages."""
     hide = masker(values)
     return [replace(finding, message=hide(finding.message)) for finding in findings]
+
+
+def finding_lines(text: str, findings: list[Finding]) -> list[str]:
+    """The file's lines up to its last finding's, empty but where a finding is (its snippet): no
+    other line is shown, and only the shown ones need masking (or space in the report and the cache)."""
+    shown = {finding.line for finding in findings}
+    lines = text.splitlines()[:max(shown, default=0)]
+    return [line if number in shown else "" for number, line in enumerate(lines, 1)]

@@ -148,9 +148,25 @@ def test_unused_suppression_is_silent_when_spk002_is_ignored() -> None:
     assert lint("values.yaml", text, ignore=["SPK002"]) == set()
 
 
-def test_unknown_rule_id_is_not_reported_as_unused() -> None:
+def test_an_unknown_rule_id_is_reported_as_no_rule_not_ignored() -> None:
+    """A typo (``SPK999`` for ``SPK099``) suppressed nothing and said nothing: the finding it was meant for stayed
+    while its author believed it handled."""
     text = values("image: busybox:1.36.1" + DIGEST + "  # spikelint: disable=SPK999")
-    assert lint("values.yaml", text) == set()
+    findings = lint_snippet("values.yaml", text)
+    assert [(finding.rule, "SPK999, which is no rule id" in finding.message) for finding in findings] == [("SPK002", True)]
+
+
+@pytest.mark.parametrize("until", ["2026-13-45", "next-year", "2020/01/01", "2020-02-30"])
+def test_an_until_that_is_no_date_suppresses_nothing_and_says_so(until: str) -> None:
+    """A typo in the date made the suppression permanent."""
+    text = values("image: busybox:latest  # spikelint: disable=SPK101 until=" + until)
+    found = lint_snippet("values.yaml", text)
+    assert sorted(finding.rule for finding in found) == ["SPK002", "SPK101"]
+    assert any(f"until={until}, which is not a date (YYYY-MM-DD" in finding.message for finding in found)
+
+
+def test_an_until_in_the_future_still_suppresses() -> None:
+    assert lint("values.yaml", values("image: busybox:latest  # spikelint: disable=SPK101 until='2099-01-01'")) == set()
 
 
 # --------------------------------------------------------------------------- other file kinds

@@ -137,7 +137,9 @@ def missing_run_identity(workload: Workload, document: Document, ctx: CheckConte
     if not missing:
         return
     listed = ", ".join(missing)
+    label = workload_label(workload)  # ``Run:ai training workload 'sft'`` says it already
+    named = label if "training workload" in label else f"training workload {label}"
     yield Problem.at("SPK604", workload.anchor,
-                     f"training workload {workload_label(workload)} does not record its {listed} (looked in labels, annotations, env, flags and the referenced "
+                     f"{named} does not record its {listed} (looked in labels, annotations, env, flags and the referenced "
                      f"config) — add e.g. a label, env var or flag named {missing[0]} so the run can be identified "
                      f"afterwards", key=f"identity:{workload.kind}:{workload.name.value if workload.name else ''}:{listed}")
