@@ -20,6 +20,7 @@ from spikelint.history.gitlog import GitError
 from spikelint.history.gitlog import added_lines
 from spikelint.history.gitlog import commits
 from spikelint.history.gitlog import repository_root
+from spikelint.team.secrets import SecretPattern
 from spikelint.history.scan import RULE
 from spikelint.history.scan import Leak
 from spikelint.history.scan import first_per_path
@@ -57,11 +58,12 @@ def add_parser(subparsers: Any, formats: tuple[str, ...], positive: Any) -> None
 
 
 def history_report(cwd: Path, revisions: list[str], since: str | None, exclude: tuple[str, ...],
-                   jobs: int | None, rules: dict[str, Any]) -> tuple[Report, int]:
-    """The report of the secrets the commits added, and how many commits were scanned."""
+                   jobs: int | None, rules: dict[str, Any], patterns: tuple[SecretPattern, ...] = ()) -> tuple[Report, int]:
+    """The report of the secrets the commits added (a team's own shapes, ``patterns``, among them), and how
+    many commits were scanned."""
     root = repository_root(cwd)
     shas = commits(cwd, revisions, since)
-    leaks, paths = _scan(root, shas, exclude + _vendored(root), jobs)
+    leaks, paths = _scan(root, shas, exclude + _vendored(root), jobs, patterns)
     prefix = _prefix(cwd, root)
     rule = rules[RULE]
     secret_rules = tuple(rule_id for rule_id in rules if rule_id.startswith("SPK2"))
@@ -78,21 +80,34 @@ def _vendored(root: Path) -> tuple[str, ...]:
     return tuple(folder + "**" for folder in roots)
 
 
-def _scan(root: Path, shas: list[str], exclude: tuple[str, ...], jobs: int | None) -> tuple[list[Leak], set[str]]:
+def _scan(root: Path, shas: list[str], exclude: tuple[str, ...], jobs: int | None,
+          patterns: tuple[SecretPattern, ...]) -> tuple[list[Leak], set[str]]:
     workers = min(jobs or os.cpu_count() or 1, max(1, len(shas) // MIN_COMMITS_PER_WORKER))
     if workers <= 1:
-        return scan_all(added_lines(root, shas), exclude)
+        return scan_all(added_lines(root, shas), exclude, patterns)
     size = -(-len(shas) // workers)
     chunks = [shas[start:start + size] for start in range(0, len(shas), size)]
     with ProcessPoolExecutor(max_workers=workers) as pool:
-        parts = list(pool.map(_scan_chunk, [(str(root), chunk, exclude) for chunk in chunks]))
+        parts = list(pool.map(_scan_chunk, [(str(root), chunk, exclude, patterns) for chunk in chunks]))
     paths = {path for _, part_paths in parts for path in part_paths}
     return first_per_path(leak for part, _ in parts for leak in part), paths
 
 
-def _scan_chunk(work: tuple[str, list[str], tuple[str, ...]]) -> tuple[list[Leak], set[str]]:
-    root, shas, exclude = work
-    return scan_all(added_lines(Path(root), shas), exclude)
+def _scan_chunk(work: tuple[str, list[str], tuple[str, ...], tuple[SecretPattern, ...]]) -> tuple[list[Leak], set[str]]:
+    root, shas, exclude, patterns = work
+    return scan_all(added_lines(Path(root), shas), exclude, patterns)
+
+
+def _team_patterns(config: Any) -> tuple[SecretPattern, ...]:
+    """The team's own token shapes, which ``check`` reports as SPK201: the history gate reads them too."""
+    from spikelint.options import UsageError
+    from spikelint.team import rule_set_for
+    from spikelint.team.ruleset import TeamRuleError
+
+    try:
+        return tuple(rule_set_for(config).secrets)
+    except TeamRuleError as error:
+        raise UsageError(str(error)) from None
 
 
 def _prefix(cwd: Path, root: Path) -> str:
@@ -132,7 +147,7 @@ def command_history(args: argparse.Namespace) -> int:
     cwd = Path.cwd()
     try:
         report, scanned = history_report(cwd, list(args.revisions), args.since, config.exclude, args.jobs,
-                                         load_catalog())
+                                         load_catalog(), _team_patterns(config))
     except GitError as error:
         raise UsageError(f"history: {error}") from None
     if not selected(RULE, config):

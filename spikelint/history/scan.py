@@ -14,6 +14,7 @@ from __future__ import annotations
 from typing import Iterable
 from typing import Iterator
 from typing import NamedTuple
+from typing import Sequence
 
 from spikelint.checks.secrets.encoded import with_encoded
 from spikelint.checks.secrets.found import Found
@@ -27,6 +28,9 @@ from spikelint.secrets.text import CONFIG
 from spikelint.secrets.text import scan_text
 from spikelint.documents.suppressions import covers
 from spikelint.documents.suppressions import parse_suppressions
+from spikelint.team.secrets import SecretPattern
+from spikelint.team.secrets import applies_to
+from spikelint.team.secrets import line_matches
 
 RULE = "SPK201"
 SHORT_SHA = 12
@@ -50,13 +54,16 @@ class Leak(NamedTuple):
     key: str
 
 
-def scan_added(added: Added, exclude: tuple[str, ...] = ()) -> Iterator[Leak]:
-    """The secrets in one run of added lines, less those an inline directive suppresses."""
+def scan_added(added: Added, exclude: tuple[str, ...] = (), patterns: Sequence[SecretPattern] = ()) -> Iterator[Leak]:
+    """The secrets in one run of added lines, a team's own shapes (``patterns``) included, less those an
+    inline directive suppresses."""
     if exclude and is_excluded(added.path, exclude):
         return
     text = "\n".join(added.lines)
     hits = scan_text(text, first_line=added.line, mode=history_mode(added.path, text))
     found = with_encoded(text, [Found(RULE, *hit) for hit in hits], added.line)  # tokens inside encoded values, as check
+    found += [match for pattern in patterns if applies_to(pattern, added.path)
+              for match in line_matches(pattern, added.lines, added.line)]
     if not found:
         return
     suppressions = parse_suppressions(list(added.lines), list(range(added.line, added.line + len(added.lines))))
@@ -77,7 +84,8 @@ def history_mode(path: str, text: str) -> str:
     return mode
 
 
-def scan_all(runs: Iterable[Added], exclude: tuple[str, ...] = ()) -> tuple[list[Leak], set[str]]:
+def scan_all(runs: Iterable[Added], exclude: tuple[str, ...] = (),
+             patterns: Sequence[SecretPattern] = ()) -> tuple[list[Leak], set[str]]:
     """Every secret of ``runs`` (oldest commit first), once per path: where it was first added;
     and the paths the runs touched (what the summary counts as files checked)."""
     paths: set[str] = set()
@@ -85,7 +93,7 @@ def scan_all(runs: Iterable[Added], exclude: tuple[str, ...] = ()) -> tuple[list
     def leaks() -> Iterator[Leak]:
         for added in runs:
             paths.add(added.path)
-            yield from scan_added(added, exclude)
+            yield from scan_added(added, exclude, patterns)
 
     return first_per_path(leaks()), paths
 

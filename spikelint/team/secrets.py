@@ -12,6 +12,7 @@ from functools import partial
 from typing import TYPE_CHECKING
 from typing import Any
 from typing import Iterator
+from typing import Sequence
 
 from spikelint.checks.registry import CheckContext
 from spikelint.checks.registry import CheckSpec
@@ -79,20 +80,25 @@ def team_secrets(patterns: tuple[SecretPattern, ...], document: Document, ctx: C
     from spikelint.checks.secrets.found import to_problem  # the secret rules' own messages and keys
 
     for pattern in patterns:
-        if pattern.paths and not is_excluded(document.path, pattern.paths):  # the globs of exclude:
-            continue
-        if pattern.allow_paths and is_excluded(document.path, pattern.allow_paths):
-            continue
-        for found in _matches(pattern, document):
-            yield to_problem(found)
+        if applies_to(pattern, document.path):
+            for found in line_matches(pattern, document.lines):
+                yield to_problem(found)
 
 
-def _matches(pattern: SecretPattern, document: Document) -> Iterator[Found]:
+def applies_to(pattern: SecretPattern, path: str) -> bool:
+    """Whether the pattern reads ``path`` (its ``paths:`` and ``allow: paths:``, globs as ``exclude:`` has them)."""
+    if pattern.paths and not is_excluded(path, pattern.paths):
+        return False
+    return not (pattern.allow_paths and is_excluded(path, pattern.allow_paths))
+
+
+def line_matches(pattern: SecretPattern, lines: Sequence[str], first_line: int = 1) -> Iterator[Found]:
+    """The pattern's secrets in ``lines`` (a file's, or the lines a commit added from ``first_line`` on)."""
     from spikelint.checks.secrets.found import Found
     from spikelint.secrets.context import shannon_entropy  # the detectors' own measure
 
     reported = 0
-    for number, line in enumerate(document.lines, 1):
+    for number, line in enumerate(lines, first_line):
         if pattern.keywords and not any(word in line.lower() for word in pattern.keywords):
             continue
         for match in pattern.regex.finditer(line):

@@ -339,3 +339,20 @@ def test_a_broken_rule_file_leaves_explain_and_rules_working(tmp_path: Path, mon
     assert code == 0 and out.startswith("SPK101") and "warning: the team rules are left out" in err
     code, out, err = run(folder, monkeypatch, capsys, "check", ".")
     assert code == 2 and "not valid YAML" in err
+
+
+def test_the_history_gate_reads_a_team_token_shape_as_check_does(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]) -> None:
+    """``check`` reported the team's token as SPK201 and ``history`` passed the push that held it."""
+    import subprocess
+
+    folder = project(tmp_path, SECRETS.replace('paths: ["deploy/**", "*.env"]', 'paths: ["**"]'),
+                     {"settings.toml": f'note = "see {TOKEN} in the vault"\n'})
+    environment = {"PATH": "/usr/bin:/bin:/usr/local/bin", "HOME": str(tmp_path), "GIT_CONFIG_NOSYSTEM": "1"}
+    for command in (["init", "-q"], ["add", "-A"], ["commit", "-qm", "c"]):
+        subprocess.run(["git", "-c", "user.email=ci@example.org", "-c", "user.name=CI", "-c", "commit.gpgsign=false",
+                        *command], cwd=folder, env=environment, check=True, capture_output=True)
+    code, out, err = run(folder, monkeypatch, capsys, "history", "--format", "json")
+    found = [(finding["path"], finding["line"], finding["rule"]) for finding in json.loads(out)["findings"]]
+    assert code == 1 and found == [("settings.toml", 1, "SPK201")] and TOKEN[:8] not in out + err
+    assert "team pattern acme-deploy-key" in out

@@ -36,3 +36,25 @@ def test_timestamped_run_and_sweep_folders_in_the_hydra_group() -> None:
 
 def test_the_same_keys_elsewhere_are_not_hydra_settings() -> None:
     assert lint_snippet("configs/trainer/default.yaml", HYDRA_DEFAULT) == []
+
+
+RUN_DIR_BESIDE = """\
+trainer:
+  output_dir: {output_dir}
+  save_steps: 500
+hydra:
+  run:
+    dir: outputs/${{now:%Y-%m-%d}}/${{now:%H-%M-%S}}
+"""
+
+
+@pytest.mark.parametrize(("output_dir", "fires"), [
+    ("/mnt/pvc/ckpt/bert", False),  # checkpoints on a stable absolute path: the run dir holds Hydra's logs only
+    ("s3://bucket/ckpt/bert", False),
+    ("ckpt/bert", True),  # relative: inside the run dir where Hydra changes into it
+    ("${hydra:run.dir}/ckpt", True),  # under the timestamped folder itself
+])
+def test_hydra_default_run_dir_is_reported_only_where_the_checkpoints_depend_on_it(output_dir: str, fires: bool) -> None:
+    """A new user's Hydra config with its checkpoints on a PVC was an SPK406 error: a restart finds them."""
+    findings = lint_snippet("configs/train.yaml", RUN_DIR_BESIDE.format(output_dir=output_dir))
+    assert [(finding.line, finding.rule) for finding in findings if finding.rule == "SPK406"] == ([(6, "SPK406")] if fires else [])

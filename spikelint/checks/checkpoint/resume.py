@@ -191,14 +191,27 @@ def _is_override(setting: Setting) -> bool:
     return bool(origin) and not origin.startswith("-") and not origin.isupper() and isinstance(setting.value, str)
 
 
+HYDRA_FOLDERS = (("hydra", "run", "dir"), ("hydra", "sweep", "dir"))
+
+
+def _checkpoints_kept_elsewhere(settings: list[Setting]) -> bool:
+    """A checkpoint folder given as an absolute path (or a URI) that the launch time does not build: Hydra's
+    ``hydra.run.dir`` then holds only its logs and ``.hydra/``, and a restart finds its checkpoints."""
+    return any(CKPT_LOCATION in setting.roles and setting.key not in HYDRA_FOLDERS and isinstance(setting.value, str)
+               and (setting.value.startswith("/") or "://" in setting.value) and "${hydra:" not in setting.value
+               and not any(True for _ in timestamp_sources(setting.sources)) for setting in settings)
+
+
 def timestamped_dirs(settings: Iterable[Setting]) -> Iterator[Problem]:
     """Output/checkpoint folders built from the launch time, reported where the time is written."""
+    settings = list(settings)
+    hydra_only_logs = _checkpoints_kept_elsewhere(settings)
     seen: set[tuple[int, int]] = set()
     for setting in settings:
         folder = OUTPUT in setting.roles and not (LOG in setting.roles and CKPT_LOCATION not in setting.roles)
         if not folder and not (_is_override(setting) and names_run_folder(setting.key)):
             continue
-        if setting.key == ("redirect",):
+        if setting.key == ("redirect",) or hydra_only_logs and setting.key in HYDRA_FOLDERS:
             continue
         for where, text in timestamp_sources(setting.sources):
             if (where.line, where.column) in seen:
