@@ -280,6 +280,14 @@ def command_init(args: argparse.Namespace) -> int:
         raise UsageError(result.reason)
     excluded = f", excluding {', '.join(result.excludes)}" if result.excludes else ""
     print(f"spikelint: wrote {result.path} (max_gpus: 1, required_run_identity{excluded})", file=sys.stderr)
+    from spikelint.config import find_config_file
+
+    above = find_config_file(folder.resolve().parent)
+    if above is not None:  # a sub-folder's keys replace the parent's there: max_gpus: 1 may undo the team's value
+        here = "this folder" if str(folder) == "." else str(folder)
+        print(f"spikelint: warning: {above} configures the folders above; in {here} the new file's keys replace its "
+              "keys (max_gpus, required_run_identity…): delete from the new file what you do not mean to change",
+              file=sys.stderr)
     return EXIT_OK
 
 

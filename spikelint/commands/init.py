@@ -113,7 +113,8 @@ def write_starter(folder: Path) -> InitResult:
     target = folder / CONFIG_NAME
     found = existing_config(folder)
     if found is not None:
-        return InitResult(found, False, (), f"{found} already exists; edit it instead")
+        what = "already holds [tool.spikelint]" if found.name == "pyproject.toml" else "already exists"
+        return InitResult(found, False, (), f"{found} {what}; edit it instead")
     files = tree_files(folder)
     excludes = generated_globs(files)
     kept = [name for name in files if not any(fnmatch.fnmatchcase(name, glob) for glob in excludes)]

@@ -246,6 +246,8 @@ def _explain(described: str, error: Any) -> str:
         if close:
             described += f" (did you mean {close[0]!r}?)"
     if error.validator == "pattern" and list(error.absolute_path)[-1:] == ["id"]:
+        if list(error.absolute_path)[:1] == ["secrets"]:
+            return f"{described} — a secret pattern's id is lower-case words joined by '-', e.g. acme-api-token"
         return (f"{described} — a rule id is 2-10 capital letters or digits (starting with a letter) and three "
                 "digits, e.g. ACME001")
     if error.validator == "additionalProperties" and list(error.absolute_path)[:1] == ["secrets"]:

@@ -139,3 +139,19 @@ def test_init_without_workloads_keeps_the_placeholders(tmp_path: Path) -> None:
     text = (tmp_path / ".spikelint.yaml").read_text(encoding="utf-8")
     assert '# persistent_paths: ["/data", "/ckpt"]' in text
     assert '# allowed_registries: ["registry.example.org"]' in text
+
+
+def test_a_starter_under_a_team_configuration_warns_that_its_keys_replace_the_teams(
+        tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """``max_gpus: 1`` in a new sub-folder file silently undid the team's ``max_gpus: 2`` there."""
+    (tmp_path / ".spikelint.yaml").write_text("max_gpus: 2\n", encoding="utf-8")
+    (tmp_path / "sub").mkdir()
+    assert main(["init", str(tmp_path / "sub")]) == 0
+    err = capsys.readouterr().err
+    assert f"warning: {tmp_path / '.spikelint.yaml'} configures the folders above" in err and "max_gpus" in err
+
+
+def test_a_pyproject_that_holds_the_table_is_named_for_it(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    (tmp_path / "pyproject.toml").write_text('[tool.spikelint]\nfail_on = "error"\n', encoding="utf-8")
+    assert main(["init", str(tmp_path)]) == 2
+    assert "pyproject.toml already holds [tool.spikelint]; edit it instead" in capsys.readouterr().err

@@ -70,6 +70,8 @@ def run(folder: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFix
     (REGISTRY_RULE + REGISTRY_RULE.replace("rules:\n", ""), "rule id ACME001 is already defined in"),
     (REGISTRY_RULE.replace("{{ container.image.reference }}", "{{ container.image. }}"),
      "rule ACME001: the template expression `container.image.` does not compile"),
+    ("secrets:\n  - id: Acme_Tok\n    regex: 'acme_[a-z0-9]{32}'\n",
+     "secrets.0.id: 'Acme_Tok' does not match '^[a-z0-9]+(-[a-z0-9]+)*$' — a secret pattern's id is lower-case words"),
     (REGISTRY_RULE.replace("    at: image\n", "    at: image\n    at: container\n"),
      "team.yaml:8: the key 'at' is written twice in one mapping (first at line 7); remove one of them"),
 ])

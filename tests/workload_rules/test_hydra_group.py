@@ -58,3 +58,4 @@ def test_hydra_default_run_dir_is_reported_only_where_the_checkpoints_depend_on_
     """A new user's Hydra config with its checkpoints on a PVC was an SPK406 error: a restart finds them."""
     findings = lint_snippet("configs/train.yaml", RUN_DIR_BESIDE.format(output_dir=output_dir))
     assert [(finding.line, finding.rule) for finding in findings if finding.rule == "SPK406"] == ([(6, "SPK406")] if fires else [])
+

@@ -87,12 +87,14 @@ def ephemeral_problem(item: Ephemeral, workload: Workload) -> Problem:
     source = describe(use.setting)
     via = f" (from {source})" if use.config_ref is not None else f" ({source})"
     fix = workload.platform.ephemeral_fix
-    if placement.mount is not None and placement.mount.volume is not None:
-        fix = "use an existing (non-ephemeral) PVC there" if placement.mount.volume.source == "ephemeral-pvc" \
+    volume = placement.mount.volume if placement.mount is not None else None
+    if volume is not None:
+        fix = "use an existing (non-ephemeral) PVC there" if volume.source == "ephemeral-pvc" \
             else "back that mount with a persistentVolumeClaim"
+    # a volume the spec declares (emptyDir, an ephemeral PVC) is what it is: no setting makes it persistent
+    unknown_place = "" if volume is not None else ", or list the path in persistent_paths if it is persistent"
     message = (f"{kind} written to {shown(use.text)!r}{via} land {placement.reason}: a preemption, eviction or "
-               f"retry loses them — {fix}{' (or a Run:ai data source)' if workload.on_runai() else ''}, or list "
-               f"the path in persistent_paths if it is persistent")
+               f"retry loses them — {fix}{' (or a Run:ai data source)' if workload.on_runai() else ''}{unknown_place}")
     return Problem.at("SPK301", use.report_at, message, key=f"{shown(use.text)}")
 
 
