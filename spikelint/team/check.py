@@ -22,6 +22,7 @@ from spikelint.team.cel import evaluate
 from spikelint.team.rulefile import TEMPLATE
 from spikelint.team.ruleset import RuleSet
 from spikelint.team.rulefile import TeamRule
+from spikelint.team.anchoring import anchored_path
 from spikelint.team.view import Element
 from spikelint.team.view import position_of
 from spikelint.team.view import workload_view
@@ -36,8 +37,9 @@ def team_check(rule_set: RuleSet) -> CheckSpec:
 
 
 def team_rules(rule_set: RuleSet, workload: Workload, document: Document, ctx: CheckContext) -> Iterator[Problem]:
+    path = anchored_path(document, ctx.config) if any(rule.paths for rule in rule_set.rules) else document.path
     rules = [rule for rule in rule_set.rules if (rule.applies_to == "workload" or workload.is_training)
-             and (not rule.paths or is_excluded(document.path, rule.paths))]
+             and (not rule.paths or is_excluded(path, rule.paths))]
     if not rules:
         return
     view = workload_view(workload)

@@ -19,6 +19,7 @@ from spikelint.checks.registry import CheckSpec
 from spikelint.files import is_excluded
 from spikelint.model import Document
 from spikelint.model import Problem
+from spikelint.team.anchoring import anchored_path
 
 if TYPE_CHECKING:
     from spikelint.checks.secrets.found import Found
@@ -79,8 +80,9 @@ def team_secrets_check(patterns: tuple[SecretPattern, ...]) -> CheckSpec:
 def team_secrets(patterns: tuple[SecretPattern, ...], document: Document, ctx: CheckContext) -> Iterator[Problem]:
     from spikelint.checks.secrets.found import to_problem  # the secret rules' own messages and keys
 
+    path = anchored_path(document, ctx.config) if any(p.paths or p.allow_paths for p in patterns) else document.path
     for pattern in patterns:
-        if applies_to(pattern, document.path):
+        if applies_to(pattern, path):
             for found in line_matches(pattern, document.lines):
                 yield to_problem(found)
 

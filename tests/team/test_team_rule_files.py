@@ -358,3 +358,17 @@ def test_the_history_gate_reads_a_team_token_shape_as_check_does(
     found = [(finding["path"], finding["line"], finding["rule"]) for finding in json.loads(out)["findings"]]
     assert code == 1 and found == [("settings.toml", 1, "SPK201")] and TOKEN[:8] not in out + err
     assert "team pattern acme-deploy-key" in out
+
+
+@pytest.mark.parametrize("where", [".", "prod"])
+def test_a_rules_paths_start_at_the_configuration_not_where_spikelint_runs(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str], where: str) -> None:
+    """``cd prod && spikelint check .`` switched a ``paths: ["prod/**"]`` rule off without a word."""
+    rules = REGISTRY_RULE.replace("    for_each: container\n", "    for_each: container\n    paths: [\"prod/**\"]\n")
+    folder = project(tmp_path, rules, {".spikelint.yaml": "fail_on: error\n"})
+    for name in ("prod", "dev"):
+        (folder / name).mkdir()
+        (folder / name / "job.yaml").write_text(JOB, encoding="utf-8")
+    code, out, _ = run(folder / where, monkeypatch, capsys, "check", ".", "--select", "ACME", "--format", "json")
+    found = [(finding["path"], finding["rule"]) for finding in json.loads(out)["findings"]]
+    assert code == 1 and found == [("prod/job.yaml" if where == "." else "job.yaml", "ACME001")]
