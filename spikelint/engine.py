@@ -473,7 +473,6 @@ def check_paths(paths: list[str], config: Config, *, cwd: Path | None = None, jo
                      dependents, outside)
 
 
-
 def _has_sub_folder_configs(discovery: Discovery, cwd: Path, config: Config) -> bool:
     """Whether a sub-folder refines the configuration: the cache is keyed on one configuration only."""
     top = (cwd / config.path).resolve() if config.path is not None else None
