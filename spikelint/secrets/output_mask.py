@@ -98,11 +98,10 @@ def mask_in_place(text: str, extra: Sequence[re.Pattern[str]] = ()) -> str:
     from spikelint.secrets.text import CONFIG
     from spikelint.secrets.text import find_in_text
 
-    spans = sorted([(secret.start, secret.end) for secret in find_in_text(text, mode=CONFIG)
-                    if secret.end - secret.start >= MIN_MASKED]
-                   + [found.span() for found in PARTIAL_TOKEN.finditer(text)]
-                   + [found.span(1 if pattern.groups else 0) for pattern in extra for found in pattern.finditer(text)
-                      if found.end(1 if pattern.groups else 0) - found.start(1 if pattern.groups else 0) >= MIN_MASKED])
+    found = [(secret.start, secret.end) for secret in find_in_text(text, mode=CONFIG)]
+    found += [match.span(1 if pattern.groups else 0) for pattern in extra for match in pattern.finditer(text)]
+    spans = sorted([(start, end) for start, end in found if end - start >= MIN_MASKED]
+                   + [match.span() for match in PARTIAL_TOKEN.finditer(text)])
     pieces: list[str] = []
     done = 0
     for start, end in spans:
