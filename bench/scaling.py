@@ -16,7 +16,9 @@ the net CPU time grows more than ``MAX_RATIO`` times (linear work grows 4x; a pe
 whole document, as the hub check once did for every workload of a stream, grows 16x). A ratio whose
 smaller run is under ``NOISE_S`` of net CPU is not judged (start-up noise dominates it).  The guard
 also checks a folder inside a Git repository (``check configs`` with n/2 and 2n given configs and 8
-other files each), where finding the files that reference the given ones once grew with given x others.
+other files each), where finding the files that reference the given ones once grew with given x others,
+and n/4 Jobs running one script of n lines (``workloads-one-script``), whose code was once searched again
+for every workload that runs it.
 """
 
 from __future__ import annotations
@@ -270,6 +272,60 @@ def run_folder_in_repository(sizes: list[int], folder: Path, env: dict[str, str]
     return points, base
 
 
+SHARED_SCRIPT = "workloads-one-script"
+SCRIPT_JOB = """apiVersion: batch/v1
+kind: Job
+metadata: {{name: ft-{index}}}
+spec:
+  backoffLimit: 3
+  template:
+    spec:
+      restartPolicy: OnFailure
+      containers:
+        - name: train
+          image: registry.example.org/team/train:1.0@sha256:{digest}
+          command: [torchrun, --nproc_per_node=8, train.py, --output_dir, /ckpt/run-{index}]
+          resources: {{limits: {{nvidia.com/gpu: 8}}}}
+"""
+
+
+def run_shared_script(sizes: list[int], folder: Path, env: dict[str, str],
+                      timeout: float) -> tuple[list[Point], float]:
+    """n/4 Jobs in one stream running one train.py of n lines that imports a module of n lines: the
+    script's code searched once per workload cost workloads x script (n x n)."""
+    command = [sys.executable, "-m", "spikelint", "check", ".", "--jobs", "1", "--fail-on", "never", "--no-cache"]
+
+    def write(units: int) -> None:
+        code = "".join(f"def step_{i}(batch):\n    return model(batch) * {i}\n\n" for i in range(units))
+        (folder / "trainer").mkdir(exist_ok=True)
+        (folder / "trainer" / "loop.py").write_text(code, encoding="utf-8")
+        (folder / "train.py").write_text("from trainer.loop import step_0\n" + code + "loss.backward()\n",
+                                         encoding="utf-8")
+        jobs = [SCRIPT_JOB.format(index=index, digest="ab" * 32) for index in range(max(1, units // 4))]
+        (folder / "jobs.yaml").write_text("---\n".join(jobs), encoding="utf-8")
+
+    write(1)
+    base = min(measure(command, folder, env, timeout).cpu for _ in range(2))
+    points = []
+    for units in sizes:
+        write(units)
+        size = sum(path.stat().st_size for path in folder.rglob("*.*"))
+        run = _measured(command, folder, env, timeout)
+        points.append(Point(units, size, run.cpu, run.rss_mb, run.status == -9))
+        if run.status == -9:
+            break
+    return points, base
+
+
+# shapes of more than one file: (runner, sizes for --check's start)
+SPECIAL_SHAPES: dict[str, tuple[Callable[[list[int], Path, dict[str, str], float], tuple[list[Point], float]],
+                                Callable[[int], list[int]]]] = {
+    # n/2 and 2n given files (each brings 8 more): above the noise, still 4x
+    REPOSITORY_FOLDER: (run_folder_in_repository, lambda start: [max(1, start // 2), 2 * start]),
+    SHARED_SCRIPT: (run_shared_script, lambda start: [start, 4 * start]),
+}
+
+
 MAX_RATIO = 6.0  # 4x the input may cost at most 6x the time
 NOISE_S = 0.15
 
@@ -307,16 +363,18 @@ def check(kinds: list[str], start: int, timeout: float) -> int:
             print(f"  {kind.name:<26} {cpu:<22} {shown:>6}  {verdict}", flush=True)
             if verdict.startswith("FAIL"):
                 failed.append(kind.name)
-        if REPOSITORY_FOLDER in kinds:  # n/2 and 2n given files (each brings 8 more): above the noise, still 4x
-            folder = workspace / REPOSITORY_FOLDER
-            sizes = [max(1, start // 2), 2 * start]
-            points, base = run_folder_in_repository(sizes, folder, env, timeout)
+        for name, (runner, sizes_for) in SPECIAL_SHAPES.items():
+            if name not in kinds:
+                continue
+            folder = workspace / name
+            folder.mkdir()
+            points, base = runner(sizes_for(start), folder, env, timeout)
             ratio, verdict = growth(points, base)
             shown = "—" if ratio is None else f"{ratio:.1f}x"
             cpu = " → ".join(f"{p.cpu - base:.2f} s" for p in points)
-            print(f"  {REPOSITORY_FOLDER:<26} {cpu:<22} {shown:>6}  {verdict}", flush=True)
+            print(f"  {name:<26} {cpu:<22} {shown:>6}  {verdict}", flush=True)
             if verdict.startswith("FAIL"):
-                failed.append(REPOSITORY_FOLDER)
+                failed.append(name)
     finally:
         shutil.rmtree(workspace, ignore_errors=True)
     if failed:
@@ -342,7 +400,7 @@ def row(name: str, points: list[Point], base: float) -> str:
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("--kinds", nargs="+", choices=[kind.name for kind in KINDS] + [SMALL_FILES, REPOSITORY_FOLDER],
+    parser.add_argument("--kinds", nargs="+", choices=[kind.name for kind in KINDS] + [SMALL_FILES, *SPECIAL_SHAPES],
                         help="only these kinds (default: all)")
     parser.add_argument("--start", type=int, default=1000, help="units in the smallest file")
     parser.add_argument("--top", type=int, default=16000, help="units in the largest file (doubling from --start)")
@@ -352,7 +410,7 @@ def main(argv: list[str] | None = None) -> int:
                         help=f"the CI guard: --start and 4x --start units per kind, exit 1 past {MAX_RATIO:g}x the time")
     args = parser.parse_args(argv)
     if args.check:
-        return check(args.kinds or [kind.name for kind in KINDS] + [REPOSITORY_FOLDER], args.start, args.timeout)
+        return check(args.kinds or [kind.name for kind in KINDS] + [*SPECIAL_SHAPES], args.start, args.timeout)
     if args.quick:
         args.start, args.top, args.timeout = 1000, 8000, 20.0
     sizes = []

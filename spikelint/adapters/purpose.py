@@ -30,6 +30,7 @@ one command line lives in :mod:`spikelint.adapters.entry_points`.
 
 from __future__ import annotations
 
+import functools
 import posixpath
 import re
 from typing import Sequence
@@ -335,18 +336,26 @@ def reconsider(workload: Workload, scripts: list[tuple[str, str]]) -> None:
     A script whose name or flags say it trains is left as it is."""
     if not workload.is_training or workload.training_stated or not scripts:
         return
-    code = "\n".join(text for _, text in scripts)
-    name = posixpath.basename(scripts[0][0])
-    if not TRAINING_CODE.search(code) and NO_GRADIENT_CODE.search(code):
-        purpose = Purpose(EVALUATION, f"{name} has no training step and runs without gradients")
-    elif not MENTIONS_TRAINING.search(code) and WRITES_WEIGHTS.search(code):
-        purpose = Purpose(DATA, f"{name} writes weights and never mentions training")
-    else:
+    purpose = _code_purpose(tuple(scripts))
+    if purpose is None:
         return
     workload.is_training = False
     workload.purpose = purpose.what
     workload.evidence = evidence(workload, purpose)
     workload.purpose_reason = purpose.reason
+
+
+@functools.lru_cache(maxsize=256)
+def _code_purpose(scripts: tuple[tuple[str, str], ...]) -> Purpose | None:
+    """What the scripts' code says the run is, when it says it is no training (``None`` otherwise); many
+    workloads launch one script, whose code is searched once (its text's hash is kept by the string)."""
+    code = "\n".join(text for _, text in scripts)
+    name = posixpath.basename(scripts[0][0])
+    if not TRAINING_CODE.search(code) and NO_GRADIENT_CODE.search(code):
+        return Purpose(EVALUATION, f"{name} has no training step and runs without gradients")
+    if not MENTIONS_TRAINING.search(code) and WRITES_WEIGHTS.search(code):
+        return Purpose(DATA, f"{name} writes weights and never mentions training")
+    return None
 
 
 def evidence(workload: Workload, purpose: Purpose) -> str:

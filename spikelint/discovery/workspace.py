@@ -51,12 +51,30 @@ class Workspace:
     root: str | None = None  # the folder listed files must stay inside (links out of it are not read)
 
 
-def reference_root(cwd: Path, config: Config) -> Path | None:
-    """The Git root, else the configuration's folder; ``None`` (nothing beyond the given files) otherwise."""
+def reference_root(paths: list[str], cwd: Path, config: Config) -> Path | None:
+    """The Git root, else the configuration's folder; ``None`` (nothing beyond the given files) otherwise.
+
+    That is the current folder's when the given paths are inside it; ``check ../other-repo`` run from
+    inside a repository is judged by the other repository, never by the files around the current folder.
+    """
     root = git_root(cwd)
-    if root is not None:
+    if root is None and config.path is not None:
+        root = (cwd / config.root).resolve()
+    if root is not None and all(_inside(cwd / raw, root) for raw in paths):
         return root
-    return (cwd / config.root).resolve() if config.path is not None else None
+    outside = next((cwd / raw for raw in paths if root is None or not _inside(cwd / raw, root)), None)
+    if outside is None:
+        return None
+    theirs = git_root(outside if outside.is_dir() else outside.parent)
+    if theirs is not None and all(_inside(cwd / raw, theirs) for raw in paths):
+        return theirs
+    return None
+
+
+def _inside(path: Path, root: Path) -> bool:
+    """Whether ``path`` is ``root`` or below it (links resolved)."""
+    real, top = os.path.realpath(path), os.path.realpath(root)
+    return real == top or real.startswith(top.rstrip(os.sep) + os.sep)
 
 
 def _covers(paths: list[str], cwd: Path, root: Path) -> bool:
@@ -72,7 +90,7 @@ def _covers(paths: list[str], cwd: Path, root: Path) -> bool:
 def workspace(paths: list[str], given: list[SourceFile], config: Config, cwd: Path, hook: bool = False) -> Workspace:
     """The files around ``given`` (discovered from ``paths``); empty when ``given`` already is the tree.
     ``hook``: only tracked files are referrers (``dependents``)."""
-    root = reference_root(cwd, config)
+    root = reference_root(paths, cwd, config)
     if root is None or _covers(paths, cwd, root):
         return Workspace()
     base = Path(config.root) if config.path is not None else None

@@ -14,6 +14,7 @@ from __future__ import annotations
 import posixpath
 import re
 from typing import TYPE_CHECKING
+from typing import cast
 from typing import Sequence
 
 from spikelint.model import FileKind
@@ -58,26 +59,45 @@ MODULE = lazy_regex(r"[A-Za-z_]\w*(?:\.[A-Za-z_]\w*)+")  # a dotted module of a 
 def code_resumes(words: Sequence[Located], project: Project, near: Document | None) -> list[Setting]:
     """A resume setting where the script a launch line runs (or a module it imports) resumes by itself."""
     for path, text in entry_texts(words, project, near):
-        match = RESUMES_IN_CODE.search(text)
-        if match is not None:
-            return [_resume_setting(path, text, match)]
+        key = f"entry_script.resume:{path}"  # many workloads run one script: each file is searched once
+        if key not in project.derived:
+            match = RESUMES_IN_CODE.search(text)
+            project.derived[key] = _resume_setting(path, text, match) if match is not None else None
+        found = cast("Setting | None", project.derived[key])
+        if found is not None:
+            return [found]
     return []
 
 
 def _with_local_imports(entry: SourceFile, project: Project) -> list[tuple[str, str]]:
     """(path, text) of the entry script and of the modules of the tree it imports directly
-    (``train_mem.py`` is often two lines that call ``train()`` from the package's ``train.py``);
-    each file is read once."""
+    (``train_mem.py`` is often two lines that call ``train()`` from the package's ``train.py``).
+    Each file is read once per run, and counted as read (and each module's name as looked up) by
+    every file that asks: the result cache's dependencies."""
+    key = f"entry_script.imports:{entry.path}"
+    known = cast("tuple[list[tuple[str, str]], list[str]] | None", project.derived.get(key))
+    if known is None:
+        known = _read_with_local_imports(entry, project)
+        project.derived[key] = known
+    found, names = known
+    project.touched.update(path for path, _ in found)
+    project.looked_up.update(names)
+    return found
+
+
+def _read_with_local_imports(entry: SourceFile, project: Project) -> tuple[list[tuple[str, str]], list[str]]:
     text = project.text(entry)[:MAX_SCRIPT_CHARS]
     found = [(entry.path, text)]
+    names = []
     for match in LOCAL_IMPORT.finditer(text):
-        module = match.group(1) or match.group(2)
-        source = _script_source(module.replace(".", "/") + ".py", project, None)
+        module = (match.group(1) or match.group(2)).replace(".", "/") + ".py"
+        names.append(posixpath.basename(module))
+        source = _script_source(module, project, None, whole=True)
         if source is not None and all(source.path != path for path, _ in found):
             found.append((source.path, project.text(source)[:MAX_SCRIPT_CHARS]))
         if len(found) > MAX_IMPORTS:
             break
-    return found
+    return found, names
 
 
 def _resume_setting(path: str, text: str, match: re.Match[str]) -> Setting:
@@ -88,9 +108,10 @@ def _resume_setting(path: str, text: str, match: re.Match[str]) -> Setting:
                    f"{posixpath.basename(path)} resumes by itself ({match.group(0).strip()}…)", config=path)
 
 
-def _script_source(reference: str, project: Project, near: Document | None) -> SourceFile | None:
+def _script_source(reference: str, project: Project, near: Document | None, whole: bool = False) -> SourceFile | None:
     """The scanned Python file a launch line names: the longest matching path tail, nearest the launcher
-    on a tie; ``None`` when two files match equally (no guess)."""
+    on a tie; ``None`` when two files match equally (no guess).  ``whole``: a module's path, which only
+    a file ending in all of it is (``trainer.run`` is never another package's ``run.py``)."""
     wanted = [part for part in reference.strip("'\"").split("/") if part not in ("", ".")]
     if not wanted:
         return None
@@ -103,6 +124,8 @@ def _script_source(reference: str, project: Project, near: Document | None) -> S
         matched = 0
         while matched < min(len(parts), len(wanted)) and parts[-1 - matched] == wanted[-1 - matched]:
             matched += 1
+        if whole and matched < len(wanted):
+            continue
         shared = 0
         while shared < min(len(home), len(parts) - 1) and home[shared] == parts[shared]:
             shared += 1
@@ -117,7 +140,10 @@ def entry_texts(words: Sequence[Located], project: Project, near: Document | Non
     """(path, text) of the script a launch line runs and the local modules it imports; empty when the
     script is not in the tree (nothing can be said of it)."""
     entry = python_entry(words)
-    source = _script_source(str(entry.value), project, near) if entry is not None else None
+    if entry is None:
+        return []
+    # a word the line holds is a script's path; one made from ``-m``'s module is not among them
+    source = _script_source(str(entry.value), project, near, whole=entry not in words)
     if source is None:
         return []
     return _with_local_imports(source, project)

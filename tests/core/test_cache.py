@@ -71,6 +71,27 @@ def test_a_new_file_a_workload_refers_to_invalidates_it(tmp_path: Path, checked:
     assert sorted(checked) == ["configs/exp-7.yaml", "k8s/job.yaml"]
 
 
+SCRIPT_JOB = JOB.replace('args: ["--config", "/workspace/configs/exp-7.yaml"]',
+                         'command: [torchrun, train.py, --output_dir, /out]')
+
+
+def test_every_workload_that_runs_a_script_depends_on_the_modules_it_imports(tmp_path: Path,
+                                                                             checked: list[str]) -> None:
+    """Two jobs run one script, read once per run: both are re-checked when a module it imports changes."""
+    write(tmp_path, {"k8s/a.yaml": SCRIPT_JOB, "k8s/b.yaml": SCRIPT_JOB.replace("name: ft", "name: ft2"),
+                     "train.py": "from trainer.loop import fit\n", "trainer/loop.py": "def fit():\n    pass\n",
+                     "other.yaml": "a: 1\n"})
+    run(tmp_path)
+    checked.clear()
+    (tmp_path / "trainer/loop.py").write_text("def fit():\n    get_last_checkpoint(out)\n", encoding="utf-8")
+    run(tmp_path)
+    assert sorted(checked) == ["k8s/a.yaml", "k8s/b.yaml", "trainer/loop.py"]
+    checked.clear()
+    write(tmp_path, {"src/trainer/loop.py": "x = 1\n"})  # a second module of that name: a resolution may change
+    run(tmp_path)
+    assert sorted(checked) == ["k8s/a.yaml", "k8s/b.yaml", "src/trainer/loop.py"]
+
+
 def test_other_settings_do_not_reuse_results(tmp_path: Path, checked: list[str]) -> None:
     write(tmp_path, {"values.yaml": VALUES_LATEST})
     run(tmp_path)

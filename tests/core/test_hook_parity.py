@@ -314,3 +314,19 @@ def test_a_commit_of_a_go_vendor_update_is_judged_as_check_dot_judges_it(tmp_pat
         (path, reason.split(" (")[0]) for path, reason in hook.discovery.excluded}
     by_hand = check_paths(["vendor/example.org/dep/values.yaml"], Config(), cwd=repo, jobs=1)
     assert [f.rule for f in by_hand.report.findings] == ["SPK101"]  # named by a person, outside a hook: checked
+
+
+@needs_git
+@pytest.mark.parametrize("other_is_a_repository", [False, True])
+def test_a_folder_outside_the_current_repository_is_judged_by_its_own_tree(tmp_path: Path,
+                                                                            other_is_a_repository: bool) -> None:
+    """``check ../other`` run from inside a repository: the current repository's config is not the other's."""
+    here = _repo(tmp_path)  # its configs/train.yaml writes to /tmp/out
+    other = init_repo(tmp_path / "other") if other_is_a_repository else tmp_path / "other"
+    write(other, {"k8s/job.yaml": JOB, "configs/train.yaml": "seed: 7\noutput_dir: /shared/out\n"}
+          if other_is_a_repository else {"k8s/job.yaml": JOB})
+    result = check_paths([str(other / "k8s/job.yaml")], Config(), cwd=here, jobs=1)
+    assert result.dependents == []
+    messages = " ".join(f.message for f in result.report.findings)
+    assert "/tmp/out" not in messages
+    assert ("/shared/out" in messages) is other_is_a_repository  # its own config is read from its own tree

@@ -465,6 +465,16 @@ def test_a_module_run_with_python_m_that_finds_its_latest_checkpoint_needs_no_re
     assert [rule for _, rule, _ in found] == ["SPK402"]
 
 
+@pytest.mark.parametrize("files", [
+    {"tools/main_ppo.py": "last = get_last_checkpoint(out)\n"},  # another package's file of the same name
+    {"mypkg/trainer/main_ppo.py": "from mypkg.trainer.ppo.loop import Runner\n",  # an import of another loop.py
+     "other/loop.py": "folder = find_latest_ckpt_path(out)\n"},
+], ids=["entry-module", "imported-module"])
+def test_a_module_is_only_the_file_that_ends_in_its_whole_dotted_path(files: dict[str, str]) -> None:
+    found = _training("examples/ppo.sbatch", _slurm(PPO_LAUNCH.format(where="/shared/ckpt")), files)
+    assert [(line, rule) for line, rule, _ in found] == [(2, "SPK402")]
+
+
 def test_verls_default_local_dir_is_where_checkpoints_go() -> None:
     files = {"mypkg/trainer/main_ppo.py": PPO_MAIN, "mypkg/trainer/ppo/loop.py": PPO_LOOP}
     found = _training("examples/ppo.sbatch", _slurm(PPO_LAUNCH.format(where="/tmp/ckpt")), files)
