@@ -83,7 +83,8 @@ def _rules_and_checks(config: Config) -> tuple[Config, dict[str, Rule], tuple[Ch
     team = rule_set_for(config)
     config = with_team_companions(config, team)
     checks = [spec for spec in all_checks() if any(selected(rule, config) for rule in spec.rules)]
-    return (config, catalog_with_team_rules(load_catalog(), team), (*checks, *team_checks(config, team)),
+    # the team's first: _finish keeps the first finding of one value at one place, so a secret is named as the team names it
+    return (config, catalog_with_team_rules(load_catalog(), team), (*team_checks(config, team), *checks),
             tuple(pattern.regex for pattern in team.secrets))
 
 
@@ -195,7 +196,7 @@ class Engine:
         for problem in sorted(problems, key=lambda p: (p.line, p.column, p.rule)):
             if not selected(problem.rule, self.config) or problem.rule not in self.catalog:
                 continue
-            identity = (problem.rule, problem.line, problem.column, f"{problem.path}:{problem.message}")
+            identity = problem.identity()
             if identity in seen:
                 continue
             seen.add(identity)

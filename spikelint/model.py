@@ -410,6 +410,12 @@ class Problem:
         return cls(rule, where.line, where.column, message, end_line=where.end_line,
                    end_column=where.end_column, **kwargs)
 
+    def identity(self) -> tuple[str, int, int, str]:
+        """What makes two problems one finding: the rule, the place and the message; for one value on one span
+        of text (a secret a team's token shape and spikelint's detector both find) the value, not the message."""
+        spans = self.end_column is not None and (self.end_line, self.end_column) != (self.line, self.column)
+        return (self.rule, self.line, self.column, f"{self.path}:{self.key if self.key and spans else self.message}")
+
 
 @dataclass(frozen=True)
 class Finding:

@@ -217,6 +217,32 @@ def test_a_team_secret_pattern_reports_spk201_naming_it_and_never_the_token(
     assert all(f["message"].startswith("hardcoded acme… (team pattern") for f in json.loads(out)["findings"])
 
 
+AWS_SHAPE = "secrets:\n  - id: our-aws-keys\n    description: our AWS keys\n    regex: 'AKIA[A-Z0-9]{16}'\n"
+
+
+def test_a_secret_both_a_team_shape_and_a_built_in_detector_find_is_one_finding_named_by_the_team(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]) -> None:
+    """A team that writes a shape spikelint knows too (an AWS key id) gets one finding, not two; the same
+    key on another line, and another key beside it, stay findings of their own."""
+    key, other = "AKIA" + "Z7QR4WX2LM9PVN3K", "AKIA" + "B8TY5UE3HN6QZC2M"
+    folder = project(tmp_path, AWS_SHAPE, {"conf.py": f'aws_access_key_id = "{key}"\nbackup = "{key}"  # {other}\n'})
+    code, out, _ = run(folder, monkeypatch, capsys, "check", ".", "--format", "json")
+    found = [(f["line"], f["column"], f["message"]) for f in json.loads(out)["findings"]]
+    assert [(line, column) for line, column, _ in found] == [(1, 22), (2, 11), (2, 36)] and code == 1
+    assert all("team pattern our-aws-keys" in message for _, _, message in found)
+    code, out, _ = run(folder, monkeypatch, capsys, "rules", "test", ".spikelint/rules")
+    assert code == 0
+    import subprocess  # the history gate: one finding per secret a commit adds (the first place of a repeated one)
+
+    for command in (["init", "-q"], ["add", "-A"], ["commit", "-qm", "c"]):
+        subprocess.run(["git", "-c", "user.email=ci@example.org", "-c", "user.name=CI", "-c", "commit.gpgsign=false",
+                        *command], cwd=folder, check=True, capture_output=True)
+    code, out, _ = run(folder, monkeypatch, capsys, "history", "--format", "json")
+    found = [(f["line"], f["column"], f["message"]) for f in json.loads(out)["findings"]]
+    assert [(line, column) for line, column, _ in found] == [(1, 22), (2, 36)] and code == 1
+    assert all("team pattern our-aws-keys" in message for _, _, message in found)
+
+
 @pytest.mark.parametrize("fmt", ["text", "json", "sarif"])
 def test_a_team_token_quoted_by_another_message_is_masked_too(
         tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str], fmt: str) -> None:
