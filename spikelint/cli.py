@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import os
 import subprocess
 import sys
 from pathlib import Path
@@ -100,6 +101,36 @@ def _check_parser(subparsers: argparse._SubParsersAction) -> None:
 
 
 def command_check(args: argparse.Namespace) -> int:
+    """``check``; in the repository of the given paths when the current folder is not in it (as ``git -C``)."""
+    from spikelint.discovery.repository import foreign_root
+
+    root = None if args.stdin_filename else foreign_root(args.paths or ["."], Path.cwd())
+    if root is None:
+        return _check(args)
+    here = Path.cwd()
+    _rebase(args, here, root)
+    print(f"spikelint: checking in {root}, the Git repository of the given paths (its configuration and baseline; "
+          "paths relative to it)", file=sys.stderr)
+    os.chdir(root)
+    try:
+        return _check(args)
+    finally:
+        os.chdir(here)
+
+
+def _rebase(args: argparse.Namespace, here: Path, root: Path) -> None:
+    """The command line's paths as seen from ``root``: the given paths relative to it, the files the user names
+    for the configuration, the baseline and the reports absolute (they stay where the user said)."""
+    args.paths = [os.path.relpath(os.path.realpath(here / path), os.path.realpath(root)) for path in args.paths or ["."]]
+    for name in ("config", "write_baseline"):
+        if getattr(args, name, None):
+            setattr(args, name, str(here / getattr(args, name)))
+    if args.baseline and args.baseline != "none":
+        args.baseline = str(here / args.baseline)
+    args.reports = [(fmt, str(here / output) if output else output) for fmt, output in getattr(args, "reports", None) or ()]
+
+
+def _check(args: argparse.Namespace) -> int:
     from spikelint.config import ConfigError
     from spikelint.engine import apply_baseline
     from spikelint.engine import check_paths

@@ -108,6 +108,9 @@ def config_from_mapping(data: dict[str, Any], *, source: str, root: str) -> Conf
     from spikelint.schemas import validation_errors
 
     for message in validation_errors("spikelint-config.schema.json", data):
+        unknown = next((key for key in data if key not in CONFIG_KEYS), None)
+        if unknown is not None:
+            raise ConfigError(_unknown_key(str(unknown), source))
         raise ConfigError(f"{source}: {message}")
     values: dict[str, Any] = {}
     for key, value in data.items():
@@ -123,6 +126,49 @@ def config_from_mapping(data: dict[str, Any], *, source: str, root: str) -> Conf
         except re.error as error:
             raise ConfigError(f"{source}: immutable_tag_pattern is not a valid regular expression: {error}") from None
     return Config(root=root, path=source, **values)
+
+
+# the top-level keys of the configuration (schemas/spikelint-config.schema.json; tests hold the two equal)
+CONFIG_KEYS = frozenset((
+    "allow_inline_suppressions", "allowed_registries", "baseline", "exclude", "fail_on", "ignore",
+    "immutable_tag_pattern", "max_compression_ratio", "max_file_size", "max_gpus", "max_image_bytes",
+    "max_image_seconds", "max_layer_entries", "min_grace_period_seconds", "mutable_tags", "per_path_ignores",
+    "persistent_paths", "preemptible_priority_classes", "required_run_identity", "rules_dir", "schemas", "select",
+    "severity"))
+# keys that are written elsewhere, and where
+ELSEWHERE = {
+    "rules": "a team's rules go in a rule file under .spikelint/rules/ (or the folder rules_dir names), not in the "
+             "configuration (docs/team-rules.md)",
+    "secrets": "a team's secret patterns go in a rule file under .spikelint/rules/ (or the folder rules_dir names), "
+               "not in the configuration (docs/team-rules.md)",
+    "disable": "to turn rules off, list them under ignore:",
+    "enable": "to run only some rules, list them under select:",
+}
+
+
+def _unknown_key(key: str, source: str) -> str:
+    """The message for a key the configuration does not know: where it is written, and the fix."""
+    import difflib
+
+    line = _key_line(source, key)
+    where = f"{source}:{line}" if line else source
+    if key in ELSEWHERE:
+        return f"{where}: unknown key {key!r}: {ELSEWHERE[key]}"
+    close = difflib.get_close_matches(key, sorted(CONFIG_KEYS), n=1)
+    if close:
+        return f"{where}: unknown key {key!r} (did you mean {close[0]!r}?)"
+    return (f"{where}: unknown key {key!r} — the configuration knows {', '.join(sorted(CONFIG_KEYS))} "
+            "(`spikelint init` writes a starter one)")
+
+
+def _key_line(source: str, key: str) -> int | None:
+    """The line of a top-level key in a YAML configuration file (not a pyproject table: its keys are not top-level)."""
+    try:
+        text = Path(source).read_text(encoding="utf-8")
+    except (OSError, UnicodeDecodeError, ValueError):
+        return None
+    match = re.search(rf"(?m)^['\"]?{re.escape(key)}['\"]?\s*:", text)
+    return text.count("\n", 0, match.start()) + 1 if match else None
 
 
 def load_config_file(path: Path) -> Config:

@@ -22,6 +22,7 @@ from pathlib import PurePosixPath
 from typing import NamedTuple
 
 from spikelint.config import Config
+from spikelint.discovery.repository import inside
 from spikelint.files import discover
 from spikelint.files import git_root
 from spikelint.files import git_tracked
@@ -60,21 +61,15 @@ def reference_root(paths: list[str], cwd: Path, config: Config) -> Path | None:
     root = git_root(cwd)
     if root is None and config.path is not None:
         root = (cwd / config.root).resolve()
-    if root is not None and all(_inside(cwd / raw, root) for raw in paths):
+    if root is not None and all(inside(cwd / raw, root) for raw in paths):
         return root
-    outside = next((cwd / raw for raw in paths if root is None or not _inside(cwd / raw, root)), None)
+    outside = next((cwd / raw for raw in paths if root is None or not inside(cwd / raw, root)), None)
     if outside is None:
         return None
     theirs = git_root(outside if outside.is_dir() else outside.parent)
-    if theirs is not None and all(_inside(cwd / raw, theirs) for raw in paths):
+    if theirs is not None and all(inside(cwd / raw, theirs) for raw in paths):
         return theirs
     return None
-
-
-def _inside(path: Path, root: Path) -> bool:
-    """Whether ``path`` is ``root`` or below it (links resolved)."""
-    real, top = os.path.realpath(path), os.path.realpath(root)
-    return real == top or real.startswith(top.rstrip(os.sep) + os.sep)
 
 
 def _covers(paths: list[str], cwd: Path, root: Path) -> bool:

@@ -13,6 +13,7 @@ from spikelint.config import Config
 from spikelint.config import ConfigError
 from spikelint.config import config_from_mapping
 from spikelint.config import find_config_file
+from spikelint.config import load_config_file
 from spikelint.config import load_config
 
 
@@ -92,6 +93,27 @@ def test_every_documented_key_is_accepted() -> None:
 def test_error_message_names_the_source() -> None:
     with pytest.raises(ConfigError, match=r"^here: unknown key 'nope'"):
         config_from_mapping({"nope": 1}, source="here", root=".")
+
+
+def test_the_configurations_known_keys_are_the_schemas() -> None:
+    from spikelint.config import CONFIG_KEYS
+    from spikelint.schemas import load_schema
+
+    assert CONFIG_KEYS == set(load_schema("spikelint-config.schema.json")["properties"])
+
+
+@pytest.mark.parametrize(("text", "said"), [
+    ("select: [SPK1]\nignor: [SPK101]\n", ".spikelint.yaml:2: unknown key 'ignor' (did you mean 'ignore'?)"),
+    ("secrets:\n  - id: acme-key\n", ".spikelint.yaml:1: unknown key 'secrets': a team's secret patterns go in a "
+                                      "rule file under .spikelint/rules/"),
+    ("fail_on: error\nrules:\n  - id: ACME001\n", ".spikelint.yaml:2: unknown key 'rules': a team's rules go in"),
+    ("colour: true\n", ".spikelint.yaml:1: unknown key 'colour' — the configuration knows allow_inline_suppressions,"),
+])
+def test_an_unknown_key_is_named_with_its_line_and_fix(tmp_path: Path, text: str, said: str) -> None:
+    (tmp_path / ".spikelint.yaml").write_text(text, encoding="utf-8")
+    with pytest.raises(ConfigError) as raised:
+        load_config_file(tmp_path / ".spikelint.yaml")
+    assert str(raised.value).startswith(str(tmp_path / said.split(":", 1)[0]) + ":" + said.split(":", 1)[1])
 
 
 # --------------------------------------------------------------------------- where it is found
