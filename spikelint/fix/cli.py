@@ -91,10 +91,26 @@ def apply_fixes(paths: list[str], config: Any, overrides: dict[str, Any], *, uns
     if run.missing:
         raise UsageError("no such file or folder: " + ", ".join(run.missing))
     if dry_run:
-        for item in run.changed:
-            sys.stdout.write(unified_diff(item, run.secrets.get(item.path, frozenset())))
+        _print_diffs(run)
     _summary(run, dry_run)
     return run, not run.write_errors
+
+
+def _print_diffs(run: FixRun) -> None:
+    """The diffs of a dry run; where one quotes a secret (cut to four characters, as everything spikelint writes),
+    a note that it will not apply as it is."""
+    from spikelint.secrets.output_mask import mask_output
+
+    cut = []
+    for item in run.changed:
+        shown = unified_diff(item, run.secrets.get(item.path, frozenset()))
+        sys.stdout.write(shown)
+        if shown != unified_diff(item) or mask_output(shown) != shown:
+            cut.append(item.path)
+    sys.stdout.flush()
+    if cut:
+        print(f"spikelint: the diff of {', '.join(cut)} quotes a secret cut to four characters, so git apply and patch "
+              "will not take it: run spikelint fix without --dry-run to write the change", file=sys.stderr)
 
 
 def _summary(run: FixRun, dry_run: bool) -> None:
@@ -121,8 +137,10 @@ def _summary(run: FixRun, dry_run: bool) -> None:
     more = ([f"{others} more with --unsafe"] if others else []) + \
         ([f"{pins} image{'' if pins == 1 else 's'} to pin with --unsafe --pins FILE (the digests to pin to)"]
          if pins else [])
+    by_hand = [f"{run.by_hand} to fix by hand (no mechanical fix: spikelint check lists them)"] if run.by_hand else []
     print(f"spikelint: {verb} {fixed} finding{'' if fixed == 1 else 's'} in {files} file{'' if files == 1 else 's'}"
-          f", {len(run.unfixable) + len(run.unparsed)} not fixable" + "".join(f", {part}" for part in more), file=out)
+          f", {len(run.unfixable) + len(run.unparsed)} not fixable" + "".join(f", {part}" for part in [*more, *by_hand]),
+          file=out)
     if dry_run and (run.changed or run.proof_refusals or run.unparsed):  # a dry run is a check: say why it fails
         why = "a file would change" if run.changed else "a fix was refused by its proof" if run.proof_refusals \
             else "a file is not valid"

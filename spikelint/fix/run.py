@@ -28,6 +28,7 @@ class FixRun:
     missing: list[str] = field(default_factory=list)
     secrets: dict[str, frozenset[str]] = field(default_factory=dict)  # by path: what the diff must not show
     unparsed: list[Finding] = field(default_factory=list)  # SPK001 in a given file: no fix repairs it
+    by_hand: int = 0  # findings of rules that have no mechanical fix (a secret to rotate, a volume to change)
 
     @property
     def changed(self) -> list[FileFix]:
@@ -116,6 +117,7 @@ def run_fixes(paths: list[str], config: Config, *, unsafe: bool, dry_run: bool, 
             secrets_by_path.setdefault(finding.path, []).append(finding)
         rule = catalog.get(finding.rule)
         if rule is None or not rule.fix:
+            run.by_hand += finding.rule != "SPK001"  # no mechanical fix exists: the summary counts them
             continue
         if finding.rule not in wanted:
             run.left.append(finding)

@@ -166,6 +166,22 @@ def test_dry_run_prints_a_diff_changes_nothing_and_exits_1(repo: Path, capsys: p
     assert {name: (repo / name).read_text(encoding="utf-8") for name in FILES} == FILES
 
 
+LAUNCH_WITH_TOKEN = "#!/bin/bash\nexport HF_TOKEN=hf_" + "Xk29Qm7vLp3Rt8Wn5Yb2Hc6Jd4Fg1Sz0ab" + "\npython train.py | tee log.txt\n"
+
+
+@pytest.mark.parametrize("token", [True, False])
+def test_a_dry_run_diff_that_quotes_a_secret_says_it_will_not_apply(tmp_path: Path, capsys: pytest.CaptureFixture[str],
+                                                                      token: bool) -> None:
+    """The secret on a context line is cut to four characters (as everything spikelint writes): git apply would
+    refuse the patch without a word of why."""
+    text = LAUNCH_WITH_TOKEN if token else "#!/bin/bash\npython train.py | tee log.txt\n"
+    write(tmp_path, {"launch.sh": text})
+    ran = run(tmp_path, capsys, "fix", "--dry-run")
+    assert ran.code == 1 and "+set -o pipefail\n" in ran.out and "Xk29" not in ran.out + ran.err
+    assert ("quotes a secret cut to four characters, so git apply and patch will not take it" in ran.err) is token
+    assert ("1 to fix by hand (no mechanical fix: spikelint check lists them)" in ran.err) is token
+
+
 def test_dry_run_on_a_clean_tree_exits_0(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     write(tmp_path, {"k8s/cm.yaml": _documents(STREAM)[1]})
     ran = run(tmp_path, capsys, "fix", "--dry-run")
