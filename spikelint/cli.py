@@ -82,7 +82,8 @@ def _check_parser(subparsers: argparse._SubParsersAction) -> None:
                         "the work is worth and CPUs are free; 1 = in-process)")
     parser.add_argument("--cache", action="store_true", help="reuse the results of unchanged files from "
                         ".spikelint_cache/ and update it")
-    parser.add_argument("--no-cache", action="store_true", help="do not use .spikelint_cache/ (the default)")
+    parser.add_argument("--no-cache", action="store_true", help="do not use .spikelint_cache/ (the default; a "
+                        "configuration or rule file found valid is remembered in ~/.cache/spikelint either way)")
     parser.add_argument("--stdin-filename", metavar="NAME", help="read the file from standard input as NAME")
     parser.add_argument("--exclude", metavar="GLOB", action="append", default=[],
                         help="leave out paths matching GLOB (repeatable; added to the configuration's exclude)")

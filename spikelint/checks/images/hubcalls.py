@@ -73,7 +73,16 @@ def _end(node: ast.AST) -> tuple[int, int]:
 
 
 def scopes(module: ast.Module) -> list[Scope]:
-    """Every scope of the module, in one walk."""
+    """Every scope of the module, in one walk, kept on the module: the hub check and the unsafe-load check both
+    read them (syntax trees are not changed after parsing)."""
+    found: list[Scope] | None = module.__dict__.get("_spikelint_scopes")
+    if found is None:
+        found = _walked_scopes(module)
+        module.__dict__["_spikelint_scopes"] = found
+    return found
+
+
+def _walked_scopes(module: ast.Module) -> list[Scope]:
     top = Scope(module)
     found = [top]
     stack: list[tuple[ast.AST, Scope]] = [(child, top) for child in child_nodes(module)]
@@ -317,7 +326,12 @@ class UnsafeLoad(NamedTuple):
 
 
 def _aliases(module: ast.Module) -> dict[str, str]:
+    """What each imported name stands for (``np`` -> ``numpy``), kept on the module as :func:`scopes` is."""
+    kept: dict[str, str] | None = module.__dict__.get("_spikelint_aliases")
+    if kept is not None:
+        return kept
     found: dict[str, str] = {}
+    module.__dict__["_spikelint_aliases"] = found
     for node in ast_nodes(module):
         if isinstance(node, ast.Import):
             for alias in node.names:
@@ -420,6 +434,9 @@ def _own_writes(found: list[Scope]) -> set[str]:
 def unsafe_loads(module: ast.Module) -> list[UnsafeLoad]:
     """Pickle-based loads of checkpoint-like paths, in source order."""
     aliases = _aliases(module)
+    if not any(isinstance(node, ast.Call) and _resolved(dotted(node.func), aliases) in LOADERS
+               for node in ast_nodes(module)):
+        return []  # most modules load nothing that unpickles: no walk of their scopes
     found: list[UnsafeLoad] = []
     every = scopes(module)
     own_writes: set[str] | None = None
