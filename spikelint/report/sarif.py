@@ -65,7 +65,7 @@ def render_sarif(report: Report, options: RenderOptions) -> str:
                                 f"most {MAX_RESULTS:,} per run, so the most severe {MAX_RESULTS:,} are kept "
                                 f"(errors first); --format json lists them all"},
         }]
-    root: dict[str, Any] = {"description": {"text": "The repository root"}}
+    root: dict[str, Any] = {"description": {"text": "The folder result paths are relative to (in Git, the repository root)"}}
     if options.root_uri:
         root = {"uri": options.root_uri, **root}
     document = {
