@@ -171,6 +171,8 @@ def write_fixed(target: Path, text: str) -> str:
 
     try:
         mode = stat.S_IMODE(os.lstat(target).st_mode)
+        if not mode & stat.S_IWUSR:  # a rename would replace it anyway: a read-only file is someone's decision
+            return f"the file is read-only (chmod u+w {target.name} to let fix change it)"
         write_text_safely(target, text, mode=mode)
     except UnsafeTarget as error:
         return str(error)

@@ -335,6 +335,19 @@ def test_a_linked_file_is_not_written_through(tmp_path: Path, capsys: pytest.Cap
     assert "pipefail" not in (outside / "real.sh").read_text()
 
 
+def test_a_read_only_file_is_left_as_it_is_and_said(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """A rename through a temporary file replaces a read-only file as easily as any other (and root may write
+    anything): its read-only bit is someone's decision, as black and ruff --fix respect it."""
+    text = "#!/bin/bash\ntorchrun train.py | tee /ckpt/log\n"
+    (tmp_path / "run.sh").write_text(text)
+    (tmp_path / "run.sh").chmod(0o444)
+    ran = run(tmp_path, capsys, "fix", "run.sh")
+    assert ran.code == 2 and (tmp_path / "run.sh").read_text() == text
+    assert "not written run.sh: the file is read-only (chmod u+w run.sh to let fix change it)" in ran.err
+    (tmp_path / "run.sh").chmod(0o644)
+    assert run(tmp_path, capsys, "fix", "run.sh").code == 0 and "pipefail" in (tmp_path / "run.sh").read_text()
+
+
 def test_edits_keep_untouched_lines() -> None:
     text = "a\nb\nc\n"
     assert apply_edits(text, [Edit(2, 2, "x\n"), Edit(2, 2, "x\n")]) == "a\nx\nb\nc\n"
