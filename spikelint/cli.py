@@ -228,12 +228,27 @@ def _show_files(paths: list[str], config: Config) -> int:
         raise UsageError("no such file or folder: " + ", ".join(discovery.missing))
     for source in sorted(discovery.files, key=lambda source: source.path):
         print(f"{source.path}\t{_shown_kind(source)}")
-    for path, reason in sorted([*discovery.skipped, *discovery.excluded]):
+    left = [*discovery.skipped, *discovery.excluded]
+    named = {os.path.normpath(path) for path, _ in left}
+    left += [(shown, "ignored by Git (an untracked file .gitignore matches; git add -f to have it checked)")
+             for shown in _ignored_by_git(paths) if os.path.normpath(shown) not in named]
+    for path, reason in sorted(left):
         print(f"{path}\tleft out: {reason}")
     checked = len(discovery.files)
-    print(f"{checked} file{'' if checked == 1 else 's'} to check, "
-          f"{len(discovery.skipped) + len(discovery.excluded)} left out", file=sys.stderr)
+    print(f"{checked} file{'' if checked == 1 else 's'} to check, {len(left)} left out", file=sys.stderr)
     return EXIT_OK
+
+
+def _ignored_by_git(paths: list[str]) -> list[str]:
+    """The given folders' untracked files and folders that Git ignores, as the command line names them."""
+    from spikelint.files import git_ignored
+
+    found = []
+    for path in paths:
+        if os.path.isdir(path):
+            found += [os.path.normpath(os.path.join(path, name)) + ("/" if name.endswith("/") else "")
+                      for name in git_ignored(Path(path)) or ()]
+    return found
 
 
 def _print_statistics(report: Report, stream: TextIO) -> None:

@@ -145,6 +145,20 @@ def git_names(folder: Path) -> list[str] | None:
     return sorted({name for name in result.stdout.decode("utf-8", "surrogateescape").split("\0") if name})
 
 
+def git_ignored(folder: Path) -> list[str] | None:
+    """The untracked files and folders under ``folder`` that Git ignores (a wholly ignored folder once, ending in
+    '/'), relative to it: what ``--show-files`` says it leaves out; ``None`` outside Git."""
+    try:
+        result = subprocess.run(["git", "-c", "core.quotepath=off", "ls-files", "-z", "--others", "--ignored",
+                                 "--exclude-standard", "--directory", "--", "."],
+                                cwd=folder, capture_output=True, timeout=120, check=False)
+    except (OSError, subprocess.SubprocessError):
+        return None
+    if result.returncode != 0:
+        return None
+    return sorted(name for name in result.stdout.decode("utf-8", "surrogateescape").split("\0") if name)
+
+
 def git_tracked(folder: Path) -> set[str] | None:
     """The files Git tracks under ``folder`` (the index: staged included, untracked never), as
     '/'-separated names relative to it; ``None`` outside Git."""

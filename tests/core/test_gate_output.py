@@ -68,6 +68,29 @@ def test_show_files_lists_kinds_and_reasons(run_cli, tmp_path: Path) -> None:
     assert "2 files to check" in outcome.err
 
 
+def test_show_files_names_what_git_ignores(run_cli, tmp_path: Path) -> None:
+    """Inside Git an untracked file .gitignore matches is not checked: --show-files says so, instead of leaving
+    a user to wonder why their .env was never read."""
+    import shutil
+    import subprocess
+
+    if shutil.which("git") is None:
+        pytest.skip("git is not installed")
+    write(tmp_path, {".gitignore": "*.env\nbuild/\n", "prod.env": "TOKEN=x\n", "build/job.yaml": "a: 1\n",
+                     "k8s/values.yaml": VALUES_LATEST})
+    subprocess.run(["git", "init", "-q"], cwd=tmp_path, check=True)
+    outcome = run_cli(["check", "--show-files", "."], cwd=tmp_path)
+    lines = outcome.out.splitlines()
+    assert outcome.code == 0 and "k8s/values.yaml\tyaml" in lines
+    assert "prod.env\tleft out: ignored by Git (an untracked file .gitignore matches; git add -f to have it " \
+           "checked)" in lines
+    assert any(line.startswith("build/\tleft out: ignored by Git") for line in lines)
+    assert "2 files to check, 2 left out" in outcome.err
+    from_below = run_cli(["check", "--show-files", ".."], cwd=tmp_path / "k8s")
+    assert "../prod.env\tleft out: ignored by Git (an untracked file .gitignore matches; git add -f to have it " \
+           "checked)" in from_below.out.splitlines()
+
+
 def test_statistics_counts_per_rule_with_how_to_tune(run_cli, tmp_path: Path) -> None:
     write(tmp_path, {f"v{n}/values.yaml": VALUES_LATEST for n in range(3)} | {"w/values.yaml": VALUES_FLOATING})
     outcome = run_cli(["check", "--statistics", "."], cwd=tmp_path)
