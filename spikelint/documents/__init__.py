@@ -176,7 +176,9 @@ def _parse_notebook(document: Document) -> None:
 
     root = parse_json(document.text)
     document.trees = [root]
-    document.parsed = read_notebook(root)
+    notebook = read_notebook(root)
+    document.parsed = notebook
+    document.problems.extend(Problem("SPK001", line, column, message) for message, line, column in notebook.malformed)
 
 
 def _parse_python(document: Document) -> None:

@@ -45,6 +45,8 @@ class Cell:
 class Notebook:
     cells: list[Cell]
     nbformat: int | None = None
+    # (message, line, column) of what nbformat refuses but the rest of the notebook can still be read around
+    malformed: list[tuple[str, int, int]] = field(default_factory=list)
 
 
 class NotebookError(ValueError):
@@ -122,14 +124,40 @@ def read_notebook(root: Node) -> Notebook:
                             root.line, root.column)
     version = root.scalar("nbformat")
     cells = []
+    malformed = []
     for index, cell_node in enumerate(nodes):
         if cell_node.kind != "map":
             continue
         source = cell_node.get("source") if cell_node.get("source") is not None else cell_node.get("input")
+        wrong = _not_text(source)
+        if wrong is not None:
+            malformed.append((f"cell {index + 1}'s source holds {_described(wrong)}, not text: Jupyter will not open "
+                              "this notebook (a source is a string or a list of strings)", wrong.line, wrong.column))
         cell = Cell(index, str(cell_node.scalar("cell_type") or "code"), cell_node, source=text_lines(source))
         outputs = cell_node.get("outputs")
         for output_index, output_node in enumerate(outputs.value if outputs is not None and outputs.kind == "seq" else []):
             if output_node.kind == "map":
                 cell.outputs.append(read_output(output_index, output_node))
         cells.append(cell)
-    return Notebook(cells, version if isinstance(version, int) else None)
+    return Notebook(cells, version if isinstance(version, int) else None, malformed)
+
+
+def _described(piece: Node) -> str:
+    """What a node holds, in a message's words (``a number``, ``a mapping``)."""
+    if piece.kind == "map":
+        return "a mapping"
+    if piece.kind == "seq":
+        return "a list inside the list"
+    if isinstance(piece.value, bool):
+        return "true or false"
+    return "a number" if isinstance(piece.value, (int, float)) else "null" if piece.value is None else "a value"
+
+
+def _not_text(source: Node | None) -> Node | None:
+    """The part of a cell's source that is not a string (the source itself, or an element of its list)."""
+    if source is None:
+        return None
+    if source.kind == "seq":
+        return next((piece for piece in source.value if piece.kind != "scalar" or not isinstance(piece.value, str)),
+                    None)
+    return None if source.kind == "scalar" and isinstance(source.value, str) else source

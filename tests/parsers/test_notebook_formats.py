@@ -55,3 +55,28 @@ def test_json_output_data_is_scanned_string_by_string() -> None:
 def test_neither_cells_nor_worksheets_is_unparseable() -> None:
     findings = lint_snippet("odd.ipynb", '{"nbformat": 4, "metadata": {}}\n')
     assert [(finding.line, finding.rule) for finding in findings] == [(1, "SPK001")]
+
+
+def _notebook(*sources: object) -> str:
+    cells = [{"cell_type": "code", "execution_count": None, "metadata": {}, "outputs": [], "source": source}
+             for source in sources]
+    return json.dumps({"cells": cells, "metadata": {}, "nbformat": 4, "nbformat_minor": 5}, indent=1)
+
+
+def test_a_cell_source_that_is_not_text_is_spk001_and_the_other_cells_are_still_read() -> None:
+    """``"source": 5`` (nbformat refuses it; Jupyter will not open the notebook) was skipped without a word."""
+    text = _notebook(5, ["import os\n", 7], [f"token = '{HF_TOKEN}'\n"])
+    found = sorted((finding.line, finding.rule, finding.message) for finding in lint_snippet("nb.ipynb", text))
+    lines = text.splitlines()
+    number = next(index for index, line in enumerate(lines, 1) if line.strip().startswith('"source": 5'))
+    seven = next(index for index, line in enumerate(lines, 1) if line.strip() == "7")
+    spk001 = [(line, message) for line, rule, message in found if rule == "SPK001"]
+    assert [line for line, _ in spk001] == [number, seven]
+    assert spk001[0][1].startswith("cell 1's source holds a number, not text: Jupyter will not open this notebook")
+    assert any(rule == "SPK201" for _, rule, _ in found)  # the third cell is still read
+
+
+def test_text_sources_are_no_spk001() -> None:
+    """Near-misses as real notebooks hold them: one string, a list of strings, an empty list, an empty string."""
+    text = _notebook("print(1)", ["import os\n", "print(os.name)"], [], "")
+    assert [finding for finding in lint_snippet("nb.ipynb", text) if finding.rule == "SPK001"] == []
