@@ -258,7 +258,23 @@ def _explain(described: str, error: Any) -> str:
                 "assert, at, message, remediation and examples (docs/team-rules.md)")
     if error.validator == "additionalProperties":
         return f"{described} — a rule file holds model:, rules: and secrets: (docs/team-rules.md)"
+    if error.validator == "required":
+        missing = next((key for key in error.validator_value if key not in (error.instance or {})), "")
+        return f"{described} — add it: {REQUIRED_EXAMPLES[missing]}" if missing in REQUIRED_EXAMPLES else described
     return described
+
+
+# what a rule or a secret pattern must say, as a line to add
+REQUIRED_EXAMPLES = {
+    "id": "id: ACME001 (a rule) or id: acme-api-token (a secret pattern)",
+    "name": "name: harbor-images-only (kebab-case, what SARIF and `spikelint rules` show)",
+    "severity": "severity: error (or warning, or info)",
+    "assert": "assert: 'container.image.registry == \"harbor.example.org\"' (a CEL condition that must hold)",
+    "message": "message: 'what is wrong and how to fix it'",
+    "regex": "regex: 'acme_[A-Za-z0-9]{32}' (one capture group around the secret, or none)",
+    "path": "path: k8s/job.yaml (the file name the example is read as)",
+    "content": "content: | followed by the example file's lines, indented",
+}
 
 
 def _rule(entry: dict[str, Any], node: Node, display: str) -> TeamRule:

@@ -64,6 +64,8 @@ def run(folder: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFix
     (REGISTRY_RULE.replace("ACME001", "SPK901"), "team.yaml:2: rule id SPK901: the SPK prefix is reserved"),
     (REGISTRY_RULE.replace("ACME001", "acme-1"), "team.yaml:2: rules.0.id: 'acme-1' does not match"),
     (REGISTRY_RULE.replace("severity: error", "severity: fatal"), "team.yaml:4: rules.0.severity: 'fatal' is not one of"),
+    (REGISTRY_RULE.replace("    severity: error\n", ""),
+     "rules.0: 'severity' is a required property — add it: severity: error (or warning, or info)"),
     (REGISTRY_RULE.replace("container.image.registry ==", "container.image.registry =="
                            " &&"), "rule ACME001: the assert expression"),
     (REGISTRY_RULE.replace("at: image", "at: claim"), "team.yaml:7: rule ACME001: at: claim is not a field of a container"),
