@@ -27,6 +27,7 @@ from spikelint.options import configured
 from spikelint.options import emit_reports
 from spikelint.options import team_shapes
 from spikelint.options import exit_code
+from spikelint.options import in_their_repository
 from spikelint.options import overrides
 from spikelint.options import positive
 from spikelint.options import report_targets
@@ -103,32 +104,7 @@ def _check_parser(subparsers: argparse._SubParsersAction) -> None:
 
 def command_check(args: argparse.Namespace) -> int:
     """``check``; in the repository of the given paths when the current folder is not in it (as ``git -C``)."""
-    from spikelint.discovery.repository import foreign_root
-
-    root = None if args.stdin_filename else foreign_root(args.paths or ["."], Path.cwd())
-    if root is None:
-        return _check(args)
-    here = Path.cwd()
-    _rebase(args, here, root)
-    print(f"spikelint: checking in {root}, the Git repository of the given paths (its configuration and baseline; "
-          "paths relative to it)", file=sys.stderr)
-    os.chdir(root)
-    try:
-        return _check(args)
-    finally:
-        os.chdir(here)
-
-
-def _rebase(args: argparse.Namespace, here: Path, root: Path) -> None:
-    """The command line's paths as seen from ``root``: the given paths relative to it, the files the user names
-    for the configuration, the baseline and the reports absolute (they stay where the user said)."""
-    args.paths = [os.path.relpath(os.path.realpath(here / path), os.path.realpath(root)) for path in args.paths or ["."]]
-    for name in ("config", "write_baseline"):
-        if getattr(args, name, None):
-            setattr(args, name, str(here / getattr(args, name)))
-    if args.baseline and args.baseline != "none":
-        args.baseline = str(here / args.baseline)
-    args.reports = [(fmt, str(here / output) if output else output) for fmt, output in getattr(args, "reports", None) or ()]
+    return in_their_repository(args, _check)
 
 
 def _check(args: argparse.Namespace) -> int:

@@ -105,13 +105,17 @@ LIST_KEYS = ("select", "ignore", "persistent_paths", "allowed_registries", "muta
 
 def config_from_mapping(data: dict[str, Any], *, source: str, root: str) -> Config:
     """Validate ``data`` against the shipped schema and build a Config."""
-    from spikelint.schemas import validation_errors
+    from spikelint.schemas import describe
+    from spikelint.schemas import remembered_errors
 
-    for message in validation_errors("spikelint-config.schema.json", data):
+    for error in remembered_errors("spikelint-config.schema.json", data):
         unknown = next((key for key in data if key not in CONFIG_KEYS), None)
         if unknown is not None:
             raise ConfigError(_unknown_key(str(unknown), source))
-        raise ConfigError(f"{source}: {message}")
+        key = str(error.absolute_path[0]) if error.absolute_path else ""
+        listed = error.validator == "type" and error.validator_value == "array" and isinstance(error.instance, str)
+        hint = f" — write a list: {key}: [{error.instance}]" if listed and len(error.absolute_path) == 1 else ""
+        raise ConfigError(f"{_where(source, key)}: {describe(error)}{hint}")
     values: dict[str, Any] = {}
     for key, value in data.items():
         if key in LIST_KEYS:
@@ -150,8 +154,7 @@ def _unknown_key(key: str, source: str) -> str:
     """The message for a key the configuration does not know: where it is written, and the fix."""
     import difflib
 
-    line = _key_line(source, key)
-    where = f"{source}:{line}" if line else source
+    where = _where(source, key)
     if key in ELSEWHERE:
         return f"{where}: unknown key {key!r}: {ELSEWHERE[key]}"
     close = difflib.get_close_matches(key, sorted(CONFIG_KEYS), n=1)
@@ -161,13 +164,38 @@ def _unknown_key(key: str, source: str) -> str:
             "(`spikelint init` writes a starter one)")
 
 
+PYPROJECT_TABLE = " [tool.spikelint]"  # how messages name a pyproject.toml's table
+
+
+def _where(source: str, key: str) -> str:
+    """How a message names where ``key`` is written: ``file:line`` (``file:line: [tool.spikelint]`` in a pyproject)."""
+    line = _key_line(source, key) if key else None
+    if line is None:
+        return source
+    if source.endswith(PYPROJECT_TABLE):
+        return f"{source[: -len(PYPROJECT_TABLE)]}:{line}:{PYPROJECT_TABLE}"
+    return f"{source}:{line}"
+
+
 def _key_line(source: str, key: str) -> int | None:
-    """The line of a top-level key in a YAML configuration file (not a pyproject table: its keys are not top-level)."""
+    """The line of a top-level key of a configuration: in a YAML file, or in a pyproject.toml's table."""
+    table = source.endswith(PYPROJECT_TABLE)
     try:
-        text = Path(source).read_text(encoding="utf-8")
+        text = Path(source[: -len(PYPROJECT_TABLE)] if table else source).read_text(encoding="utf-8")
     except (OSError, UnicodeDecodeError, ValueError):
         return None
-    match = re.search(rf"(?m)^['\"]?{re.escape(key)}['\"]?\s*:", text)
+    start = 0
+    if table:
+        header = re.search(r"(?m)^\s*\[tool\.spikelint\]\s*$", text)
+        if header is None:
+            return None
+        start = header.end()
+        following = re.search(r"(?m)^\s*\[", text[start:])
+        text = text[: start + following.start()] if following else text
+        pattern = rf"(?m)^\s*['\"]?{re.escape(key)}['\"]?\s*="
+    else:
+        pattern = rf"(?m)^['\"]?{re.escape(key)}['\"]?\s*:"
+    match = re.compile(pattern).search(text, start)
     return text.count("\n", 0, match.start()) + 1 if match else None
 
 
@@ -195,7 +223,7 @@ def read_config_mapping(path: Path) -> tuple[dict[str, Any], str]:
             raise ConfigError(f"{path}: {error}") from None
         tool = data.get("tool", {})
         table = tool.get("spikelint", {}) if isinstance(tool, dict) else {}
-        return table, f"{path} [tool.spikelint]"
+        return table, f"{path}{PYPROJECT_TABLE}"
     import yaml
 
     try:

@@ -13,6 +13,7 @@ import sys
 from pathlib import Path
 from typing import TYPE_CHECKING
 from typing import Any
+from typing import Callable
 from typing import NoReturn
 from typing import Sequence
 
@@ -283,6 +284,42 @@ def gate_baseline(given: str | None, config: Config) -> set[str] | None:
                          f"it with `spikelint check --write-baseline {shlex.quote(shown)} .` and commit it, or remove "
                          f"the key")
     return read_baseline(path)
+
+
+def in_their_repository(args: argparse.Namespace, command: Callable[[argparse.Namespace], int]) -> int:
+    """Run ``command`` (``check``, ``fix``) in the repository of the given paths when the current folder is not
+    in it, as ``git -C`` would: its configuration, baseline, fingerprints and Git; back here afterwards."""
+    from spikelint.discovery.repository import SeveralRepositories
+    from spikelint.discovery.repository import foreign_root
+
+    try:
+        root = None if getattr(args, "stdin_filename", None) else foreign_root(args.paths or ["."], Path.cwd())
+    except SeveralRepositories as error:
+        raise UsageError(str(error)) from None
+    if root is None:
+        return command(args)
+    here = Path.cwd()
+    _rebase(args, here, root)
+    print(f"spikelint: checking in {root}, the Git repository of the given paths (its configuration and baseline; "
+          "paths relative to it)", file=sys.stderr)
+    os.chdir(root)
+    try:
+        return command(args)
+    finally:
+        os.chdir(here)
+
+
+def _rebase(args: argparse.Namespace, here: Path, root: Path) -> None:
+    """The command line's paths as seen from ``root``: the given paths relative to it, the files the user names
+    (configuration, baseline, pins, reports) absolute: they stay where the user said."""
+    args.paths = [os.path.relpath(os.path.realpath(here / path), os.path.realpath(root)) for path in args.paths or ["."]]
+    for name in ("config", "write_baseline", "pins"):
+        if getattr(args, name, None):
+            setattr(args, name, str(here / getattr(args, name)))
+    if getattr(args, "baseline", None) and args.baseline != "none":
+        args.baseline = str(here / args.baseline)
+    if getattr(args, "reports", None):
+        args.reports = [(fmt, str(here / output) if output else output) for fmt, output in args.reports]
 
 
 def configured(args: argparse.Namespace, exclude: bool = True) -> Config:

@@ -14,21 +14,39 @@ from pathlib import Path
 from spikelint.files import git_root
 
 
+class SeveralRepositories(ValueError):
+    """Given paths in two repositories: one run has one configuration, one root and one Git to compare with."""
+
+
 def foreign_root(paths: list[str], cwd: Path) -> Path | None:
     """The Git root of the given paths, when they all lie in one repository the current folder is not in;
-    ``None`` when the current folder's own repository (or folder) holds them, or they are in no repository."""
+    ``None`` when the current folder's own repository (or folder) holds them, or they are in no repository.
+    Raises :class:`SeveralRepositories` when they lie in two repositories."""
     if not paths:
         return None
     if all(inside(cwd / raw, cwd) for raw in paths) and _marked_work_tree(cwd):
         return None  # the common case (a hook, ``check .``): no Git process to start
     here = git_root(cwd)
-    if here is not None and all(inside(cwd / raw, here) for raw in paths):
+    roots: dict[str, list[str]] = {}  # repository root -> the given paths in it
+    outside_any = False
+    for raw in paths:
+        path = cwd / raw
+        if here is not None and inside(path, here):
+            roots.setdefault(os.path.realpath(here), []).append(raw)
+            continue
+        theirs = git_root(path if path.is_dir() else path.parent)
+        if theirs is None:
+            outside_any = True
+        else:
+            roots.setdefault(os.path.realpath(theirs), []).append(raw)
+    if len(roots) > 1:
+        named = "; ".join(f"{', '.join(given)} in {root}" for root, given in sorted(roots.items()))
+        raise SeveralRepositories(f"the given paths are in {len(roots)} Git repositories ({named}): each is judged "
+                                  "by its own configuration and baseline, so check one repository at a time")
+    if not roots or outside_any:
         return None
-    first = cwd / paths[0]
-    theirs = git_root(first if first.is_dir() else first.parent)
-    if theirs is None or inside(cwd, theirs) or not all(inside(cwd / raw, theirs) for raw in paths):
-        return None
-    return theirs
+    root = Path(next(iter(roots)))
+    return None if inside(cwd, root) else root
 
 
 def _marked_work_tree(folder: Path) -> bool:

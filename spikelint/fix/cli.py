@@ -137,10 +137,12 @@ def _summary(run: FixRun, dry_run: bool) -> None:
     more = ([f"{others} more with --unsafe"] if others else []) + \
         ([f"{pins} image{'' if pins == 1 else 's'} to pin with --unsafe --pins FILE (the digests to pin to)"]
          if pins else [])
-    by_hand = [f"{run.by_hand} to fix by hand (no mechanical fix: spikelint check lists them)"] if run.by_hand else []
+    failed = len(run.unfixable) + len(run.unparsed)
+    said = [f"{failed} not fixable (said above)"] if failed else []
+    by_hand = [f"{run.by_hand} finding{' has' if run.by_hand == 1 else 's have'} no mechanical fix (spikelint check "
+               f"lists {'it' if run.by_hand == 1 else 'them'})"] if run.by_hand else []
     print(f"spikelint: {verb} {fixed} finding{'' if fixed == 1 else 's'} in {files} file{'' if files == 1 else 's'}"
-          f", {len(run.unfixable) + len(run.unparsed)} not fixable" + "".join(f", {part}" for part in [*more, *by_hand]),
-          file=out)
+          + "".join(f"; {part}" for part in [*said, *more, *by_hand]), file=out)
     if dry_run and (run.changed or run.proof_refusals or run.unparsed):  # a dry run is a check: say why it fails
         why = "a file would change" if run.changed else "a fix was refused by its proof" if run.proof_refusals \
             else "a file is not valid"
@@ -148,6 +150,13 @@ def _summary(run: FixRun, dry_run: bool) -> None:
 
 
 def command_fix(args: argparse.Namespace) -> int:
+    """``fix``; in the repository of the given paths when the current folder is not in it, as ``check`` is."""
+    from spikelint.options import in_their_repository
+
+    return in_their_repository(args, _fix)
+
+
+def _fix(args: argparse.Namespace) -> int:
     from spikelint.options import emit
     from spikelint.options import exit_code
     from spikelint.options import gate_baseline

@@ -68,4 +68,5 @@ def script_pipefail(context: FixContext, findings: Sequence[Finding]) -> Iterato
         prefix = "" if context.text.endswith(("\n", "\r")) else newline
     first = min(findings, key=lambda finding: finding.line)
     yield Fix("SPK501", (first.fingerprint,), (Edit(position, position, f"{prefix}set -o pipefail{newline}"),),
-              f"line {index + 1}: added `set -o pipefail`")
+              f"added `set -o pipefail` at line {index + 1}, before the pipeline{'s' if len(findings) > 1 else ''} at "
+              f"line{'s' if len(findings) > 1 else ''} {', '.join(str(f.line) for f in sorted(findings, key=lambda f: f.line))}")

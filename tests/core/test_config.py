@@ -116,6 +116,23 @@ def test_an_unknown_key_is_named_with_its_line_and_fix(tmp_path: Path, text: str
     assert str(raised.value).startswith(str(tmp_path / said.split(":", 1)[0]) + ":" + said.split(":", 1)[1])
 
 
+@pytest.mark.parametrize(("name", "text", "said"), [
+    (".spikelint.yaml", "fail_on: error\nignore: SPK105\n",
+     ".spikelint.yaml:2: ignore: 'SPK105' is not of type 'array' — write a list: ignore: [SPK105]"),
+    (".spikelint.yaml", "fail_on: 3\n", ".spikelint.yaml:1: fail_on: 3 is not one of"),
+    ("pyproject.toml", '[project]\nname = "x"\n\n[tool.spikelint]\nfail_on = "error"\nignor = ["SPK101"]\n\n'
+                       "[tool.other]\nignor = 1\n",
+     "pyproject.toml:6: [tool.spikelint]: unknown key 'ignor' (did you mean 'ignore'?)"),
+    ("pyproject.toml", '[tool.spikelint]\nignore = "SPK101"\n',
+     "pyproject.toml:2: [tool.spikelint]: ignore: 'SPK101' is not of type 'array'"),
+])
+def test_a_wrong_value_is_named_with_its_line(tmp_path: Path, name: str, text: str, said: str) -> None:
+    (tmp_path / name).write_text(text, encoding="utf-8")
+    with pytest.raises(ConfigError) as raised:
+        load_config_file(tmp_path / name)
+    assert str(raised.value).startswith(f"{tmp_path / said.split(':', 1)[0]}:{said.split(':', 1)[1]}")
+
+
 # --------------------------------------------------------------------------- where it is found
 
 

@@ -84,3 +84,29 @@ def test_paths_inside_the_current_repository_are_checked_where_they_are(run_cli,
     assert "checking in" not in sub.err and {path for path, _, _ in _findings(sub.out)} == {"k8s/job.yaml"}
     nested = run_cli(["check", "job.yaml", "--format", "json"], cwd=theirs / "k8s")
     assert "checking in" not in nested.err and {path for path, _, _ in _findings(nested.out)} == {"job.yaml"}
+
+
+LAUNCH = "#!/bin/bash\nset -o pipefail\npython train.py | tee /shared/logs/run.log\n"
+
+
+def test_fix_is_judged_in_the_other_repository_too(run_cli, tmp_path: Path) -> None:
+    """``fix --dry-run ../clone/launch.sh`` offered a fix the clone's configuration ignores, counted findings its
+    configuration ignores, and printed a diff whose paths (``a/../../clone/…``) applied nowhere."""
+    theirs = _theirs(tmp_path)
+    write(theirs, {"launch.sh": LAUNCH, ".spikelint.yaml": "ignore: [SPK702, SPK704, SPK502]\n"})
+    commit_all(theirs)
+    here = init_repo(tmp_path / "mine")
+    ignored = run_cli(["fix", "--dry-run", "../clone/launch.sh"], cwd=here)
+    assert ignored.code == 0 and ignored.out == "" and "checking in" in ignored.err  # SPK502 is ignored there
+    write(theirs, {".spikelint.yaml": "ignore: [SPK702, SPK704]\n"})
+    diffed = run_cli(["fix", "--dry-run", "../clone/launch.sh"], cwd=here)
+    assert diffed.code == 1 and diffed.out.startswith("--- a/launch.sh\n+++ b/launch.sh\n")
+
+
+def test_paths_in_two_repositories_are_refused_with_the_reason(run_cli, tmp_path: Path) -> None:
+    theirs = _theirs(tmp_path)
+    here = init_repo(tmp_path / "mine")
+    write(here, {"k8s/job.yaml": JOB})
+    mixed = run_cli(["check", "k8s", "../clone/k8s"], cwd=here)
+    assert mixed.code == 2 and "the given paths are in 2 Git repositories" in mixed.err
+    assert "check one repository at a time" in mixed.err and str(theirs.resolve()) in mixed.err
