@@ -40,7 +40,8 @@ def foreign_root(paths: list[str], cwd: Path) -> Path | None:
         else:
             roots.setdefault(os.path.realpath(theirs), []).append(raw)
     if len(roots) > 1:
-        named = "; ".join(f"{', '.join(given)} in {root}" for root, given in sorted(roots.items()))
+        named = "; ".join(f"{', '.join(given[:2])}{f' and {len(given) - 2} more' if len(given) > 2 else ''} in {root}"
+                          for root, given in sorted(roots.items()))
         raise SeveralRepositories(f"the given paths are in {len(roots)} Git repositories ({named}): each is judged "
                                   "by its own configuration and baseline, so check one repository at a time")
     if not roots or outside_any:
