@@ -345,10 +345,11 @@ def reconsider(workload: Workload, scripts: list[tuple[str, str]]) -> None:
     workload.purpose_reason = purpose.reason
 
 
-@functools.lru_cache(maxsize=256)
+@functools.lru_cache(maxsize=32)
 def _code_purpose(scripts: tuple[tuple[str, str], ...]) -> Purpose | None:
-    """What the scripts' code says the run is, when it says it is no training (``None`` otherwise); many
-    workloads launch one script, whose code is searched once (its text's hash is kept by the string)."""
+    """What the scripts' code says the run is, when it says it is no training (``None`` otherwise). Many
+    workloads launch one script, whose code is searched once: the texts are the run's own strings (read once
+    per run), so their hashes are kept and a hit compares them by identity; 32 entries bound what is held."""
     code = "\n".join(text for _, text in scripts)
     name = posixpath.basename(scripts[0][0])
     if not TRAINING_CODE.search(code) and NO_GRADIENT_CODE.search(code):

@@ -67,6 +67,8 @@ def script_pipefail(context: FixContext, findings: Sequence[Finding]) -> Iterato
         position = len(context.text)
         prefix = "" if context.text.endswith(("\n", "\r")) else newline
     first = min(findings, key=lambda finding: finding.line)
+    piped = sorted(finding.line for finding in findings)
+    plural = "s" if len(piped) > 1 else ""
     yield Fix("SPK501", (first.fingerprint,), (Edit(position, position, f"{prefix}set -o pipefail{newline}"),),
-              f"added `set -o pipefail` at line {index + 1}, before the pipeline{'s' if len(findings) > 1 else ''} at "
-              f"line{'s' if len(findings) > 1 else ''} {', '.join(str(f.line) for f in sorted(findings, key=lambda f: f.line))}")
+              f"added `set -o pipefail` at line {index + 1}, before the pipeline{plural} at line{plural} "
+              f"{', '.join(map(str, piped))}")
