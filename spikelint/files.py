@@ -156,7 +156,11 @@ def git_ignored(folder: Path) -> list[str] | None:
         return None
     if result.returncode != 0:
         return None
-    return sorted(name for name in result.stdout.decode("utf-8", "surrogateescape").split("\0") if name)
+    kept: list[str] = []
+    for name in sorted(name for name in result.stdout.decode("utf-8", "surrogateescape").split("\0") if name):
+        if not (kept and kept[-1].endswith("/") and name.startswith(kept[-1])):  # a listed folder's contents: once
+            kept.append(name)
+    return kept
 
 
 def git_tracked(folder: Path) -> set[str] | None:

@@ -47,7 +47,8 @@ def test_the_default_run_folder_is_ignored_by_git_and_by_check(tmp_path: Path, m
     _fill(folder.root)
     assert _git(tmp_path, "status", "--porcelain", "--untracked-files=all").split() == ["??", "job.yaml"]
     shown = _checked(tmp_path)
-    assert "job.yaml" in shown and "spikelint-smoke" not in shown
+    assert "job.yaml\t" in shown and "20260101T000000Z-abc123" not in shown  # the folder is not entered
+    assert "spikelint-smoke/\tleft out: ignored by Git" in shown  # and --show-files says why, once
 
 
 def test_outside_git_check_does_not_enter_a_run_folder(tmp_path: Path) -> None:
