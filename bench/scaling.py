@@ -191,6 +191,20 @@ def _measured(command: list[str], folder: Path, env: dict[str, str], timeout: fl
     return run
 
 
+def _grown(command: list[str], folder: Path, env: dict[str, str], timeout: float, sizes: list[int],
+           grow: Callable[[int], int]) -> list[Point]:
+    """One measured run per size of a shape of several files: ``grow(units)`` writes the input of that size
+    and returns its bytes; a run past the timeout ends the series."""
+    points = []
+    for units in sizes:
+        size = grow(units)
+        run = _measured(command, folder, env, timeout)
+        points.append(Point(units, size, run.cpu, run.rss_mb, run.status == -9))
+        if run.status == -9:
+            break
+    return points
+
+
 def run_kind(kind: Kind, sizes: list[int], folder: Path, env: dict[str, str], timeout: float) -> tuple[list[Point], float]:
     rng = random.Random(1)
     target = folder / kind.filename
@@ -216,19 +230,16 @@ def run_small_files(sizes: list[int], folder: Path, env: dict[str, str], timeout
     command = [sys.executable, "-m", "spikelint", "check", ".", "--jobs", "1", "--fail-on", "never", "--no-cache"]
     (folder / "one.yaml").write_text(lint_bench.k8s_job(random.Random(1), 1), encoding="utf-8")
     base = min(measure(command, folder, env, timeout).cpu for _ in range(2))
-    points = []
-    written = 1
+    written = [1]
     rng = random.Random(1)
-    for units in sizes:
-        for index in range(written, units):
+
+    def grow(units: int) -> int:
+        for index in range(written[0], units):
             (folder / f"job-{index}.yaml").write_text(lint_bench.k8s_job(rng, index), encoding="utf-8")
-        written = max(written, units)
-        size = sum(p.stat().st_size for p in folder.iterdir())
-        run = _measured(command, folder, env, timeout)
-        points.append(Point(units, size, run.cpu, run.rss_mb, run.status == -9))
-        if run.status == -9:
-            break
-    return points, base
+        written[0] = max(written[0], units)
+        return sum(p.stat().st_size for p in folder.iterdir())
+
+    return _grown(command, folder, env, timeout, sizes, grow), base
 
 
 REPOSITORY_FOLDER = "folder-in-repository"
@@ -260,17 +271,15 @@ def run_folder_in_repository(sizes: list[int], folder: Path, env: dict[str, str]
     write(0, 1)
     commit()
     base = min(measure(command, folder, env, timeout).cpu for _ in range(2))
-    points, written = [], 1
-    for units in sizes:
-        write(written, units)
-        written = max(written, units)
+    written = [1]
+
+    def grow(units: int) -> int:
+        write(written[0], units)
+        written[0] = max(written[0], units)
         commit()
-        size = sum(path.stat().st_size for path in folder.rglob("*.yaml"))
-        run = _measured(command, folder, env, timeout)
-        points.append(Point(units, size, run.cpu, run.rss_mb, run.status == -9))
-        if run.status == -9:
-            break
-    return points, base
+        return sum(path.stat().st_size for path in folder.rglob("*.yaml"))
+
+    return _grown(command, folder, env, timeout, sizes, grow), base
 
 
 SHARED_SCRIPT = "workloads-one-script"
@@ -296,7 +305,7 @@ def run_shared_script(sizes: list[int], folder: Path, env: dict[str, str],
     script's code searched once per workload cost workloads x script (n x n)."""
     command = [sys.executable, "-m", "spikelint", "check", ".", "--jobs", "1", "--fail-on", "never", "--no-cache"]
 
-    def write(units: int) -> None:
+    def write(units: int) -> int:
         code = "".join(f"def step_{i}(batch):\n    return model(batch) * {i}\n\n" for i in range(units))
         (folder / "trainer").mkdir(exist_ok=True)
         (folder / "trainer" / "loop.py").write_text(code, encoding="utf-8")
@@ -304,18 +313,11 @@ def run_shared_script(sizes: list[int], folder: Path, env: dict[str, str],
                                          encoding="utf-8")
         jobs = [SCRIPT_JOB.format(index=index, digest="ab" * 32) for index in range(max(1, units // 4))]
         (folder / "jobs.yaml").write_text("---\n".join(jobs), encoding="utf-8")
+        return sum(path.stat().st_size for path in folder.rglob("*.*"))
 
     write(1)
     base = min(measure(command, folder, env, timeout).cpu for _ in range(2))
-    points = []
-    for units in sizes:
-        write(units)
-        size = sum(path.stat().st_size for path in folder.rglob("*.*"))
-        run = _measured(command, folder, env, timeout)
-        points.append(Point(units, size, run.cpu, run.rss_mb, run.status == -9))
-        if run.status == -9:
-            break
-    return points, base
+    return _grown(command, folder, env, timeout, sizes, write), base
 
 
 # shapes of more than one file: (runner, sizes for --check's start)

@@ -22,6 +22,8 @@ from pathlib import PurePosixPath
 from typing import NamedTuple
 
 from spikelint.config import Config
+from spikelint.discovery.repository import SeveralRepositories
+from spikelint.discovery.repository import foreign_root
 from spikelint.discovery.repository import inside
 from spikelint.files import discover
 from spikelint.files import git_root
@@ -63,23 +65,15 @@ def reference_root(paths: list[str], cwd: Path, config: Config) -> Path | None:
         root = (cwd / config.root).resolve()
     if root is not None and all(inside(cwd / raw, root) for raw in paths):
         return root
-    outside = next((cwd / raw for raw in paths if root is None or not inside(cwd / raw, root)), None)
-    if outside is None:
+    try:
+        return foreign_root(paths, cwd)
+    except SeveralRepositories:
         return None
-    theirs = git_root(outside if outside.is_dir() else outside.parent)
-    if theirs is not None and all(inside(cwd / raw, theirs) for raw in paths):
-        return theirs
-    return None
 
 
 def _covers(paths: list[str], cwd: Path, root: Path) -> bool:
     """Whether a given path is the root or above it: then the given files are the whole tree."""
-    real_root = os.path.realpath(root)
-    for raw in paths:
-        given = os.path.realpath(cwd / raw)
-        if os.path.isdir(given) and (real_root == given or real_root.startswith(given.rstrip(os.sep) + os.sep)):
-            return True
-    return False
+    return any(os.path.isdir(cwd / raw) and inside(root, cwd / raw) for raw in paths)
 
 
 def workspace(paths: list[str], given: list[SourceFile], config: Config, cwd: Path, hook: bool = False) -> Workspace:
