@@ -417,7 +417,8 @@ def _wrap_jobs(script: Script) -> list[Job]:
             if wrap is None or wrap.value is None:
                 continue
             anchor = words[0]
-            jobs.append(Job(options, anchor, None, wrap.value, (anchor.line, max(w.end_line or w.line for w in words))))
+            jobs.append(Job(options, anchor, command.written, wrap.value,
+                            (anchor.line, max(w.end_line or w.line for w in words))))
     return jobs
 
 

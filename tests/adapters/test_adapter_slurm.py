@@ -139,6 +139,31 @@ def test_heredoc_and_wrap_jobs() -> None:
     assert all(job.is_training for job in found)
 
 
+WRAPS = ("#!/bin/bash\n#SBATCH --gres=gpu:2\n#SBATCH --time=1:00:00\n"
+         "srun python train.py --save_steps 10 --resume_from_checkpoint latest\n"
+         'sbatch -G 1 --wrap "srun apptainer exec --nv docker://myorg/eval:latest python eval.py"\n'
+         "sbatch -G 1 --wrap='python sft.py --save_steps 10 | tee sft.log'\n"
+         "sbatch --wrap=\"apptainer exec $SIF sh -c 'echo ok \\$(busybox | head -n 1)'\"\n"
+         'echo sbatch --wrap "srun apptainer exec docker://myorg/eval:latest python eval.py"\n'
+         "# sbatch --wrap 'srun --container-image=ubuntu python t.py | tee x'\n")
+
+
+def test_a_wrap_job_runs_the_images_of_its_command() -> None:
+    """The image a ``--wrap`` command's step runs belongs to that job, placed in the file; the script that
+    submits it (a job of its own here) does not run it."""
+    found = workloads(WRAPS, "launch.sh")
+    steps = {job.anchor.line: [(c.image.value, c.image.line, c.image.column) for c in job.containers
+                               if c.role == "step" and c.image is not None] for job in found}
+    assert steps == {2: [], 5: [("myorg/eval:latest", 5, 46)], 6: [], 7: []}
+
+
+def test_rules_read_a_wrap_command_as_the_job_script_sbatch_writes() -> None:
+    """SPK101 on the image inside ``--wrap``, SPK501/SPK502 on its last pipeline (sbatch runs it with
+    ``/bin/sh``, no pipefail); nothing for a pipe inside a substitution, an ``echo``, or a comment."""
+    found = [(f.rule, f.line, f.column) for f in lint_snippet("launch.sh", WRAPS, {"select": ["SPK1", "SPK5"]})]
+    assert found == [("SPK101", 5, 46), ("SPK501", 6, 21), ("SPK502", 6, 21)]
+
+
 def test_rules_speak_slurm() -> None:
     findings = {f.rule: f for f in lint_snippet("job.sbatch", TORCHTITAN.replace("#SBATCH --time=2-00:00:00\n", ""),
                                                 {})}

@@ -10,6 +10,7 @@ import pytest
 from spikelint.documents.shell import Script
 from spikelint.documents.shell import expand
 from spikelint.documents.shell import find_shell_call
+from spikelint.documents.shell import find_wrap
 from spikelint.documents.shell import nothing_parsed
 from spikelint.documents.shell import parse_shell
 
@@ -225,6 +226,19 @@ def test_find_shell_call_without_a_shell() -> None:
     assert find_shell_call(["fish", "-c", "x"]) is None
 
 
+@pytest.mark.parametrize("argv, expected", [
+    (["sbatch", "-G", "1", "--wrap", "python t.py"], (4, 0)),
+    (["/usr/bin/sbatch", "--wrap=python t.py"], (1, 7)),
+    (["sbatch", "--wrap", "x", "-o", "log/%j.out"], (2, 0)),  # options after --wrap are sbatch's too
+    (["sbatch", "--wrap"], None),
+    (["sbatch", "job.sh"], None),
+    (["srun", "--wrap", "x"], None),
+    (["echo", "sbatch", "--wrap", "x"], None),
+])
+def test_find_wrap(argv: list[str], expected: tuple[int, int] | None) -> None:
+    assert find_wrap(argv) == expected
+
+
 # --------------------------------------------------------------------------- assignments and embedded scripts
 
 
@@ -258,6 +272,28 @@ def test_escaped_dash_c_string_is_placed_approximately() -> None:
     inner = script.pipelines[0].commands[0].inner
     assert inner is not None and argvs(inner) == [[["echo", "x"], ["tee", "y"]]]
     assert (inner.pipelines[0].line, inner.pipelines[0].column) == (1, 10)
+
+
+def test_sbatch_wrap_is_a_job_script_of_its_own() -> None:
+    """``sbatch --wrap CMD`` submits CMD in a ``#!/bin/sh`` script run later: a written job script with file
+    positions, not part of this script's own status (``inner``)."""
+    script = parse_shell("set -o pipefail\nsbatch -G 1 --wrap 'python a.py | tee log'\n"
+                         'sbatch --wrap="srun b | c" -o x.out\n"sbatch" "--wrap=d | e"\n')
+    first, second, third = script.commands()[1:]
+    assert all(command.inner is None for command in (first, second, third))
+    assert first.written is not None and second.written is not None and third.written is not None
+    assert argvs(first.written) == [[["python", "a.py"], ["tee", "log"]]]
+    assert [(p.line, p.column, p.pipefail) for p in first.written.pipelines] == [(2, 21, False)]
+    assert [(p.line, p.column) for p in second.written.pipelines] == [(3, 16)]
+    assert [(p.line, p.column) for p in third.written.pipelines] == [(4, 18)]  # quoted whole: placed from the text
+    assert list(script.scripts()) == [script]
+
+
+def test_sbatch_wrap_that_does_not_parse_is_no_error_of_the_script() -> None:
+    script = parse_shell("sbatch --wrap \"echo 'unterminated\"\nsbatch --wrap \"$CMD\"\n")
+    assert script.errors == []
+    assert [argvs(command.written) for command in script.commands() if command.written is not None][1] == \
+        [[["$CMD"]]]
 
 
 def test_shell_heredoc_is_parsed_as_the_inner_script() -> None:

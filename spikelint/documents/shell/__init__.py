@@ -25,6 +25,7 @@ from __future__ import annotations
 
 from spikelint.documents.shell.calls import SHELLS
 from spikelint.documents.shell.calls import find_shell_call
+from spikelint.documents.shell.calls import find_wrap
 from spikelint.documents.shell.expansion import expand
 from spikelint.documents.shell.nodes import Pipeline
 from spikelint.documents.shell.nodes import Redirect
@@ -40,4 +41,4 @@ from spikelint.documents.shell.templating import fill_in_blanks
 from spikelint.documents.shell.templating import is_template
 
 __all__ = ["SHELLS", "Locator", "Pipeline", "Redirect", "Script", "ShellCall", "SimpleCommand", "Word", "expand",
-           "fill_in_blanks", "find_shell_call", "is_template", "nothing_parsed", "parse_shell", "parse_shell_segments"]
+           "fill_in_blanks", "find_shell_call", "find_wrap", "is_template", "nothing_parsed", "parse_shell", "parse_shell_segments"]

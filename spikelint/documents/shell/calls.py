@@ -1,4 +1,4 @@
-"""``bash -c SCRIPT`` and friends in an argv, and the options a shebang line turns on.
+"""``bash -c SCRIPT`` and friends in an argv, ``sbatch --wrap CMD``, and the options a shebang line turns on.
 
 ``find_shell_call`` is also how the Dockerfile and CI parsers find the scripts their commands run.
 """
@@ -47,6 +47,22 @@ def find_shell_call(argv: Sequence[str]) -> ShellCall | None:
             k += 1
         script_index = k if has_c and k < len(argv) else None
         return ShellCall(index, script_index, options["pipefail"], options["errexit"])
+    return None
+
+
+def find_wrap(argv: Sequence[str]) -> tuple[int, int] | None:
+    """``sbatch [options] --wrap CMD`` or ``--wrap=CMD``: the index of the word that holds the job's
+    command and how many characters of it come before the command (``--wrap=``).  sbatch writes the
+    command into a ``#!/bin/sh`` job script and submits it: a script of its own, run later.
+    """
+    if not argv or argv[0].rsplit("/", 1)[-1] != "sbatch":
+        return None
+    for index in range(1, len(argv)):
+        word = argv[index]
+        if word == "--wrap":
+            return (index + 1, 0) if index + 1 < len(argv) else None
+        if word.startswith("--wrap="):
+            return index, len("--wrap=")
     return None
 
 

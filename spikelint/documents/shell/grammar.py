@@ -13,6 +13,7 @@ from typing import Callable
 from spikelint.util.lazyre import lazy_regex
 from spikelint.documents.shell.calls import _shebang_options
 from spikelint.documents.shell.calls import find_shell_call
+from spikelint.documents.shell.calls import find_wrap
 from spikelint.documents.shell.compound import CASE_ENDS
 from spikelint.documents.shell.compound import _CompoundCommands
 from spikelint.documents.shell.lexer import _Token
@@ -331,8 +332,14 @@ class _Parser(_CompoundCommands):
                 if _ASSIGNMENT.match(word.raw):
                     self._assign(word)
         call = find_shell_call(argv)
+        wrap = find_wrap(argv) if call is None and name.endswith("sbatch") else None
         if call is not None:
             command.inner = self._embedded(command, call, offsets)
+        elif wrap is not None and self.depth + 1 <= MAX_DEPTH:  # a job script of its own, run later
+            index, skip = wrap
+            command.written = _parse_word_script(command.words[index], self.s, self.locator,
+                                                 {"pipefail": False, "errexit": False}, self.depth + 1,
+                                                 offsets[index], skip)
         elif command.redirects and self.depth + 1 <= MAX_DEPTH:
             command.written = self._written_script(command)
 
@@ -388,20 +395,24 @@ class _Parser(_CompoundCommands):
 
 
 def _parse_word_script(word: Word, s: str, locator: Locator, options: dict[str, bool], depth: int,
-                       offset: int) -> Script:
-    """Parse a ``-c`` string; exact positions when the word is one plain quoted string."""
+                       offset: int, skip: int = 0) -> Script:
+    """Parse a ``-c`` string (or a ``--wrap=`` word's text after its first ``skip`` characters); exact
+    positions when what is parsed is one plain quoted string."""
     inner = Script()
-    raw = word.raw
+    raw, text, column = word.raw, word.text, word.column
+    if skip:
+        exact_prefix = raw[:skip] == text[:skip]  # ``--wrap="cmd"``, not ``"--wrap=cmd"``
+        raw, text, column = (raw[skip:] if exact_prefix else ""), text[skip:], column + skip
+        offset += skip
     exact = len(raw) >= 2 and (
         (raw[0] == raw[-1] == "'" and raw.count("'") == 2)
-        or (raw[0] == raw[-1] == '"' and raw[1:-1] == word.text)
-        or raw == word.text)
+        or (raw[0] == raw[-1] == '"' and raw[1:-1] == text)
+        or raw == text)
     if exact:
-        shift = 0 if raw == word.text else 1
+        shift = 0 if raw == text else 1
         parser = _Parser(s, offset + shift, offset + len(raw) - shift, locator, inner, options, depth)
     else:
-        text = word.text
-        parser = _Parser(text, 0, len(text), Locator.for_text(text, word.line, word.column + 1),
+        parser = _Parser(text, 0, len(text), Locator.for_text(text, word.line, column + 1),
                          inner, options, depth)
     parser.parse()
     return inner
