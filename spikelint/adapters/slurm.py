@@ -84,6 +84,7 @@ class Job(NamedTuple):
     body: Located | None  # the text the batch step runs, where it starts
     line_range: tuple[int, int]
     ignored: tuple[Located, ...] = ()  # ``#SBATCH`` lines after the first command: sbatch never reads them
+    submitter: Script | None = None  # ``sbatch --wrap "…$IMG…"``: the script whose variables the shell expands
 
 
 # --------------------------------------------------------------------------- options
@@ -292,18 +293,19 @@ def resolve_word(where: Located, script: Script) -> Located:
     return where._replace(value=value) if value is not None else where
 
 
-def step_images(script: Script | None) -> list[Located]:
-    """Images the job's steps run: ``srun --container-image``, ``enroot import``, ``apptainer exec docker://``."""
+def step_images(script: Script | None, submitter: Script | None = None) -> list[Located]:
+    """Images the job's steps run: ``srun --container-image``, ``enroot import``, ``apptainer exec docker://``;
+    a variable the job script does not assign is read from ``submitter`` (it expanded the ``--wrap`` text)."""
     if script is None:
         return []
     found: list[Located] = []
     for inner in script.scripts():
         for command in inner.commands():
-            found.extend(_command_images(command, inner))
+            found.extend(_command_images(command, inner, submitter))
     return found
 
 
-def _command_images(command: SimpleCommand, script: Script) -> list[Located]:
+def _command_images(command: SimpleCommand, script: Script, submitter: Script | None = None) -> list[Located]:
     words = [_located(word) for word in command.words]
     if not words:
         return []
@@ -322,6 +324,8 @@ def _command_images(command: SimpleCommand, script: Script) -> list[Located]:
     found = []
     for where in candidates:
         resolved = resolve_word(where, script)
+        if submitter is not None and "$" in str(resolved.value):
+            resolved = resolve_word(where, submitter)
         text = str(resolved.value)
         if text.strip("'\"").startswith(DAEMON_PREFIXES) and _built_before(text, command, script):
             continue  # `docker build -t trainer:latest .` then `enroot import dockerd://trainer:latest`: no registry
@@ -417,8 +421,11 @@ def _wrap_jobs(script: Script) -> list[Job]:
             if wrap is None or wrap.value is None:
                 continue
             anchor = words[0]
+            quoted = next((word.raw for word in command.words if word.text == wrap.value.value), "")
+            expanded_here = not quoted.replace("--wrap=", "", 1).startswith("'")  # '…' expands when the job runs
             jobs.append(Job(options, anchor, command.written, wrap.value,
-                            (anchor.line, max(w.end_line or w.line for w in words))))
+                            (anchor.line, max(w.end_line or w.line for w in words)),
+                            submitter=inner if expanded_here else None))
     return jobs
 
 
@@ -479,7 +486,7 @@ def build_workload(job: Job, document: Document, config: Config) -> Workload:
                      gpus=per_node, replicas=nodes)
     workload.containers.append(main)
     seen = {(main.image.line, main.image.column)} if main.image is not None else set()
-    for where in step_images(job.script):
+    for where in step_images(job.script, job.submitter):
         if (where.line, where.column) not in seen:
             seen.add((where.line, where.column))
             workload.containers.append(Container(name="step", role="step", image=where, replicas=nodes))

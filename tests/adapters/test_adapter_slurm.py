@@ -164,6 +164,15 @@ def test_rules_read_a_wrap_command_as_the_job_script_sbatch_writes() -> None:
     assert found == [("SPK101", 5, 46), ("SPK501", 6, 21), ("SPK502", 6, 21)]
 
 
+def test_a_wrap_command_in_double_quotes_has_the_submitting_scripts_variables() -> None:
+    """The shell expands ``"…$IMG…"`` before sbatch sees it; ``'…$IMG…'`` is expanded when the job runs."""
+    text = ('#!/bin/bash\nIMG=nvcr.io/nvidia/pytorch:latest\n'
+            'sbatch -G 1 --wrap "srun --container-image=$IMG python eval.py"\n'
+            "sbatch -G 1 --wrap 'srun --container-image=$IMG python eval.py'\n")
+    found = [(f.rule, f.line, f.column) for f in lint_snippet("launch.sh", text, {"select": ["SPK1"]})]
+    assert found == [("SPK101", 2, 5), ("SPK104", 4, 44)]
+
+
 def test_rules_speak_slurm() -> None:
     findings = {f.rule: f for f in lint_snippet("job.sbatch", TORCHTITAN.replace("#SBATCH --time=2-00:00:00\n", ""),
                                                 {})}
