@@ -126,6 +126,22 @@ def test_readme_starts_with_the_two_commands() -> None:
     assert first[1].startswith('pip install torch==2.13.0 -e ".[test,smoke,integrations]" && python -m pytest')
 
 
+def test_the_readmes_example_output_is_what_the_first_command_prints() -> None:
+    """Each run of lines the README shows between its ``…`` is printed, in that order, by ``spikelint check
+    examples/`` in a clone (findings on standard output, then the table and summary on standard error)."""
+    block = next(block for block in code_blocks("console") if block.startswith("$ spikelint check examples/"))
+    shown = [part.strip("\n") for part in block.split("\n", 1)[1].split("…\n") if part.strip()]
+    run = subprocess.run([sys.executable, "-m", "spikelint", "check", "examples/"], cwd=ROOT, capture_output=True,
+                         text=True, timeout=120, env={**os.environ, "NO_COLOR": "1", "COLUMNS": "100"})
+    printed = run.stdout + run.stderr
+    assert run.returncode == 1
+    position = 0
+    for part in shown:
+        found = printed.find(part, position)
+        assert found >= 0, f"the README shows lines spikelint does not print:\n{part}"
+        position = found + len(part)
+
+
 # --------------------------------------------------------------------------- snippets parse
 
 

@@ -79,9 +79,12 @@ def _wrap(text: str, width: int, first: int, indent: str) -> list[str]:
                       for line in _wrap(text, width, len(indent), indent))]
     lines = _wrapped(text, width, first, indent)
     if len(lines) > 1 and len(lines[-1].strip()) < ORPHAN:  # no line holds a lone word or two: spread them out
-        shorter = _wrapped(text, width - ORPHAN, first, indent)
-        if len(shorter) == len(lines):
-            lines = shorter
+        for narrower in range(width - 4, width - ORPHAN - 1, -4):  # as little narrower as that takes
+            shorter = _wrapped(text, narrower, first, indent)
+            if len(shorter) != len(lines):
+                break
+            if len(shorter[-1].strip()) >= ORPHAN:
+                return shorter
     return lines or [text]
 
 

@@ -202,6 +202,15 @@ def test_no_line_holds_a_lone_word_and_a_token_is_never_cut():
     assert all(len(line.strip()) >= 16 for line in lines) and max(map(len, lines)) <= 100
 
 
+def test_a_lone_word_is_avoided_by_narrowing_the_lines_as_little_as_that_takes():
+    message = ("the Job retries 3 times but nothing tells the program to resume from its checkpoints: every retry "
+               "starts again from step 0 and pays for the same work again")
+    finding = make_finding(path="examples/k8s/finetune-job.yaml", line=3, column=1, message=message)
+    lines = render_text(Report([finding], 1, sources={}), RenderOptions(width=100)).splitlines()
+    assert all(len(line.strip()) >= 16 for line in lines)
+    assert all(len(line) > 90 for line in lines[:-1])  # not narrowed to 84 columns when 96 do
+
+
 def test_short_messages_and_concise_output_stay_on_one_line():
     finding = make_finding(path="a.yaml", line=1, column=1, message=LONG)
     output = render_text(Report([finding], 1, sources={}), RenderOptions(show_source=False, width=100))
