@@ -108,6 +108,11 @@ def _resume_setting(path: str, text: str, match: re.Match[str]) -> Setting:
                    f"{posixpath.basename(path)} resumes by itself ({match.group(0).strip()}…)", config=path)
 
 
+def module_source(path: str, project: Project) -> SourceFile | None:
+    """The scanned file of a module's path (``pkg/sched.py`` for ``pkg.sched``): only a file ending in all of it."""
+    return _script_source(path, project, None, whole=True)
+
+
 def _script_source(reference: str, project: Project, near: Document | None, whole: bool = False) -> SourceFile | None:
     """The scanned Python file a launch line names: the longest matching path tail, nearest the launcher
     on a tie; ``None`` when two files match equally (no guess).  ``whole``: a module's path, which only

@@ -113,6 +113,12 @@ class HubUse(NamedTuple):
 
 
 PIN_PYTHON = 'revision="<40-hex sha>"'
+# Levanter's ``initialize_from_hf: org/x@<revision>`` carries its revision in the value
+REVISION_IN_VALUE_KEYS = frozenset(("initialize_from_hf",))
+# a bare ``tokenizer: org/x`` (Levanter's data config) is handed to the loader with no revision
+NO_REVISION_KEYS = frozenset(("tokenizer",))
+PINNED_COPY = ('point it at a copy downloaded at a pinned commit (huggingface_hub.snapshot_download(repo_id, '
+               'revision="<40-hex sha>", local_dir=…)), as its key takes no revision')
 
 
 def how_to_pin(use: HubUse) -> str:
@@ -123,6 +129,11 @@ def how_to_pin(use: HubUse) -> str:
         return "download it pinned (snapshot_download(repo_id, revision=\"<40-hex sha>\")) and load the local folder"
     if use.how.endswith(")"):
         return f"pass {PIN_PYTHON}"
+    leaf = use.how.rsplit(".", 1)[-1].lstrip("-").replace("-", "_")
+    if leaf in REVISION_IN_VALUE_KEYS:
+        return f"write it as {use.hub_id}@<40-hex sha>"
+    if leaf in NO_REVISION_KEYS:
+        return PINNED_COPY
     if use.how.startswith("--"):
         flag = "--dataset_revision" if use.dataset else "--model_revision"
         return f"add {flag} <40-hex sha> (or --revision) to the same command"

@@ -17,6 +17,7 @@ from pathlib import Path
 from typing import Any
 
 from spikelint.history.gitlog import GitError
+from spikelint.history.gitlog import Unread
 from spikelint.history.gitlog import added_lines
 from spikelint.history.gitlog import commits
 from spikelint.history.gitlog import repository_root
@@ -63,7 +64,12 @@ def history_report(cwd: Path, revisions: list[str], since: str | None, exclude: 
     many commits were scanned."""
     root = repository_root(cwd)
     shas = commits(cwd, revisions, since)
-    leaks, paths = _scan(root, shas, exclude + _vendored(root), jobs, patterns)
+    leaks, paths, unread = _scan(root, shas, exclude + _vendored(root), jobs, patterns)
+    for item in unread:
+        what = f"{item.path} was not read" if item.path else "a file was not read"
+        print(f"spikelint: history: commit {item.commit[:12]}: {what}: Git cannot read object {item.missing[:12]} "
+              f"(missing from this clone or corrupt; `git fsck` lists such objects); the commit's other files "
+              f"were scanned", file=sys.stderr)
     prefix = _prefix(cwd, root)
     rule = rules[RULE]
     secret_rules = tuple(rule_id for rule_id in rules if rule_id.startswith("SPK2"))
@@ -81,21 +87,25 @@ def _vendored(root: Path) -> tuple[str, ...]:
 
 
 def _scan(root: Path, shas: list[str], exclude: tuple[str, ...], jobs: int | None,
-          patterns: tuple[SecretPattern, ...]) -> tuple[list[Leak], set[str]]:
+          patterns: tuple[SecretPattern, ...]) -> tuple[list[Leak], set[str], list[Unread]]:
     workers = min(jobs or os.cpu_count() or 1, max(1, len(shas) // MIN_COMMITS_PER_WORKER))
     if workers <= 1:
-        return scan_all(added_lines(root, shas), exclude, patterns)
+        return _scan_chunk((str(root), shas, exclude, patterns))
     size = -(-len(shas) // workers)
     chunks = [shas[start:start + size] for start in range(0, len(shas), size)]
     with ProcessPoolExecutor(max_workers=workers) as pool:
         parts = list(pool.map(_scan_chunk, [(str(root), chunk, exclude, patterns) for chunk in chunks]))
-    paths = {path for _, part_paths in parts for path in part_paths}
-    return first_per_path(leak for part, _ in parts for leak in part), paths
+    paths = {path for _, part_paths, _ in parts for path in part_paths}
+    unread = [item for _, _, part_unread in parts for item in part_unread]
+    return first_per_path(leak for part, _, _ in parts for leak in part), paths, unread
 
 
-def _scan_chunk(work: tuple[str, list[str], tuple[str, ...], tuple[SecretPattern, ...]]) -> tuple[list[Leak], set[str]]:
+def _scan_chunk(work: tuple[str, list[str], tuple[str, ...], tuple[SecretPattern, ...]]
+                ) -> tuple[list[Leak], set[str], list[Unread]]:
     root, shas, exclude, patterns = work
-    return scan_all(added_lines(Path(root), shas), exclude, patterns)
+    unread: list[Unread] = []
+    leaks, paths = scan_all(added_lines(Path(root), shas, unread), exclude, patterns)
+    return leaks, paths, unread
 
 
 def _team_patterns(config: Any) -> tuple[SecretPattern, ...]:

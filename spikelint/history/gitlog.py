@@ -100,17 +100,98 @@ def _has_head(cwd: Path) -> bool:
     return result.returncode == 0
 
 
-def added_lines(cwd: Path, shas: list[str]) -> Iterator[Added]:
-    """Every run of added lines of every commit in ``shas`` (in that order), streamed from Git."""
+class Unread(NamedTuple):
+    """A file of a commit Git could not read: an object missing from the clone (a broken or partial one)."""
+
+    commit: str
+    path: str  # '' when Git's listing of the commit did not name it
+    missing: str  # the object Git could not read
+
+
+UNREADABLE = re.compile(r"unable to read (?:tree )?([0-9a-f]{40})")
+
+
+def added_lines(cwd: Path, shas: list[str], unread: list[Unread] | None = None) -> Iterator[Added]:
+    """Every run of added lines of every commit in ``shas`` (in that order), streamed from Git.
+
+    With ``unread`` given, an object Git cannot read does not end the scan: the file that needs it is listed
+    there, the commit's other files are read, and the scan goes on with the next commit."""
+    start = 0
+    while start < len(shas):
+        seen: list[str] = []  # the commits whose header Git wrote
+        read: dict[str, set[str]] = {}  # the paths each commit yielded lines for
+        try:
+            for added in _diff_tree(cwd, shas[start:], seen):
+                read.setdefault(added.commit, set()).add(added.path)
+                yield added
+            return
+        except GitError as error:
+            match = UNREADABLE.search(str(error))
+            failing = _failing(cwd, shas, start, seen, match.group(1)) if match and unread is not None else None
+            if match is None or unread is None or failing is None:
+                raise
+            commit, missing = shas[failing], match.group(1)
+            broken, others = _paths_needing(cwd, commit, missing)
+            unread.extend(Unread(commit, path, missing) for path in sorted(broken))  # none: a deleted file's
+            rest = sorted(others - read.get(commit, set()))
+            if rest:
+                try:
+                    yield from _diff_tree(cwd, [commit], [], rest)
+                except GitError:
+                    unread.append(Unread(commit, "", missing))
+            start = failing + 1
+
+
+def _failing(cwd: Path, shas: list[str], start: int, seen: list[str], missing: str) -> int | None:
+    """Which commit needs the object: the last one Git began (its header is written before its files are
+    read), else the next."""
+    first = shas.index(seen[-1], start) if seen else start
+    for index in (first, first + 1):
+        if index < len(shas) and missing in _objects(cwd, shas[index]):
+            return index
+    return None
+
+
+def _objects(cwd: Path, commit: str) -> set[str]:
+    """The objects of the files a commit changes, before and after."""
+    return {sha for parts, _ in _raw(cwd, commit) for sha in parts[2:4]}
+
+
+def _raw(cwd: Path, commit: str) -> list[tuple[list[str], str]]:
+    """``git diff-tree --raw`` of a commit (against each parent of a merge): each file's fields and path."""
+    result = subprocess.run(["git", "diff-tree", "-r", "-m", "--root", "--no-commit-id", "--raw", "--no-abbrev",
+                             "-z", commit], cwd=cwd, capture_output=True, timeout=120)
+    fields = result.stdout.decode("utf-8", "surrogateescape").split("\0")
+    return [(meta.split(), path) for meta, path in zip(fields[0::2], fields[1::2]) if len(meta.split()) >= 5]
+
+
+def _paths_needing(cwd: Path, commit: str, missing: str) -> tuple[set[str], set[str]]:
+    """The paths of a commit whose added lines need ``missing`` (its new content, or the old content of a file
+    it changes), and its paths that do not need it (a file it deletes adds nothing: it is in neither). Git's
+    raw listing reads trees only, never file contents."""
+    needing: set[str] = set()
+    others: set[str] = set()
+    for parts, path in _raw(cwd, commit):
+        if parts[3] == missing or (parts[2] == missing and not parts[4].startswith("D")):
+            needing.add(path)
+        elif parts[2] != missing:
+            others.add(path)
+    return needing, others - needing
+
+
+def _diff_tree(cwd: Path, shas: list[str], seen: list[str], paths: list[str] | None = None) -> Iterator[Added]:
     if not shas:
         return
-    command = ["git", "-c", "core.quotepath=off", "diff-tree", "--stdin", "-p", "-U0", "-M", "--root", "-r", "--cc",
-               "--no-color", "--no-ext-diff", "--no-textconv", "--no-relative", f"--format={HEADER_FORMAT}"]
+    command = ["git", "-c", "core.quotepath=off", "--literal-pathspecs", "diff-tree", "--stdin", "-p", "-U0", "-M",
+               "--root", "-r", "--cc", "--no-color", "--no-ext-diff", "--no-textconv", "--no-relative",
+               f"--format={HEADER_FORMAT}"]
+    if paths is not None:
+        command += ["--", *paths]
     with subprocess.Popen(command, cwd=cwd, stdin=subprocess.PIPE, stdout=subprocess.PIPE,
                           stderr=subprocess.PIPE) as process:
         assert process.stdin is not None and process.stdout is not None
         _feed(process.stdin, shas)
-        yield from parse_patch(process.stdout)
+        yield from parse_patch(process.stdout, seen)
         error = process.stderr.read().decode("utf-8", "replace").strip() if process.stderr else ""
         if process.wait() != 0:
             raise GitError(error or f"git diff-tree exited with {process.returncode}")
@@ -129,7 +210,7 @@ def _feed(stdin: IO[bytes], shas: list[str]) -> None:
     threading.Thread(target=write, daemon=True).start()
 
 
-def parse_patch(stream: IO[bytes]) -> Iterator[Added]:
+def parse_patch(stream: IO[bytes], seen: list[str] | None = None) -> Iterator[Added]:
     """``diff-tree -p -U0 --cc`` output (with :data:`HEADER_FORMAT` headers) as runs of added lines.
 
     A file's header (``diff --git``/``diff --cc`` up to its first hunk) is read apart from its
@@ -164,6 +245,8 @@ def parse_patch(stream: IO[bytes]) -> Iterator[Added]:
         if line.startswith(COMMIT_MARK):
             commit, _, date = line[1:].partition(" ")
             path, in_header = None, False
+            if seen is not None:
+                seen.append(commit)
         elif line.startswith(("diff --git ", "diff --cc ", "diff --combined ")):
             path, in_header = None, True
         elif in_header and line.startswith("+++ "):

@@ -48,3 +48,39 @@ def child_nodes(node: ast.AST) -> list[ast.AST]:
 def last_name(node: ast.AST) -> str:
     """``torch.save`` -> ``save``, ``save`` -> ``save``; ``''`` for anything else (a call, a subscript)."""
     return node.attr if isinstance(node, ast.Attribute) else node.id if isinstance(node, ast.Name) else ""
+
+
+def dotted(node: ast.AST) -> str:
+    """``torch.distributed.checkpoint.save`` -> that text; ``''`` for anything not a plain dotted name."""
+    parts: list[str] = []
+    while isinstance(node, ast.Attribute):
+        parts.append(node.attr)
+        node = node.value
+    if isinstance(node, ast.Name):
+        parts.append(node.id)
+    elif isinstance(node, ast.Call):
+        inner = dotted(node.func)
+        parts.append(f"{inner}()" if inner else "")
+    else:
+        return ""
+    return ".".join(reversed(parts))
+
+
+def scope_nodes(scope: ast.AST) -> list[ast.AST]:
+    """Nodes of a function (or module) body, not descending into nested functions and classes.
+
+    Four readings of a scope ask for them (bindings, training loop, scheduler, saves): the list is
+    computed once and kept on the scope node (syntax trees are not changed after parsing)."""
+    found: list[ast.AST] | None = getattr(scope, "_spikelint_scope_nodes", None)
+    if found is not None:
+        return found
+    found = []
+    stack = child_nodes(scope)
+    while stack:
+        node = stack.pop()
+        found.append(node)
+        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef, ast.Lambda)):
+            continue
+        stack.extend(child_nodes(node))
+    scope._spikelint_scope_nodes = found  # type: ignore[attr-defined]
+    return found

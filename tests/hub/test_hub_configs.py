@@ -163,3 +163,23 @@ def test_nested_message_names_the_section() -> None:
     assert "'main' is a branch or tag" in finding.message
     (finding,) = lint("configs/train.yaml", "dataset:\n  name: acme-team/tickets\n  split: train\n")
     assert finding.message.startswith("dataset.name fetches the dataset 'acme-team/tickets'")
+
+
+@pytest.mark.parametrize("filename, text, fix", [
+    ("configs/train.yaml", "initialize_from_hf: acme-team/base-7b\n", "write it as acme-team/base-7b@<40-hex sha>"),
+    ("configs/train.yaml", "initialize_from_hf: acme-team/base-7b@main\n",
+     "write it as acme-team/base-7b@<40-hex sha>"),
+    # Levanter hands `data.tokenizer` to AutoTokenizer with no revision: no key beside it would pin it
+    ("configs/train.yaml", "data:\n  tokenizer: acme-team/base-7b-tok\n", "point it at a copy downloaded at a "
+                                                                          "pinned commit"),
+    ("recipes/sft.yaml", "model_name_or_path: acme-team/base-7b\n", "set model_revision: <40-hex sha>"),
+    ("configs/tok.yaml", "tokenizer_name: acme-team/base-7b-tok\n", "set model_revision: <40-hex sha>"),
+])
+def test_the_fix_is_in_the_keys_own_terms(filename: str, text: str, fix: str) -> None:
+    (finding,) = lint(filename, text)
+    assert f" — {fix}" in finding.message
+
+
+def test_a_flag_that_takes_the_revision_in_its_value() -> None:
+    (finding,) = lint("launch.sh", "#!/bin/bash\npython -m levanter.main.train_lm --initialize_from_hf acme-team/m\n")
+    assert " — write it as acme-team/m@<40-hex sha>" in finding.message

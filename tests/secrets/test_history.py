@@ -212,6 +212,29 @@ def test_outside_git_and_a_bad_revision_are_usage_errors(tmp_path: Path, story: 
     assert code == 2 and "no-such-branch" in err and "Traceback" not in err
 
 
+@pytest.mark.parametrize("jobs", ["1", "2"])
+def test_an_object_the_clone_lacks_leaves_out_one_file_not_the_scan(jobs: str, tmp_path: Path,
+                                                                    monkeypatch: pytest.MonkeyPatch,
+                                                                    capsys: pytest.CaptureFixture[str]) -> None:
+    """A broken or partial clone: Git cannot read one file's content. That file is named on stderr; the same
+    commit's other files, the commits before and after, and a later deletion of the file are still read."""
+    monkeypatch.setattr(history_command, "MIN_COMMITS_PER_WORKER", 1)  # --jobs 2: two workers for three commits
+    root = tmp_path / "repo"
+    root.mkdir()
+    git(root, "init", "-q")
+    before, beside, after = FAKE.hf(), FAKE.github(), FAKE.slack()
+    commit(root, {"a.env": f"HF_TOKEN={before}\n"}, "first")
+    broken = commit(root, {"clip.mov": "binary-ish content\n", "b.env": f"GITHUB_TOKEN={beside}\n"}, "second")
+    commit(root, {"clip.mov": None, "c.env": f"SLACK_TOKEN={after}\n"}, "third")
+    blob = git(root, "rev-parse", f"{broken}:clip.mov")
+    (root / ".git" / "objects" / blob[:2] / blob[2:]).unlink()
+    code, out, err = run(["history", "--format", "json", "--jobs", jobs], root, monkeypatch, capsys)
+    assert code == 1 and "Traceback" not in err
+    assert sorted(f["path"] for f in json.loads(out)["findings"]) == ["a.env", "b.env", "c.env"]
+    assert f"commit {broken[:12]}: clip.mov was not read: Git cannot read object {blob[:12]}" in err
+    assert err.count("was not read") == 1  # deleting it added nothing: nothing of the third commit is lost
+
+
 def test_an_empty_repository_has_no_history(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
                                             capsys: pytest.CaptureFixture[str]) -> None:
     git(tmp_path, "init", "-q")

@@ -277,3 +277,65 @@ def test_the_model_saved_without_the_optimizer_anywhere_still_fires() -> None:
     code = TRAINER_SAVE.replace("{WHAT}", "{'model': self.t.model.state_dict(), 'step': 3}").replace(
         "        save_training_states(ckpt_dir, self.t.model, self.t.optimizer)\n", "")
     assert {rule for _, rule in spk403(code)} == {"SPK403"}
+
+
+# --------------------------------------------------------------------------- schedules made by a factory (open_clip)
+
+SCHEDULES = ("import math\n\n\ndef cosine_lr(optimizer, base_lr, warmup, steps):\n"
+             "    def _adjust(step):\n        lr = base_lr * 0.5 * (1 + math.cos(math.pi * step / steps))\n"
+             "        for group in optimizer.param_groups:\n            group['lr'] = lr\n        return lr\n"
+             "    return _adjust\n\n\ndef warmup_only(optimizer, base_lr, warmup):\n"
+             "    return lambda step: base_lr * min(1.0, (step + 1) / warmup)\n\n\n"
+             "def real_one(optimizer, steps):\n    import torch\n"
+             "    return torch.optim.lr_scheduler.CosineAnnealingLR(optimizer, steps)\n")
+MAIN = ("import torch\n{imports}\n\n\ndef main(args, model, optimizer, loader):\n    scheduler = None\n"
+        "    if args.lr_scheduler == 'cosine':\n        scheduler = {factory}(optimizer, args.lr, 100, 1000)\n"
+        "    for epoch in range(args.epochs):\n        train_one_epoch(model, loader, optimizer, scheduler, epoch)\n"
+        "        ckpt = {{'epoch': epoch, 'state_dict': model.state_dict(), 'optimizer': optimizer.state_dict()}}\n"
+        "        torch.save(ckpt, f'{{args.out}}/epoch_{{epoch}}.pt')\n")
+
+
+@pytest.mark.parametrize("imports, factory, fires", [
+    ("from trainlib.scheduler import cosine_lr", "cosine_lr", False),  # returns a function of the step
+    ("from .scheduler import warmup_only as warm", "warm", False),  # relative, renamed, a lambda
+    ("from trainlib.scheduler import real_one", "real_one", True),  # returns a torch scheduler object
+    ("from elsewhere.scheduler import cosine_lr", "cosine_lr", True),  # not the tree's module: unknown
+])
+def test_a_schedule_a_factory_of_the_tree_returns_as_a_function_holds_no_state(imports: str, factory: str,
+                                                                                 fires: bool) -> None:
+    from spikelint.engine import lint_snippet
+
+    code = MAIN.format(imports=imports, factory=factory)
+    found = [(f.line, "LR scheduler" in f.message) for f in
+             lint_snippet("src/trainlib/main.py", code, extra_files={"src/trainlib/scheduler.py": SCHEDULES})
+             if f.rule == "SPK403"]
+    assert found == ([(12, True)] if fires else [])
+
+
+def test_a_setting_that_names_a_schedule_is_not_a_scheduler() -> None:
+    """``args.lr_scheduler == 'cosine'`` is a string in the run's settings; ``self.lr_scheduler`` is an object."""
+    from spikelint.engine import lint_snippet
+
+    settings = MAIN.format(imports="", factory="make").replace("    scheduler = None\n", "").replace(
+        "scheduler = make(optimizer, args.lr, 100, 1000)", "lr = args.lr").replace(
+        "optimizer, scheduler, epoch", "optimizer, args.lr_scheduler, epoch")
+    assert [f.line for f in lint_snippet("main.py", settings) if f.rule == "SPK403"] == []
+    owned = settings.replace("args.lr_scheduler, epoch", "self.lr_scheduler, epoch")
+    assert [f.line for f in lint_snippet("main.py", owned) if f.rule == "SPK403"] == [11]
+
+
+@pytest.mark.parametrize("code, fires", [
+    # a test's stand-in for the checkpoint API: it saves whatever the state dict it is given holds
+    ("import torch\ndef fake_save(state_dict, checkpoint_id):\n    sd = {}\n"
+     "    for key, val in state_dict.items():\n        if hasattr(val, 'state_dict'):\n"
+     "            sd[key] = val.state_dict()\n    torch.save(sd, checkpoint_id)\n", False),
+    ("import torch\ndef save(model, extra, path):\n    torch.save({**extra, 'model': model.state_dict()}, path)\n",
+     False),
+    # keys a CONSTANT names are read as written
+    ("import torch\ndef save(model, optimizer, path, step):\n    sd = {'step': step}\n"
+     "    sd[MODEL_KEY] = model.state_dict()\n    torch.save(sd, path)\n", True),
+])
+def test_a_dict_whose_keys_are_computed_holds_what_this_code_cannot_see(code: str, fires: bool) -> None:
+    from spikelint.engine import lint_snippet
+
+    assert bool([f for f in lint_snippet("ckpt.py", code) if f.rule == "SPK403"]) == fires

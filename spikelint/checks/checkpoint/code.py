@@ -24,15 +24,21 @@ from spikelint.util.lazyre import lazy_regex
 from spikelint.model import Document
 from spikelint.model import FileKind
 from spikelint.model import Problem
+from spikelint.checks.checkpoint.schedulers import SCHEDULER
+from spikelint.checks.checkpoint.schedulers import SCHEDULER_TEXT
+from spikelint.checks.checkpoint.schedulers import StepFunctions
+from spikelint.checks.checkpoint.schedulers import has_scheduler
+from spikelint.checks.checkpoint.schedulers import stateless_schedules
 from spikelint.util.pytree import ast_nodes
 from spikelint.util.pytree import child_nodes
+from spikelint.util.pytree import dotted
 from spikelint.util.pytree import last_name
+from spikelint.util.pytree import scope_nodes
 
 SAVE_RECEIVERS = lazy_regex(r"^(torch|torch\.distributed\.checkpoint|dcp|DCP|dist_cp|distcp|ptd_checkpoint|"
                             r"xm|torch_xla\.core\.xla_model)$|accelerator$|accelerate$")
 DCP_MODULES = ("torch.distributed.checkpoint",)
 OPTIMIZER = lazy_regex(r"optim|(^|[._])opt($|[._])|optimi[sz]er", re.IGNORECASE)
-SCHEDULER = lazy_regex(r"sched", re.IGNORECASE)
 SCALER = lazy_regex(r"scaler|ema|swa|averaged", re.IGNORECASE)
 # the state of the data pipeline or the RNG, saved beside the model (``train_batch_generator.state_dict()``)
 DATA_STATE = lazy_regex(r"data_?loader|loader$|sampler|batch_?gen|data_?gen|dataset|data_?iter|iterator|(^|[._])rng|"
@@ -41,28 +47,7 @@ STEP = lazy_regex(r"step|epoch|iter|global_step|iteration|ntokens|tokens_seen|pr
                   r"batch_idx|batches_seen|samples_seen", re.IGNORECASE)
 MODEL_STATE_FUNCTIONS = lazy_regex(r"(^|\.)(get_model_state_dict|get_state_dict)$")
 OPTIMIZER_STATE_FUNCTIONS = lazy_regex(r"(^|\.)get_optimizer_state_dict$")
-SCHEDULER_FACTORIES = lazy_regex(r"sched|LR$|LambdaLR|OneCycle|CosineAnnealing|StepLR|ReduceLROnPlateau|"
-                                 r"get_.*schedule", re.IGNORECASE)
 # what the file's text holds wherever a scheduler can exist (a cheap look before walking a scope)
-SCHEDULER_TEXT = lazy_regex(r"sched|lr\s*\(|onecycle|cosineannealing|reducelronplateau", re.IGNORECASE)
-
-
-def dotted(node: ast.AST) -> str:
-    """``torch.distributed.checkpoint.save`` -> that text; ``''`` for anything not a plain dotted name."""
-    parts: list[str] = []
-    while isinstance(node, ast.Attribute):
-        parts.append(node.attr)
-        node = node.value
-    if isinstance(node, ast.Name):
-        parts.append(node.id)
-    elif isinstance(node, ast.Call):
-        inner = dotted(node.func)
-        parts.append(f"{inner}()" if inner else "")
-    else:
-        return ""
-    return ".".join(reversed(parts))
-
-
 class Contents(NamedTuple):
     """What a checkpoint dict holds."""
 
@@ -89,26 +74,6 @@ def _saves_by_scope(module: ast.Module, aliases: dict[str, str]) -> list[tuple[a
             inner = scope
         stack.extend([(child, inner) for child in child_nodes(node)])
     return list(found.values())
-
-
-def _scope_nodes(scope: ast.AST) -> list[ast.AST]:
-    """Nodes of a function (or module) body, not descending into nested functions and classes.
-
-    Four readings of a scope ask for them (bindings, training loop, scheduler, saves): the list is
-    computed once and kept on the scope node (syntax trees are not changed after parsing)."""
-    found: list[ast.AST] | None = getattr(scope, "_spikelint_scope_nodes", None)
-    if found is not None:
-        return found
-    found = []
-    stack = child_nodes(scope)
-    while stack:
-        node = stack.pop()
-        found.append(node)
-        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef, ast.Lambda)):
-            continue
-        stack.extend(child_nodes(node))
-    scope._spikelint_scope_nodes = found  # type: ignore[attr-defined]
-    return found
 
 
 def _state_dict_receiver(value: ast.AST) -> str | None:
@@ -166,60 +131,13 @@ def _contents(pairs: list[tuple[str, ast.AST]]) -> Contents:
     return Contents(model, optimizer, step, scheduler)
 
 
-def _local_functions(module: ast.Module) -> set[str]:
-    """Names of the module's functions and of names bound to lambdas: a learning rate computed from the step."""
-    found: set[str] = set()
-    for node in ast_nodes(module):
-        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
-            found.add(node.name)
-        elif isinstance(node, ast.Assign) and isinstance(node.value, ast.Lambda):
-            found.update(target.id for target in node.targets if isinstance(target, ast.Name))
-    return found
-
-
-def _has_scheduler(scope: ast.AST, local_functions: set[str]) -> bool:
-    """A learning-rate scheduler object exists in the function: a parameter, a name or a factory call.
-
-    A schedule that is a stateless function of the step (``lr = get_lr(it)``, ``lr_schedule[it]``,
-    a lambda) is recomputed from the saved step on resume: it holds no state to save."""
-    nodes = _scope_nodes(scope)
-    named = [node for node in nodes if isinstance(node, ast.Name) and isinstance(node.ctx, ast.Load)
-             and SCHEDULER.search(node.id) and node.id not in local_functions
-             or isinstance(node, ast.Attribute) and SCHEDULER.search(node.attr)]
-    tables: set[str] = set()
-    if named:
-        # nodes used as a function or a table: ``lr_schedule(step)``, ``lr_schedule[it]``
-        applied = {id(node.func) for node in nodes if isinstance(node, ast.Call)} | \
-            {id(node.value) for node in nodes if isinstance(node, ast.Subscript)}
-        for usage in named:
-            if id(usage) not in applied:
-                return True
-            if isinstance(usage, ast.Name):
-                tables.add(usage.id)
-    if isinstance(scope, (ast.FunctionDef, ast.AsyncFunctionDef)):
-        arguments = scope.args
-        names = [a.arg for a in [*arguments.posonlyargs, *arguments.args, *arguments.kwonlyargs]]
-        if any(SCHEDULER.search(name) and name not in local_functions and name not in tables for name in names):
-            return True
-    table_values = {id(node.value) for node in nodes if isinstance(node, ast.Assign)
-                    and any(isinstance(target, ast.Name) and target.id in tables for target in node.targets)}
-    for node in nodes:
-        if isinstance(node, ast.Call) and SCHEDULER_FACTORIES.search(dotted(node.func).split(".")[-1] or ""):
-            name = dotted(node.func)
-            if id(node) in table_values or (isinstance(node.func, ast.Name) and name in local_functions):
-                continue
-            if "lr_scheduler" in name or "schedul" in name.lower():
-                return True
-    return False
-
-
 class _Bindings:
     """Dict literals bound to names in one scope, and keys added to them afterwards."""
 
     def __init__(self, scope: ast.AST) -> None:
         self.assigned: dict[str, list[tuple[int, ast.AST]]] = {}
-        self.added: dict[str, list[tuple[int, str, ast.AST]]] = {}
-        for node in _scope_nodes(scope):
+        self.added: dict[str, list[tuple[int, str | None, ast.AST]]] = {}  # None: a key computed at run time
+        for node in scope_nodes(scope):
             if isinstance(node, (ast.Assign, ast.AnnAssign)):
                 targets = node.targets if isinstance(node, ast.Assign) else [node.target]
                 value = node.value
@@ -229,8 +147,8 @@ class _Bindings:
                     if isinstance(target, ast.Name):
                         self.assigned.setdefault(target.id, []).append((node.lineno, value))
                     elif isinstance(target, ast.Subscript) and isinstance(target.value, ast.Name):
-                        self.added.setdefault(target.value.id, []).append(
-                            (node.lineno, _key_text(target.slice), value))
+                        key = None if _computed_key(target.slice) else _key_text(target.slice)
+                        self.added.setdefault(target.value.id, []).append((node.lineno, key, value))
             elif isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) \
                     and node.func.attr in ("update", "setdefault") and isinstance(node.func.value, ast.Name):
                 owner = node.func.value.id
@@ -254,14 +172,32 @@ class _Bindings:
         if not earlier:
             return None
         bound_at, value = max(earlier, key=lambda item: item[0])
-        if not (isinstance(value, ast.Dict) or (isinstance(value, ast.Call) and dotted(value.func) == "dict")):
+        if not (isinstance(value, ast.Dict) or (isinstance(value, ast.Call) and dotted(value.func) == "dict")) \
+                or spreads(value):
             return None
         pairs = list(_keys_and_values(value))
         for at, key, added in self.added.get(name, []):
             if bound_at <= at <= line:
+                if key is None:
+                    return None  # ``sd[key] = val.state_dict()`` in a loop: what it holds is not written here
                 pairs.append((key, added))
                 pairs.extend(_keys_and_values(added))
         return pairs
+
+
+def _computed_key(key: ast.AST) -> bool:
+    """A subscript key that is computed (``sd[key]``, ``sd[f"{name}"]``), not a literal or a CONSTANT's name."""
+    if isinstance(key, ast.Constant):
+        return False
+    name = key.id if isinstance(key, ast.Name) else key.attr if isinstance(key, ast.Attribute) else None
+    return name is None or not name.isupper()
+
+
+def spreads(node: ast.AST) -> bool:
+    """``{**other, "model": …}`` or ``dict(**other)``: the dict holds keys this code does not name."""
+    if isinstance(node, ast.Dict):
+        return any(key is None for key in node.keys)
+    return isinstance(node, ast.Call) and any(keyword.arg is None for keyword in node.keywords)
 
 
 def _is_save(call: ast.Call, aliases: dict[str, str]) -> bool:
@@ -322,7 +258,7 @@ def consequence(missing: list[str]) -> str:
 
 def _trains(scope: ast.AST) -> bool:
     """The function (or module) trains: an optimizer is named or ``….backward()`` is called."""
-    for node in _scope_nodes(scope):
+    for node in scope_nodes(scope):
         if isinstance(node, ast.Name) and OPTIMIZER.search(node.id):
             return True
         if isinstance(node, ast.Attribute) and (OPTIMIZER.search(node.attr) or node.attr == "backward"):
@@ -370,9 +306,9 @@ class _Training:
         self.parents: dict[int, ast.AST] = {}
         calls = []
         # a function defined in this one that trains (``def step_fn(…): loss.backward()``): a call of it trains
-        nested = {node.name for node in _scope_nodes(scope)
+        nested = {node.name for node in scope_nodes(scope)
                   if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)) and _trains(node)}
-        for node in _scope_nodes(scope):
+        for node in scope_nodes(scope):
             for child in child_nodes(node):
                 self.parents[id(child)] = node
             if isinstance(node, ast.Call) and (_training_call(node) or last_name(node.func) in nested):
@@ -488,9 +424,9 @@ def _saved_beside(call: ast.Call, scope: ast.AST, bindings: _Bindings) -> Conten
     optimizer = scheduler = False
     # a training-state file named anywhere in the function (``path.joinpath("trial_state.pkl").open("wb")``)
     step = any(isinstance(node, ast.Constant) and isinstance(node.value, str) and STATE_FILE.search(node.value)
-               for node in _scope_nodes(scope))
+               for node in scope_nodes(scope))
     pairs: list[tuple[str, ast.AST]] = []
-    for node in _scope_nodes(scope):
+    for node in scope_nodes(scope):
         if not isinstance(node, ast.Call) or node is call:
             continue
         name = last_name(node.func)
@@ -543,7 +479,7 @@ def incomplete_checkpoint_state(document: Document, ctx: CheckContext) -> Iterat
     aliases = _aliases(module)
     if not any(isinstance(node, ast.Call) and _is_save(node, aliases) for node in ast_nodes(module)):
         return  # most modules save nothing: no per-scope walk
-    local_functions: set[str] | None = None
+    step_functions: StepFunctions | None = None
     for scope, saves in _saves_by_scope(module, aliases):
         bindings: _Bindings | None = None
         training: _Training | None = None
@@ -560,7 +496,7 @@ def incomplete_checkpoint_state(document: Document, ctx: CheckContext) -> Iterat
                 # function trains (an optimizer or a backward pass is in sight), not an export
                 pairs = [("", saved)] if _trains(scope) else None
             elif isinstance(saved, (ast.Dict, ast.Call)):
-                pairs = list(_keys_and_values(saved)) or None
+                pairs = None if spreads(saved) else list(_keys_and_values(saved)) or None
             else:
                 pairs = None
             if not pairs:
@@ -569,9 +505,11 @@ def incomplete_checkpoint_state(document: Document, ctx: CheckContext) -> Iterat
             if not contents.model:
                 continue  # not a training checkpoint (no module state_dict())
             if scheduler is None:
-                local_functions = _local_functions(module) if local_functions is None else local_functions
                 # nothing scheduler-like anywhere in the file (most scripts that save): no walk needed
-                scheduler = bool(SCHEDULER_TEXT.search(document.text)) and _has_scheduler(scope, local_functions)
+                scheduler = bool(SCHEDULER_TEXT.search(document.text))
+                if scheduler:
+                    step_functions = step_functions or stateless_schedules(module, document, ctx.project)
+                    scheduler = has_scheduler(scope, step_functions)
             missing = _missing(contents, scheduler)
             if "optimizer state" in missing and _stateless_optimizer(module):
                 missing = [item for item in missing if item != "optimizer state"]

@@ -32,6 +32,7 @@ from spikelint.facts.hubref import is_hub_id
 from spikelint.facts.hubref import is_sha
 from spikelint.facts.hubref import names_foreign_vendor
 from spikelint.facts.hubref import PROVIDER_KEYS
+from spikelint.facts.hubref import REVISION_IN_VALUE_KEYS
 from spikelint.facts.hubref import mentions_foreign_vendor
 from spikelint.facts.hubref import remote_code_message
 from spikelint.facts.hubref import unpinned_message
@@ -62,8 +63,7 @@ MODEL_KEYS = frozenset(("model_name_or_path", "pretrained_model_name_or_path", "
                         "tokenizer_name_or_path", "tokenizer", "initialize_from_hf"))
 DATASET_KEYS = frozenset(("dataset_name", "hf_path", "hf_dataset_name"))
 HUB_KEYS = MODEL_KEYS | DATASET_KEYS
-# Levanter's ``initialize_from_hf: org/x@<revision>`` carries its revision in the value
-AT_REVISION_KEYS = frozenset(("initialize_from_hf",))
+AT_REVISION_KEYS = REVISION_IN_VALUE_KEYS
 # ``model: {name: org/x}``, ``model: {name_or_path: org/x}``
 MODEL_NAME_KEYS = frozenset(("name", "name_or_path"))
 DATASET_SECTIONS = frozenset(("dataset", "datasets"))

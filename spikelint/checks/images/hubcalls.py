@@ -17,7 +17,7 @@ import re
 from typing import Iterator
 from typing import NamedTuple
 
-from spikelint.checks.checkpoint.code import dotted
+from spikelint.util.pytree import dotted
 from spikelint.facts.hubref import HubUse
 from spikelint.facts.hubref import is_hub_id
 from spikelint.facts.hubref import is_sha
