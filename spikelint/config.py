@@ -115,6 +115,9 @@ def config_from_mapping(data: dict[str, Any], *, source: str, root: str) -> Conf
         key = str(error.absolute_path[0]) if error.absolute_path else ""
         listed = error.validator == "type" and error.validator_value == "array" and isinstance(error.instance, str)
         hint = f" — write a list: {key}: [{error.instance}]" if listed and len(error.absolute_path) == 1 else ""
+        if error.validator == "pattern" and key in RULE_KEYS and isinstance(error.instance, str):
+            label = ".".join(str(part) for part in error.absolute_path)
+            raise ConfigError(f"{_where(source, key)}: {label}: {_not_a_rule_id(error.instance)}")
         raise ConfigError(f"{_where(source, key)}: {describe(error)}{hint}")
     values: dict[str, Any] = {}
     for key, value in data.items():
@@ -165,6 +168,11 @@ def _unknown_key(key: str, source: str) -> str:
 
 
 PYPROJECT_TABLE = " [tool.spikelint]"  # how messages name a pyproject.toml's table
+
+
+def config_source(path: str | Path) -> str:
+    """How messages name a configuration file: a pyproject.toml by its ``[tool.spikelint]`` table."""
+    return f"{path}{PYPROJECT_TABLE}" if Path(path).name == "pyproject.toml" else str(path)
 
 
 def _where(source: str, key: str) -> str:
@@ -285,27 +293,49 @@ def load_config(explicit: str | None, start: Path | None = None) -> Config:
     return load_config_file(found) if found is not None else Config()
 
 
-def unknown_rule_names(config: Config, known: tuple[str, ...]) -> list[str]:
+RULE_KEYS = ("select", "ignore", "severity", "per_path_ignores")  # keys whose items or keys are rule ids
+
+
+def _not_a_rule_id(text: str) -> str:
+    """Why an item is no rule id, and the id it was most likely meant to be (``spk105``, ``SPK1O5``: SPK105)."""
+    meant = re.sub(r"(?<=\d)O|O(?=\d)", "0", text.upper())
+    guess = f" — did you mean {meant}?" if re.fullmatch(r"[A-Z][A-Z0-9]{1,9}[0-9]{0,3}", meant) else ""
+    return f"{text!r} is not a rule id or family (upper-case letters then up to three digits, such as SPK102){guess}"
+
+
+def with_suggestions(wrong: list[str], known: tuple[str, ...]) -> str:
+    """``SPK1O5 (did you mean SPK105?)``: each unknown id with the known one it most likely meant."""
+    import difflib
+
+    return ", ".join(f"{rule} (did you mean {close[0]}?)" if (close := difflib.get_close_matches(
+        rule.upper(), known, n=1, cutoff=0.75)) else rule for rule in wrong)
+
+
+def unknown_rule_names(config: Config, known: tuple[str, ...], source: str | None = None) -> list[str]:
     """What in ``select``/``ignore``/``severity``/``per_path_ignores`` names no rule of ``known``.
 
     An id or a family prefix is known when some rule id starts with it; ``severity`` takes
-    exact ids only.  Each problem names the key, so the message says where the typo is.
+    exact ids only.  Each problem names the key (with ``source``, the file and line it is written on) and the
+    closest id, so the message says where the typo is and what was meant.
     """
     def unknown(rules: tuple[str, ...] | list[str]) -> list[str]:
         return [rule for rule in rules if not any(rule_id.startswith(rule) for rule_id in known)]
+
+    def at(key: str) -> str:
+        return f"{_where(source, key)}: {key}" if source is not None else key
 
     problems = []
     for key in ("select", "ignore"):
         wrong = unknown(getattr(config, key))
         if wrong:
-            problems.append(f"{key}: unknown rule id or family {', '.join(wrong)}")
+            problems.append(f"{at(key)}: unknown rule id or family {with_suggestions(wrong, known)}")
     wrong = [rule for rule in config.severity if rule not in known]
     if wrong:
-        problems.append(f"severity: unknown rule id {', '.join(wrong)} (severity takes exact ids such as SPK102)")
+        problems.append(f"{at('severity')}: unknown rule id {with_suggestions(wrong, known)} (severity takes exact ids such as SPK102)")
     for glob, rules in config.per_path_ignores.items():
         wrong = unknown(rules)
         if wrong:
-            problems.append(f"per_path_ignores[{glob!r}]: unknown rule id or family {', '.join(wrong)}")
+            problems.append(f"{at('per_path_ignores')}[{glob!r}]: unknown rule id or family {with_suggestions(wrong, known)}")
     if problems:
         problems[-1] += " (spikelint rules lists them)"
     return problems

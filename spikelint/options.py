@@ -68,7 +68,25 @@ class Parser(argparse.ArgumentParser):
     def error(self, message: str) -> NoReturn:
         # main() prints "spikelint: error: ", so only the subcommand is named here
         command = self.prog.split(" ", 1)[1] if " " in self.prog else ""
+        if message.startswith("unrecognized arguments:"):
+            message += self._closest_options(message.split(":", 1)[1].split())
         raise UsageError(f"{command}: {message}" if command else message)
+
+    def _closest_options(self, given: list[str]) -> str:
+        """`` (did you mean --format?)`` for a mistyped long option, from this parser's and its commands' options."""
+        import difflib
+
+        known: set[str] = set()
+        parsers: list[argparse.ArgumentParser] = [self]
+        while parsers:
+            parser = parsers.pop()
+            for action in parser._actions:
+                known.update(option for option in action.option_strings if option.startswith("--"))
+                if isinstance(action, argparse._SubParsersAction):
+                    parsers.extend(action.choices.values())
+        hints = [close[0] for word in given if word.startswith("--")
+                 and (close := difflib.get_close_matches(word.split("=", 1)[0], sorted(known), n=1, cutoff=0.75))]
+        return f" (did you mean {', '.join(hints)}?)" if hints else ""
 
 
 def positive(text: str) -> int:
@@ -99,7 +117,9 @@ def rule_ids(text: str | None) -> tuple[str, ...] | None:
 def check_rule_names(config: Config, option: dict[str, tuple[str, ...] | None]) -> None:
     """A typo in a selection must not switch the gate off: unknown ids or prefixes are usage errors."""
     from spikelint.catalog import load_catalog
+    from spikelint.config import config_source
     from spikelint.config import unknown_rule_names
+    from spikelint.config import with_suggestions
 
     from spikelint.team import catalog_with_team_rules
     from spikelint.team import rule_set_for
@@ -113,10 +133,11 @@ def check_rule_names(config: Config, option: dict[str, tuple[str, ...] | None]) 
     for name, given in option.items():
         wrong = [rule for rule in given or () if not any(rule_id.startswith(rule) for rule_id in known)]
         if wrong:
-            raise UsageError(f"--{name}: unknown rule id or family {', '.join(wrong)} (spikelint rules lists them)")
-    problems = unknown_rule_names(config, known)
+            raise UsageError(f"--{name}: unknown rule id or family {with_suggestions(wrong, known)} "
+                             "(spikelint rules lists them)")
+    problems = unknown_rule_names(config, known, config_source(config.path) if config.path is not None else None)
     if problems:
-        raise UsageError(f"configuration error: {config.path}: " + "; ".join(problems))
+        raise UsageError("configuration error: " + "; ".join(problems))
 
 
 def exit_code(findings: Sequence[Finding], fail_on: str) -> int:
@@ -159,12 +180,28 @@ def add_report_options(parser: argparse.ArgumentParser, formats: tuple[str, ...]
     parser.add_argument("--format", choices=formats, action=ReportOption, dest="reports",
                         help="output format (default: text; see below); repeat with --output for several reports")
     parser.add_argument("-o", "--output", metavar="FILE", action=ReportOption, dest="reports",
-                        help="write the report of the --format next to it to FILE (repeatable in pairs)")
+                        help="write the report of the --format next to it to FILE (repeatable in pairs); "
+                             "alone, the format the name ends in: .sarif, .json, .xml (JUnit), .html, else text")
+
+
+# ``-o FILE`` without ``--format``: what the file's name says it holds (text for any other name)
+FORMAT_BY_SUFFIX = {".sarif": "sarif", ".json": "json", ".xml": "junit", ".html": "html", ".htm": "html"}
+
+
+def format_of(output: str | None) -> str:
+    """The format an ``--output`` file's name asks for; GitLab's Code Quality report is a ``.json`` named so."""
+    if output is None:
+        return "text"
+    name = os.path.basename(output).lower()
+    if name.endswith(".json") and ("code-quality" in name or "codequality" in name or "code_quality" in name):
+        return "gitlab"
+    return FORMAT_BY_SUFFIX.get(os.path.splitext(name)[1], "text")
 
 
 def report_targets(args: argparse.Namespace) -> list[tuple[str, str | None]]:
     """The (format, file) pairs asked for; ``None`` is standard output, which at most one may use."""
-    targets = [(fmt or "text", output) for fmt, output in getattr(args, "reports", None) or ()] or [("text", None)]
+    targets = [(fmt or format_of(output), output) for fmt, output in getattr(args, "reports", None) or ()] \
+        or [("text", None)]
     if sum(output is None for _, output in targets) > 1:
         raise UsageError("--format: at most one report goes to standard output; give the others an --output FILE")
     files = [os.path.normpath(output) for _, output in targets if output is not None]

@@ -22,6 +22,7 @@ from spikelint.config import DEFAULT_RULES_DIR
 from spikelint.config import ConfigError
 from spikelint.config import config_from_mapping
 from spikelint.config import read_config_mapping
+from spikelint.config import config_source
 from spikelint.config import unknown_rule_names
 from spikelint.config import with_overrides
 
@@ -73,9 +74,9 @@ class Layers:
         known = self.known_rules
         if known and self.team_rules is not None and own is not None:
             known = (*known, *self.team_rules(replace(parent, added_rules_dirs=added)))
-        problems = unknown_rule_names(replace(child, path=source), known) if known else []
+        problems = unknown_rule_names(replace(child, path=source), known, config_source(source)) if known else []
         if problems:
-            raise ConfigError(f"{source}: " + "; ".join(problems))
+            raise ConfigError("; ".join(problems))
         values: dict[str, Any] = {key: getattr(child, key) for key in data
                                   if key not in RUN_WIDE_KEYS + ADDED_KEYS + ("rules_dir",)}
         values["added_rules_dirs"] = added

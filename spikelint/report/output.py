@@ -69,7 +69,8 @@ def emit_report(report: Report, fmt: str, output: str | None, prefix: str | None
 
     ``prefix``: the current folder relative to the repository root (the engine's, which also
     knows the configuration's folder outside Git); ``None`` asks Git.  ``summary``: whether the
-    summary line goes to stderr (default: for text, and for a report written to a file).
+    summary line goes to stderr (default: for text, for a report written to a file, and for a machine format
+    on stdout whose findings a baseline thinned, which the report would not say otherwise).
     """
     from spikelint.report import RENDERERS
     from spikelint.report import RenderOptions
@@ -96,7 +97,7 @@ def emit_report(report: Report, fmt: str, output: str | None, prefix: str | None
         sys.stdout.flush()
     if fmt == "github":
         _github_summary(report, output)
-    if summary if summary is not None else fmt == "text" or output:
+    if summary if summary is not None else fmt == "text" or output or report.baselined:
         print_summary(report, fmt == "text")
 
 

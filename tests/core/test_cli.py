@@ -258,6 +258,30 @@ def test_one_format_and_output_pair_is_unchanged(run_cli, tmp_path: Path) -> Non
     assert json.loads((tmp_path / "r.json").read_text())["findings"][0]["rule"] == "SPK101"
 
 
+def test_an_output_file_alone_gets_the_format_its_name_ends_in(run_cli, tmp_path: Path) -> None:
+    """``-o out.sarif`` writes SARIF (it wrote text into a .sarif file); an unknown suffix stays text."""
+    write(tmp_path, {"values.yaml": VALUES_LATEST})
+    outcome = run_cli(["check", "-o", "out.sarif", "-o", "out.html", "-o", "gl-code-quality-report.json",
+                       "-o", "j.xml", "-o", "findings.txt"], cwd=tmp_path)
+    assert outcome.code == 1 and outcome.out == ""
+    assert json.loads((tmp_path / "out.sarif").read_text())["version"] == "2.1.0"
+    assert (tmp_path / "out.html").read_text().lstrip().lower().startswith("<!doctype html>")
+    assert json.loads((tmp_path / "gl-code-quality-report.json").read_text())[0]["check_name"] == "SPK101"
+    assert "<testsuite" in (tmp_path / "j.xml").read_text()
+    assert (tmp_path / "findings.txt").read_text().startswith("values.yaml:")
+
+
+def test_a_machine_format_on_stdout_says_on_stderr_what_a_baseline_hid(run_cli, tmp_path: Path) -> None:
+    """SARIF with zero results and silence was all a baselined repository got; clean output stays silent."""
+    write(tmp_path, {"values.yaml": VALUES_LATEST})
+    outcome = run_cli(["check", "--format", "sarif", "."], cwd=tmp_path)
+    assert outcome.code == 1 and outcome.err == ""
+    assert run_cli(["check", "--write-baseline", "base.json", "."], cwd=tmp_path).code == 0
+    outcome = run_cli(["check", "--format", "sarif", "--baseline", "base.json", "."], cwd=tmp_path)
+    assert outcome.code == 0 and json.loads(outcome.out)["runs"][0]["results"] == []
+    assert outcome.err == "0 errors, 0 warnings, 0 info in 0 files (2 files checked, 1 baselined)\n"
+
+
 @pytest.mark.parametrize(("arguments", "words"), [
     (["--format", "json", "--format", "sarif"], "at most one report goes to standard output"),
     (["--format", "json", "--output", "r.json", "--format", "sarif", "--output", "./r.json"], "same file"),

@@ -36,6 +36,24 @@ def test_unknown_rule_in_the_configuration_exits_2_naming_key_and_id(run_cli, tm
     assert outcome.code == 2 and named in outcome.err and ".spikelint.yaml" in outcome.err
 
 
+def test_a_mistyped_id_is_named_at_its_line_with_the_id_it_most_likely_meant(run_cli, tmp_path: Path) -> None:
+    write(tmp_path, {"values.yaml": VALUES_LATEST, ".spikelint.yaml": "fail_on: error\nignore: [SPK1O5]\n",
+                     "sub/.spikelint.yaml": "severity: {SPK1O2: info}\n", "sub/v.yaml": VALUES_LATEST})
+    outcome = run_cli(["check", "."], cwd=tmp_path)
+    assert outcome.code == 2
+    assert ".spikelint.yaml:2: ignore: unknown rule id or family SPK1O5 (did you mean SPK105?)" in outcome.err
+    outcome = run_cli(["check", "--ignore", "SPK1O5", "sub"], cwd=tmp_path)
+    assert "--ignore: unknown rule id or family SPK1O5 (did you mean SPK105?)" in outcome.err
+    (tmp_path / ".spikelint.yaml").write_text("ignore: [SPK1]\n")
+    outcome = run_cli(["check", "."], cwd=tmp_path)
+    assert outcome.code == 2 and "sub/.spikelint.yaml:1: severity: 'SPK1O2' is not a rule id or family" \
+        in outcome.err and "did you mean SPK102?" in outcome.err
+    write(tmp_path, {"pyproject.toml": "[project]\nname = 'x'\n\n[tool.spikelint]\nselect = ['SPK9']\n"})
+    (tmp_path / ".spikelint.yaml").unlink()
+    outcome = run_cli(["check", "values.yaml"], cwd=tmp_path)
+    assert "pyproject.toml:5: [tool.spikelint]: select: unknown rule id or family SPK9 (" in outcome.err  # no guess
+
+
 def test_known_ids_and_families_are_accepted(run_cli, tmp_path: Path) -> None:
     write(tmp_path, {"values.yaml": VALUES_LATEST,
                      ".spikelint.yaml": "select: [SPK1, SPK2, SPK001]\nignore: [SPK10]\nseverity: {SPK102: error}\n"
@@ -48,6 +66,15 @@ def test_known_ids_and_families_are_accepted(run_cli, tmp_path: Path) -> None:
 def test_jobs_below_one_is_rejected(run_cli, tmp_path: Path, jobs: str) -> None:
     outcome = run_cli(["check", "--jobs", jobs, "."], cwd=tmp_path)
     assert outcome.code == 2 and "--jobs" in outcome.err and "at least 1" in outcome.err
+
+
+def test_a_mistyped_option_is_answered_with_the_closest_one(run_cli, tmp_path: Path) -> None:
+    outcome = run_cli(["check", "--formatt", "json", "."], cwd=tmp_path)
+    assert outcome.code == 2 and "unrecognized arguments: --formatt (did you mean --format?)" in outcome.err
+    outcome = run_cli(["history", "--sinse", "2020-01-01"], cwd=tmp_path)
+    assert outcome.code == 2 and "(did you mean --since?)" in outcome.err
+    outcome = run_cli(["check", "--frobnicate", "."], cwd=tmp_path)
+    assert outcome.code == 2 and "did you mean" not in outcome.err
 
 
 def test_usage_errors_carry_one_prefix(run_cli, tmp_path: Path) -> None:
