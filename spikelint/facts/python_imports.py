@@ -23,18 +23,21 @@ from spikelint.util.pytree import ast_nodes
 Select = Callable[[ast.Module], frozenset[str]]
 
 
-def imported_names(module: ast.Module, document: Document, project: Project, key: str, select: Select) -> set[str]:
-    """The names ``module`` imports (as it binds them) that ``select`` picks in their defining module of the tree;
-    ``key`` names ``select`` in the run's memo."""
+def imported_names(module: ast.Module, document: Document, project: Project, key: str, select: Select,
+                   among: set[str]) -> set[str]:
+    """The names of ``among`` that ``module`` imports (as it binds them) and that ``select`` picks in their
+    defining module of the tree; ``key`` names ``select`` in the run's memo."""
     found: set[str] = set()
     for node in ast_nodes(module):
-        if not isinstance(node, ast.ImportFrom) or (node.module is None and not node.level):
+        if not isinstance(node, ast.ImportFrom) or (node.module is None and not node.level) or \
+                not any((alias.asname or alias.name) in among for alias in node.names):
             continue
         source = _defining_module(node, document, project)
         if source is None:
             continue
         defined = _defined(source, project, key, select)
-        found.update(alias.asname or alias.name for alias in node.names if alias.name in defined)
+        found.update(alias.asname or alias.name for alias in node.names
+                     if alias.name in defined and (alias.asname or alias.name) in among)
     return found
 
 

@@ -40,8 +40,14 @@ def stateless_schedules(module: ast.Module, document: Document, project: Project
             functions.add(node.name)
         elif isinstance(node, ast.Assign) and isinstance(node.value, ast.Lambda):
             functions.update(target.id for target in node.targets if isinstance(target, ast.Name))
-    factories = step_function_factories(module) | imported_names(module, document, project, "step-function-factories",
-                                                                 step_function_factories)
+    # only what a scheduler-like name is bound to needs resolving: most files that save import many names
+    wanted = {node.value.func.id for node in ast_nodes(module) if isinstance(node, ast.Assign)
+              and isinstance(node.value, ast.Call) and isinstance(node.value.func, ast.Name)
+              and any(isinstance(target, ast.Name) and SCHEDULER.search(target.id) for target in node.targets)}
+    if not wanted:
+        return StepFunctions(frozenset(functions), frozenset())
+    factories = (step_function_factories(module) & wanted) | imported_names(
+        module, document, project, "step-function-factories", step_function_factories, wanted)
     return StepFunctions(frozenset(functions), frozenset(factories))
 
 
