@@ -113,10 +113,24 @@ def _pipefail_problem(pipeline: Pipeline, context: Context, others: Sequence[Pip
                 f"line{'s' if len(lines) > 1 else ''} {shown})")
     return Problem("SPK501", line, column,
                    f"`{left} | {right}` without pipefail: the pipeline's exit status is {right}'s, so when {left} "
-                   f"fails (a crashed or killed run, a failed download) the failure is reported as success{more} — "
+                   f"fails ({_failure_of(pipeline.commands[:-1])}) the failure is reported as success{more} — "
                    f"{context.fix_pipefail}",
                    end_line=end_line, end_column=end_column, key=f"pipefail:{left} | {right}",
                    legacy_key=f"pipefail:{_pipeline_text(pipeline)}")
+
+
+DOWNLOADERS = frozenset(("curl", "wget", "aria2c", "gsutil", "aws", "gcloud", "azcopy", "rclone", "hf",
+                         "huggingface-cli", "git"))
+
+
+def _failure_of(commands: list[SimpleCommand]) -> str:
+    """How the left side of a pipe fails, in its own terms: a download, or a run."""
+    names = {base_name(command.words[0].text) for command in commands if command.words and not command.compound}
+    if names and names <= DOWNLOADERS:
+        return "a failed download"
+    if names & DOWNLOADERS:
+        return "a crashed or killed run, a failed download"
+    return "a crashed or killed run, any error"
 
 
 def _display_name(command: SimpleCommand) -> str:
