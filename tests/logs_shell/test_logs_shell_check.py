@@ -445,7 +445,7 @@ def test_a_stage_on_alpine_is_told_to_use_ash_not_bash() -> None:
 @pytest.mark.parametrize("script, why", [
     ("#!/bin/bash\ncurl -LsSf https://astral.sh/uv/install.sh | sh\n", "when curl fails (a failed download)"),
     ("#!/bin/bash\npython train.py | tee log.txt\n", "when python fails (a crashed or killed run, any error)"),
-    ("#!/bin/bash\nwget -qO- https://x.example/a.tgz | tar xz\n", "when wget fails (a failed download)"),
+    ("#!/bin/bash\nwget -qO- https://x.example/install.sh | bash\n", "when wget fails (a failed download)"),
 ])
 def test_the_pipefail_message_says_how_the_left_side_fails(script: str, why: str) -> None:
     from spikelint.engine import lint_snippet
