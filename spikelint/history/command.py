@@ -27,6 +27,7 @@ from spikelint.history.scan import Leak
 from spikelint.history.scan import first_per_path
 from spikelint.history.scan import message
 from spikelint.history.scan import scan_all
+from spikelint.files import is_excluded
 from spikelint.model import Finding
 from spikelint.model import Report
 
@@ -59,22 +60,22 @@ def add_parser(subparsers: Any, formats: tuple[str, ...], positive: Any) -> None
 
 
 def history_report(cwd: Path, revisions: list[str], since: str | None, exclude: tuple[str, ...],
-                   jobs: int | None, rules: dict[str, Any], patterns: tuple[SecretPattern, ...] = ()) -> tuple[Report, int]:
-    """The report of the secrets the commits added (a team's own shapes, ``patterns``, among them), and how
-    many commits were scanned."""
+                   jobs: int | None, rules: dict[str, Any], patterns: tuple[SecretPattern, ...] = ()
+                   ) -> tuple[Report, int, int]:
+    """The report of the secrets the commits added (a team's own shapes, ``patterns``, among them), how many
+    commits were scanned, and how many of their files Git could not read (each named on stderr)."""
     root = repository_root(cwd)
     shas = commits(cwd, revisions, since)
     leaks, paths, unread = _scan(root, shas, exclude + _vendored(root), jobs, patterns)
     for item in unread:
-        what = f"{item.path} was not read" if item.path else "a file was not read"
-        print(f"spikelint: history: commit {item.commit[:12]}: {what}: Git cannot read object {item.missing[:12]} "
-              f"(missing from this clone or corrupt; `git fsck` lists such objects); the commit's other files "
-              f"were scanned", file=sys.stderr)
+        print(f"spikelint: history: commit {item.commit[:12]}: {item.path} was not read: Git cannot read object "
+              f"{item.missing[:12]} (missing from this clone or corrupt; `git fsck` lists such objects); the "
+              f"commit's other files were scanned", file=sys.stderr)
     prefix = _prefix(cwd, root)
     rule = rules[RULE]
     secret_rules = tuple(rule_id for rule_id in rules if rule_id.startswith("SPK2"))
     findings = [_finding(leak, rule.name, rule.severity, prefix, secret_rules) for leak in leaks]
-    return Report(findings, files_checked=len(paths), rules=[rule]), len(shas)
+    return Report(findings, files_checked=len(paths), rules=[rule]), len(shas), len(unread)
 
 
 def _vendored(root: Path) -> tuple[str, ...]:
@@ -105,7 +106,7 @@ def _scan_chunk(work: tuple[str, list[str], tuple[str, ...], tuple[SecretPattern
     root, shas, exclude, patterns = work
     unread: list[Unread] = []
     leaks, paths = scan_all(added_lines(Path(root), shas, unread), exclude, patterns)
-    return leaks, paths, unread
+    return leaks, paths, [item for item in unread if not (exclude and is_excluded(item.path, exclude))]
 
 
 def _team_patterns(config: Any) -> tuple[SecretPattern, ...]:
@@ -142,6 +143,7 @@ def command_history(args: argparse.Namespace) -> int:
     """Scan, then report like ``check`` (baselines, formats, exit codes)."""
     from spikelint.catalog import load_catalog
     from spikelint.options import EXIT_OK
+    from spikelint.options import EXIT_USAGE
     from spikelint.options import UsageError
     from spikelint.options import configured
     from spikelint.options import emit_reports
@@ -156,8 +158,8 @@ def command_history(args: argparse.Namespace) -> int:
     targets = report_targets(args)
     cwd = Path.cwd()
     try:
-        report, scanned = history_report(cwd, list(args.revisions), args.since, config.exclude, args.jobs,
-                                         load_catalog(), _team_patterns(config))
+        report, scanned, unread = history_report(cwd, list(args.revisions), args.since, config.exclude, args.jobs,
+                                                 load_catalog(), _team_patterns(config))
     except GitError as error:
         raise UsageError(f"history: {error}") from None
     if not selected(RULE, config):
@@ -170,6 +172,11 @@ def command_history(args: argparse.Namespace) -> int:
     if baseline is not None:
         report = apply_baseline(report, baseline)
     emit_reports(report, targets, _prefix(cwd, repository_root(cwd)), config.fail_on, False)
+    if unread:  # a secret gate fails closed: what it could not read may hold one
+        print(f"spikelint: history: the scan is incomplete: {unread} file{'' if unread == 1 else 's'} could not be "
+              "read (named above); repair the clone (`git fetch --refetch`) or leave them out with `exclude:` in "
+              ".spikelint.yaml", file=sys.stderr)
+        return EXIT_USAGE
     return exit_code(report.findings, config.fail_on)
 
 

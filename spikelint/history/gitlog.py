@@ -114,7 +114,7 @@ UNREADABLE = re.compile(r"unable to read (?:tree )?([0-9a-f]{40})")
 def added_lines(cwd: Path, shas: list[str], unread: list[Unread] | None = None) -> Iterator[Added]:
     """Every run of added lines of every commit in ``shas`` (in that order), streamed from Git.
 
-    With ``unread`` given, an object Git cannot read does not end the scan: the file that needs it is listed
+    With ``unread`` given, an object Git cannot read does not end the scan: each file that needs one is listed
     there, the commit's other files are read, and the scan goes on with the next commit."""
     start = 0
     while start < len(shas):
@@ -126,20 +126,39 @@ def added_lines(cwd: Path, shas: list[str], unread: list[Unread] | None = None) 
                 yield added
             return
         except GitError as error:
-            match = UNREADABLE.search(str(error))
-            failing = _failing(cwd, shas, start, seen, match.group(1)) if match and unread is not None else None
-            if match is None or unread is None or failing is None:
+            missing = _missing_object(error) if unread is not None else None
+            failing = _failing(cwd, shas, start, seen, missing) if missing is not None else None
+            if unread is None or missing is None or failing is None:
                 raise
-            commit, missing = shas[failing], match.group(1)
-            broken, others = _paths_needing(cwd, commit, missing)
-            unread.extend(Unread(commit, path, missing) for path in sorted(broken))  # none: a deleted file's
-            rest = sorted(others - read.get(commit, set()))
-            if rest:
-                try:
-                    yield from _diff_tree(cwd, [commit], [], rest)
-                except GitError:
-                    unread.append(Unread(commit, "", missing))
+            commit = shas[failing]
+            yield from _readable_part(cwd, commit, {missing}, read.get(commit, set()), unread)
             start = failing + 1
+
+
+def _missing_object(error: GitError) -> str | None:
+    match = UNREADABLE.search(str(error))
+    return match.group(1) if match else None
+
+
+def _readable_part(cwd: Path, commit: str, missing: set[str], done: set[str], unread: list[Unread]) -> Iterator[Added]:
+    """The lines a commit added to the files Git can read, one missing object after another; the others go to
+    ``unread``."""
+    while True:
+        lost, readable = _paths_needing(cwd, commit, missing)
+        rest = sorted(readable - done)
+        if not rest:
+            break
+        try:
+            for added in _diff_tree(cwd, [commit], [], rest):
+                done.add(added.path)
+                yield added
+            break
+        except GitError as error:
+            another = _missing_object(error)
+            if another is None or another in missing:
+                raise
+            missing.add(another)
+    unread.extend(Unread(commit, path, lost[path]) for path in sorted(lost))
 
 
 def _failing(cwd: Path, shas: list[str], start: int, seen: list[str], missing: str) -> int | None:
@@ -165,18 +184,19 @@ def _raw(cwd: Path, commit: str) -> list[tuple[list[str], str]]:
     return [(meta.split(), path) for meta, path in zip(fields[0::2], fields[1::2]) if len(meta.split()) >= 5]
 
 
-def _paths_needing(cwd: Path, commit: str, missing: str) -> tuple[set[str], set[str]]:
-    """The paths of a commit whose added lines need ``missing`` (its new content, or the old content of a file
-    it changes), and its paths that do not need it (a file it deletes adds nothing: it is in neither). Git's
-    raw listing reads trees only, never file contents."""
-    needing: set[str] = set()
+def _paths_needing(cwd: Path, commit: str, missing: set[str]) -> tuple[dict[str, str], set[str]]:
+    """The paths of a commit whose added lines need a ``missing`` object (its new content, or the old content of
+    a file it changes), each with that object, and its paths that need none (a file it deletes adds nothing: it
+    is in neither). Git's raw listing reads trees only, never file contents."""
+    needing: dict[str, str] = {}
     others: set[str] = set()
     for parts, path in _raw(cwd, commit):
-        if parts[3] == missing or (parts[2] == missing and not parts[4].startswith("D")):
-            needing.add(path)
-        elif parts[2] != missing:
+        old, new, status = parts[2], parts[3], parts[4]
+        if new in missing or (old in missing and not status.startswith("D")):
+            needing[path] = new if new in missing else old
+        elif old not in missing:
             others.add(path)
-    return needing, others - needing
+    return needing, others - set(needing)
 
 
 def _diff_tree(cwd: Path, shas: list[str], seen: list[str], paths: list[str] | None = None) -> Iterator[Added]:

@@ -229,10 +229,32 @@ def test_an_object_the_clone_lacks_leaves_out_one_file_not_the_scan(jobs: str, t
     blob = git(root, "rev-parse", f"{broken}:clip.mov")
     (root / ".git" / "objects" / blob[:2] / blob[2:]).unlink()
     code, out, err = run(["history", "--format", "json", "--jobs", jobs], root, monkeypatch, capsys)
-    assert code == 1 and "Traceback" not in err
+    assert code == 2 and "Traceback" not in err  # a secret gate fails closed: the file may have held one
     assert sorted(f["path"] for f in json.loads(out)["findings"]) == ["a.env", "b.env", "c.env"]
     assert f"commit {broken[:12]}: clip.mov was not read: Git cannot read object {blob[:12]}" in err
     assert err.count("was not read") == 1  # deleting it added nothing: nothing of the third commit is lost
+    assert "the scan is incomplete: 1 file could not be read" in err
+    (root / ".spikelint.yaml").write_text("exclude: ['**/*.mov']\n")
+    code, out, err = run(["history", "--format", "json", "--jobs", jobs], root, monkeypatch, capsys)
+    assert code == 1 and "incomplete" not in err and len(json.loads(out)["findings"]) == 3
+
+
+def test_several_objects_one_commit_lacks_are_each_named(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+                                                        capsys: pytest.CaptureFixture[str]) -> None:
+    root = tmp_path / "repo"
+    root.mkdir()
+    git(root, "init", "-q")
+    token = FAKE.hf()
+    commit(root, {"README.md": "# x\n"}, "first")
+    broken = commit(root, {"a.bin": "one\n", "b.bin": "two\n", "m.env": f"HF_TOKEN={token}\n"}, "second")
+    for name in ("a.bin", "b.bin"):
+        blob = git(root, "rev-parse", f"{broken}:{name}")
+        (root / ".git" / "objects" / blob[:2] / blob[2:]).unlink()
+        (root / name).unlink()
+    code, out, err = run(["history", "--format", "json"], root, monkeypatch, capsys)
+    assert code == 2 and [f["path"] for f in json.loads(out)["findings"]] == ["m.env"]
+    assert f"{broken[:12]}: a.bin was not read" in err and f"{broken[:12]}: b.bin was not read" in err
+    assert "2 files could not be read" in err
 
 
 def test_an_empty_repository_has_no_history(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
