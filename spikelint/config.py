@@ -108,6 +108,7 @@ def config_from_mapping(data: dict[str, Any], *, source: str, root: str) -> Conf
     from spikelint.schemas import describe
     from spikelint.schemas import remembered_errors
 
+    data = _upper_rule_ids(data)
     for error in remembered_errors("spikelint-config.schema.json", data):
         unknown = next((key for key in data if key not in CONFIG_KEYS), None)
         if unknown is not None:
@@ -115,10 +116,12 @@ def config_from_mapping(data: dict[str, Any], *, source: str, root: str) -> Conf
         key = str(error.absolute_path[0]) if error.absolute_path else ""
         listed = error.validator == "type" and error.validator_value == "array" and isinstance(error.instance, str)
         hint = f" — write a list: {key}: [{error.instance}]" if listed and len(error.absolute_path) == 1 else ""
+        value = error.instance if len(error.absolute_path) > 1 else None  # an item of a list or a map
         if error.validator == "pattern" and key in RULE_KEYS and isinstance(error.instance, str):
-            label = ".".join(str(part) for part in error.absolute_path)
-            raise ConfigError(f"{_where(source, key)}: {label}: {_not_a_rule_id(error.instance)}")
-        raise ConfigError(f"{_where(source, key)}: {describe(error)}{hint}")
+            raise ConfigError(f"{where_written(source, key, error.instance)}: {key}: {_not_a_rule_id(error.instance)}")
+        if error.validator == "enum" and isinstance(error.instance, str):
+            hint = _closest(error.instance, [str(choice) for choice in error.validator_value])
+        raise ConfigError(f"{where_written(source, key, value)}: {describe(error)}{hint}")
     values: dict[str, Any] = {}
     for key, value in data.items():
         if key in LIST_KEYS:
@@ -157,7 +160,7 @@ def _unknown_key(key: str, source: str) -> str:
     """The message for a key the configuration does not know: where it is written, and the fix."""
     import difflib
 
-    where = _where(source, key)
+    where = where_written(source, key)
     if key in ELSEWHERE:
         return f"{where}: unknown key {key!r}: {ELSEWHERE[key]}"
     close = difflib.get_close_matches(key, sorted(CONFIG_KEYS), n=1)
@@ -175,9 +178,10 @@ def config_source(path: str | Path) -> str:
     return f"{path}{PYPROJECT_TABLE}" if Path(path).name == "pyproject.toml" else str(path)
 
 
-def _where(source: str, key: str) -> str:
-    """How a message names where ``key`` is written: ``file:line`` (``file:line: [tool.spikelint]`` in a pyproject)."""
-    line = _key_line(source, key) if key else None
+def where_written(source: str, key: str, value: object = None) -> str:
+    """How a message names where ``key`` is written: ``file:line`` (``file:line: [tool.spikelint]`` in a pyproject);
+    with ``value``, the line below the key that holds it, in a block list or map."""
+    line = _key_line(source, key, value) if key else None
     if line is None:
         return source
     if source.endswith(PYPROJECT_TABLE):
@@ -185,8 +189,9 @@ def _where(source: str, key: str) -> str:
     return f"{source}:{line}"
 
 
-def _key_line(source: str, key: str) -> int | None:
-    """The line of a top-level key of a configuration: in a YAML file, or in a pyproject.toml's table."""
+def _key_line(source: str, key: str, value: object = None) -> int | None:
+    """The line of a top-level key of a configuration: in a YAML file, or in a pyproject.toml's table (or of
+    ``value`` among the lines the key's block spans, when it is written on one of them)."""
     table = source.endswith(PYPROJECT_TABLE)
     try:
         text = Path(source[: -len(PYPROJECT_TABLE)] if table else source).read_text(encoding="utf-8")
@@ -204,7 +209,16 @@ def _key_line(source: str, key: str) -> int | None:
     else:
         pattern = rf"(?m)^['\"]?{re.escape(key)}['\"]?\s*:"
     match = re.compile(pattern).search(text, start)
-    return text.count("\n", 0, match.start()) + 1 if match else None
+    if match is None:
+        return None
+    line = text.count("\n", 0, match.start()) + 1
+    if isinstance(value, (str, int, float)) and not isinstance(value, bool) and not table:
+        block = re.search(r"(?m)^\S", text[match.end():])  # the next top-level key ends the block
+        end = match.end() + block.start() if block else len(text)
+        found = re.search(rf"(?<![\w.-]){re.escape(str(value))}(?![\w.-])", text[match.end():end])
+        if found is not None:
+            return text.count("\n", 0, match.end() + found.start()) + 1
+    return line
 
 
 def load_config_file(path: Path) -> Config:
@@ -296,6 +310,36 @@ def load_config(explicit: str | None, start: Path | None = None) -> Config:
 RULE_KEYS = ("select", "ignore", "severity", "per_path_ignores")  # keys whose items or keys are rule ids
 
 
+LOWER_ID = re.compile(r"[A-Za-z][A-Za-z0-9]{1,9}\d{1,3}")  # ``spk105``, ``spk1``: an id written in lower case
+
+
+def _upper_rule_ids(data: dict[str, Any]) -> dict[str, Any]:
+    """``ignore: [spk105]`` as ``--ignore spk105`` reads it: rule ids are upper-case."""
+    def upper(items: Any) -> Any:
+        return [item.upper() if isinstance(item, str) and LOWER_ID.fullmatch(item) else item for item in items] \
+            if isinstance(items, list) else items
+
+    if not any(key in data for key in RULE_KEYS):
+        return data
+    data = dict(data)
+    for key in ("select", "ignore"):
+        if key in data:
+            data[key] = upper(data[key])
+    if isinstance(data.get("severity"), dict):
+        data["severity"] = {rule.upper() if isinstance(rule, str) and LOWER_ID.fullmatch(rule) else rule: level
+                            for rule, level in data["severity"].items()}
+    if isinstance(data.get("per_path_ignores"), dict):
+        data["per_path_ignores"] = {glob: upper(rules) for glob, rules in data["per_path_ignores"].items()}
+    return data
+
+
+def _closest(text: str, choices: list[str]) -> str:
+    import difflib
+
+    close = difflib.get_close_matches(text, choices, n=1)
+    return f" (did you mean {close[0]!r}?)" if close else ""
+
+
 def _not_a_rule_id(text: str) -> str:
     """Why an item is no rule id, and the id it was most likely meant to be (``spk105``, ``SPK1O5``: SPK105)."""
     meant = re.sub(r"(?<=\d)O|O(?=\d)", "0", text.upper())
@@ -321,21 +365,23 @@ def unknown_rule_names(config: Config, known: tuple[str, ...], source: str | Non
     def unknown(rules: tuple[str, ...] | list[str]) -> list[str]:
         return [rule for rule in rules if not any(rule_id.startswith(rule) for rule_id in known)]
 
-    def at(key: str) -> str:
-        return f"{_where(source, key)}: {key}" if source is not None else key
+    def at(key: str, wrong: list[str]) -> str:
+        return f"{where_written(source, key, wrong[0])}: {key}" if source is not None else key
 
     problems = []
     for key in ("select", "ignore"):
         wrong = unknown(getattr(config, key))
         if wrong:
-            problems.append(f"{at(key)}: unknown rule id or family {with_suggestions(wrong, known)}")
+            problems.append(f"{at(key, wrong)}: unknown rule id or family {with_suggestions(wrong, known)}")
     wrong = [rule for rule in config.severity if rule not in known]
     if wrong:
-        problems.append(f"{at('severity')}: unknown rule id {with_suggestions(wrong, known)} (severity takes exact ids such as SPK102)")
+        problems.append(f"{at('severity', wrong)}: unknown rule id {with_suggestions(wrong, known)} "
+                        "(severity takes exact ids such as SPK102)")
     for glob, rules in config.per_path_ignores.items():
         wrong = unknown(rules)
         if wrong:
-            problems.append(f"{at('per_path_ignores')}[{glob!r}]: unknown rule id or family {with_suggestions(wrong, known)}")
+            problems.append(f"{at('per_path_ignores', wrong)}[{glob!r}]: unknown rule id or family "
+                            f"{with_suggestions(wrong, known)}")
     if problems:
         problems[-1] += " (spikelint rules lists them)"
     return problems

@@ -318,6 +318,29 @@ def discover(paths: list[str], *, cwd: Path, exclude: tuple[str, ...] = (), max_
     return result
 
 
+# what ``check -o FILE`` writes: a report left in the tree is not linted on the next run (its rule help quotes
+# suppression comments, its findings are masked already)
+REPORT_SUFFIXES = frozenset((".sarif", ".json", ".xml", ".html", ".htm", ".txt", ".log", ".out"))
+OWN_REPORT = "a report spikelint wrote: its findings, not the team's source"
+REPORT_SIGNATURE = lazy_regex(
+    r'"tool":\s*\{\s*"name":\s*"spikelint"'  # --format json
+    r'|"driver":\s*\{\s*"name":\s*"spikelint"'  # sarif
+    r'|<testsuites name="spikelint"|<title>spikelint: '  # junit, html
+    r'|\A\[\s*\{\s*"type":\s*"issue",\s*"description":\s*"[A-Z][A-Z0-9]{1,9}\d{3} '  # gitlab
+    r'|\A::(?:error|warning|notice) file=[^\n]*title=[A-Z][A-Z0-9]{1,9}\d{3} '  # github
+    r'|\A[^\n:]+:\d+:\d+: [A-Z][A-Z0-9]{1,9}\d{3} \[(?:error|warning|info)\] ')  # text
+
+
+def own_report(path: str) -> bool:
+    """Whether the file is one of spikelint's own reports (its first 512 bytes say so)."""
+    try:
+        with open(path, "rb") as handle:
+            head = handle.read(512).decode("utf-8", "replace")
+    except OSError:
+        return False
+    return REPORT_SIGNATURE.search(head) is not None
+
+
 SCANNED_BINARY = "scanned-binary"  # kind_on_disk's answer for a pickle or checkpoint: read as text for its strings
 
 
@@ -450,6 +473,9 @@ def _consider(path: str, shown: str, root: Path, cwd: Path, exclude: tuple[tuple
         return  # binary artefacts (media, archives): nothing of ours to read
     if kind == SCANNED_BINARY:  # serialised data keeps its strings: scanned for tokens, bounded
         result.files.append(SourceFile(shown, path, FileKind.TEXT))
+        return
+    if name_suffix(shown.lower()) in REPORT_SUFFIXES and own_report(path):
+        result.excluded.append((shown, OWN_REPORT))
         return
     if info.st_size > max_file_size and kind != FileKind.IMAGE:
         result.oversized.append((SourceFile(shown, path, kind), info.st_size))

@@ -317,7 +317,11 @@ def gate_baseline(given: str | None, config: Config) -> set[str] | None:
             shown = os.path.relpath(path)
         except ValueError:  # another drive
             shown = str(path)
-        raise UsageError(f"configuration error: {config.path}: baseline: {config.baseline}: no such file — write "
+        from spikelint.config import config_source
+        from spikelint.config import where_written
+
+        place = where_written(config_source(config.path), "baseline") if config.path is not None else "configuration"
+        raise UsageError(f"configuration error: {place}: baseline: {config.baseline}: no such file — write "
                          f"it with `spikelint check --write-baseline {shlex.quote(shown)} .` and commit it, or remove "
                          f"the key")
     return read_baseline(path)

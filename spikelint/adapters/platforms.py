@@ -44,15 +44,21 @@ def runai_cli_platform(kind: str, workload_class: str, line_range: tuple[int, in
                     line_range=line_range, working_dir_setting="--working-dir", storage_unknown=storage_unknown)
 
 
-def slurm_platform(line_range: tuple[int, int], requeue_by: str | None) -> Platform:
-    """A batch script: files live on the cluster's filesystems, stdout goes to a file, a retry is a requeue."""
+def slurm_platform(line_range: tuple[int, int], requeue_by: str | None, requeue_line: int | None = None,
+                   command_line: bool = False) -> Platform:
+    """A batch script: files live on the cluster's filesystems, stdout goes to a file, a retry is a requeue.
+    ``command_line``: the job's options are ``sbatch``'s own (``sbatch --wrap``), not ``#SBATCH`` lines."""
+    option = "sbatch " if command_line else "#SBATCH "
+    where = f", line {requeue_line}" if requeue_line else ""
     return Platform(form="slurm", label="Slurm job", subject="job", line_range=line_range,
-                    deadline_setting="#SBATCH --time", deadline_fix="#SBATCH --time", held_without_gpus="its nodes",
+                    deadline_setting=f"{option}--time",
+                    deadline_fix="sbatch's --time" if command_line else "#SBATCH --time",
+                    held_without_gpus="its nodes",
                     held_until="until the partition's time limit", short_grace=SLURM_SHORT_GRACE,
                     durable_storage="a shared filesystem",
                     ephemeral_fix="write under a shared filesystem (Lustre, NFS, GPFS) instead",
-                    no_retries="drop --requeue (#SBATCH --no-requeue)",
-                    baseline_fix=f"name it in the job's comment: #SBATCH --comment={BASELINE_ANNOTATION}:<run-id>",
+                    no_retries=f"drop --requeue ({option}--no-requeue)",
+                    baseline_fix=f"name it in the job's comment: {option}--comment={BASELINE_ANNOTATION}:<run-id>",
                     replica_word="nodes",
-                    retried=f"is requeued ({requeue_by or '#SBATCH --requeue'})",
+                    retried=f"is requeued ({requeue_by or option + '--requeue'}{where})",
                     mounts_volumes=False, node_local_only=True, stdout_kept=True)

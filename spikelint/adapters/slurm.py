@@ -85,6 +85,7 @@ class Job(NamedTuple):
     line_range: tuple[int, int]
     ignored: tuple[Located, ...] = ()  # ``#SBATCH`` lines after the first command: sbatch never reads them
     submitter: Script | None = None  # ``sbatch --wrap "…$IMG…"``: the script whose variables the shell expands
+    command_line: bool = False  # the options are the ``sbatch`` command's (``--wrap``), not ``#SBATCH`` lines
 
 
 # --------------------------------------------------------------------------- options
@@ -425,7 +426,7 @@ def _wrap_jobs(script: Script) -> list[Job]:
             expanded_here = not quoted.replace("--wrap=", "", 1).startswith("'")  # '…' expands when the job runs
             jobs.append(Job(options, anchor, command.written, wrap.value,
                             (anchor.line, max(w.end_line or w.line for w in words)),
-                            submitter=inner if expanded_here else None))
+                            submitter=inner if expanded_here else None, command_line=True))
     return jobs
 
 
@@ -497,7 +498,8 @@ def build_workload(job: Job, document: Document, config: Config) -> Workload:
     if workload.retries is not None:
         by_option = any(option.flag is workload.retries or option.flag[1:3] == workload.retries[1:3]
                         for option in options)
-        requeue_by = "#SBATCH --requeue" if by_option else "scontrol requeue"
+        requeue_by = ("sbatch --requeue" if job.command_line else "#SBATCH --requeue") if by_option \
+            else "scontrol requeue"
     untrapped = None
     signal = last(options, "--signal")
     if signal is not None and signal.value is not None:
@@ -519,7 +521,9 @@ def build_workload(job: Job, document: Document, config: Config) -> Workload:
         baseline = BASELINE_COMMENT.search(str(comment.value.value))
         if baseline is not None:
             workload.annotations[BASELINE_ANNOTATION] = comment.value._replace(value=baseline.group(1))
-    workload.platform = slurm_platform(job.line_range, requeue_by)
+    requeue_line = workload.retries.line if workload.retries is not None and workload.retries.line and \
+        workload.retries.line != job.anchor.line else None
+    workload.platform = slurm_platform(job.line_range, requeue_by, requeue_line, job.command_line)
     workload.slurm = SlurmJob(
         directives={option.name.lstrip("-"): option.value for option in options if option.value is not None},
         time_written=limit is not None, untrapped_signal=untrapped, ignored=tuple(job.ignored),

@@ -164,6 +164,30 @@ def test_rules_read_a_wrap_command_as_the_job_script_sbatch_writes() -> None:
     assert found == [("SPK101", 5, 46), ("SPK501", 6, 21), ("SPK502", 6, 21)]
 
 
+def test_a_command_line_job_is_told_to_fix_the_sbatch_command() -> None:
+    """`sbatch --wrap` takes its options on the command line: no `#SBATCH` line to add or drop."""
+    text = ('#!/bin/bash\nsbatch -G 1 --requeue --wrap "python train.py --save_steps 10 --output_dir /lustre/r"\n')
+    found = {f.rule: f.message for f in lint_snippet("launch.sh", text, {"select": ["SPK405", "SPK704"]})}
+    assert "no sbatch --time" in found["SPK704"] and "set sbatch's --time a margin" in found["SPK704"]
+    assert "is requeued (sbatch --requeue)" in found["SPK405"] and "(sbatch --no-requeue)" in found["SPK405"]
+    assert "#SBATCH" not in found["SPK405"] + found["SPK704"]
+
+
+def test_a_requeue_directive_below_the_anchor_is_named_with_its_line() -> None:
+    text = ("#!/bin/bash\n#SBATCH --job-name=pretrain\n#SBATCH --gres=gpu:8\n#SBATCH --time=24:00:00\n"
+            "#SBATCH --requeue\nsrun python train.py --save_steps 100 --output_dir /lustre/run\n")
+    (finding,) = lint_snippet("job.sbatch", text, {"select": ["SPK405"]})
+    assert finding.line == 2 and "is requeued (#SBATCH --requeue, line 5)" in finding.message
+
+
+def test_the_pipefail_fix_for_a_wrap_command_is_inside_it() -> None:
+    """The submitting script's `set -o pipefail` does not reach the job: the fix runs the command with bash."""
+    text = ('#!/bin/bash\nset -euo pipefail\nsbatch -G 1 --wrap "python train.py --save_steps 10 | tee log.txt"\n'
+            "sbatch -G 1 --wrap \"bash -o pipefail -c 'python train.py --save_steps 10 | tee log.txt'\"\n")
+    (finding,) = lint_snippet("launch.sh", text, {"select": ["SPK501"]})
+    assert finding.line == 3 and "sbatch --wrap \"bash -o pipefail -c '…'\"" in finding.message
+
+
 def test_a_wrap_command_in_double_quotes_has_the_submitting_scripts_variables() -> None:
     """The shell expands ``"…$IMG…"`` before sbatch sees it; ``'…$IMG…'`` is expanded when the job runs."""
     text = ('#!/bin/bash\nIMG=nvcr.io/nvidia/pytorch:latest\n'

@@ -20,7 +20,7 @@ from spikelint.config import load_config
 @pytest.mark.parametrize(("text", "named"), [
     ("selec: [SPK1]\n", "selec"),
     ("select: SPK1\n", "select"),
-    ("select: [SPK1, images]\n", "select.1"),
+    ("select: [SPK1, images]\n", "select: 'images' is not a rule id or family"),
     ("ignore: [101]\n", "ignore.0"),
     ("fail_on: critical\n", "fail_on"),
     ("severity: {SPK101: fatal}\n", "severity.SPK101"),

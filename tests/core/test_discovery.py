@@ -259,3 +259,22 @@ def test_extensionless_script_kind_comes_from_its_shebang(tmp_path: Path) -> Non
     kinds = {source.path: source.kind for source in discover(["."], cwd=tmp_path, max_file_size=LIMIT).files}
     assert kinds == {"bin/launch": FileKind.SHELL, "bin/notes": FileKind.TEXT, "slurm/train.sbatch": FileKind.SHELL,
                      "bin/train": FileKind.PYTHON}
+
+
+FORMATS_WRITTEN = {"r.sarif": "sarif", "r.json": "json", "gl-code-quality-report.json": "gitlab", "j.xml": "junit",
+                   "r.html": "html", "findings.txt": "text", "gh.log": "github"}
+
+
+def test_reports_spikelint_wrote_are_left_out_and_said_so(tmp_path: Path, run_cli) -> None:
+    """``check -o r.sarif`` inside the tree: the next run must not lint its own report (its rule help quotes
+    suppression comments: SPK002 on each). Another tool's SARIF, which may hold a raw secret, is still read."""
+    write(tmp_path, {"values.yaml": VALUES_LATEST})
+    for name, fmt in FORMATS_WRITTEN.items():
+        assert run_cli(["check", "--format", fmt, "--output", name, "values.yaml"], cwd=tmp_path).code == 1
+    write(tmp_path, {"gitleaks.sarif": '{"version": "2.1.0", "runs": [{"tool": {"driver": {"name": "gitleaks"}}}]}\n',
+                     "notes.txt": "values.yaml:1:1: a note that only looks like a finding\n"})
+    result = discover(["."], cwd=tmp_path, max_file_size=LIMIT)
+    assert sorted(source.path for source in result.files) == ["gitleaks.sarif", "notes.txt", "values.yaml"]
+    assert {path for path, why in result.excluded if "a report spikelint wrote" in why} == set(FORMATS_WRITTEN)
+    outcome = run_cli(["check", "."], cwd=tmp_path)
+    assert "SPK002" not in outcome.out and "(3 files checked)" in outcome.err

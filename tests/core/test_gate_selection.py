@@ -54,6 +54,27 @@ def test_a_mistyped_id_is_named_at_its_line_with_the_id_it_most_likely_meant(run
     assert "pyproject.toml:5: [tool.spikelint]: select: unknown rule id or family SPK9 (" in outcome.err  # no guess
 
 
+@pytest.mark.parametrize(("config", "said"), [
+    # an item of a block list or map is named at its own line
+    ("fail_on: error\nignore:\n  - SPK1\n  - SPK1O5\n", ".spikelint.yaml:4: ignore: unknown rule id or family SPK1O5"),
+    ("fail_on: error\nseverity:\n  SPK101: info\n  SPK102: infoo\n",
+     ".spikelint.yaml:4: severity.SPK102: 'infoo' is not one of ['error', 'warning', 'info'] (did you mean 'info'?)"),
+    ("fail_on: errors\n", ".spikelint.yaml:1: fail_on: 'errors' is not one of"),
+    ("fail_on: error\nbaseline: nothere.json\n", ".spikelint.yaml:2: baseline: nothere.json: no such file"),
+])
+def test_a_configuration_mistake_is_named_at_its_own_line(run_cli, tmp_path: Path, config: str, said: str) -> None:
+    write(tmp_path, {"values.yaml": VALUES_LATEST, ".spikelint.yaml": config})
+    outcome = run_cli(["check", "."], cwd=tmp_path)
+    assert outcome.code == 2 and said in outcome.err
+
+
+def test_rule_ids_in_the_configuration_are_read_upper_case_as_on_the_command_line(run_cli, tmp_path: Path) -> None:
+    write(tmp_path, {"values.yaml": VALUES_LATEST, ".spikelint.yaml": "ignore: [spk101]\nseverity: {spk102: info}\n"})
+    outcome = run_cli(["check", "."], cwd=tmp_path)
+    assert outcome.code == 0 and "SPK101" not in outcome.out
+    assert run_cli(["check", "--ignore", "spk101", "."], cwd=tmp_path).code == 0
+
+
 def test_known_ids_and_families_are_accepted(run_cli, tmp_path: Path) -> None:
     write(tmp_path, {"values.yaml": VALUES_LATEST,
                      ".spikelint.yaml": "select: [SPK1, SPK2, SPK001]\nignore: [SPK10]\nseverity: {SPK102: error}\n"

@@ -27,6 +27,7 @@ from spikelint.checks.logs.programs import PYTHON
 from spikelint.checks.logs.programs import QUIET_MODULES
 from spikelint.checks.logs.programs import UNBUFFERED
 from spikelint.checks.logs.programs import base_name
+from spikelint.documents.shell import find_wrap
 from spikelint.checks.logs.programs import failure_matters
 from spikelint.checks.logs.programs import program
 from spikelint.checks.logs.programs import python_mode
@@ -60,6 +61,9 @@ DOCKERFILE_CONTEXT = Context('add `SHELL ["/bin/bash", "-o", "pipefail", "-c"]` 
 # BusyBox's ash (alpine, busybox) has pipefail but no bash
 ASH_CONTEXT = Context('add `SHELL ["/bin/ash", "-o", "pipefail", "-c"]` before this instruction (the image\'s '
                       "BusyBox ash has pipefail, not bash), or start the command with `set -o pipefail &&`")
+# ``sbatch --wrap CMD``: sbatch writes CMD under ``#!/bin/sh``; the submitting script's options do not reach it
+WRAP_CONTEXT = Context("run the command with bash and pipefail: `sbatch --wrap \"bash -o pipefail -c '…'\"` "
+                       "(sbatch runs a --wrap command with /bin/sh), or submit a job script that sets it")
 WORKLOAD_CONTEXT = Context("start the command string with `set -o pipefail;` and run it with bash "
                            '(`command: ["bash", "-c"]`)')
 
@@ -310,8 +314,9 @@ def check_script(script: Script, env: Env, context: Context, exits_with: bool = 
     yield from buffered_logs(script, env, context)
     for command in script.commands():
         if command.written is not None:
+            wrapped = find_wrap(command.argv()) is not None
             yield from check_script(command.written, Env(env.unbuffered or _script_unbuffered(script, command)),
-                                    context)
+                                    WRAP_CONTEXT._replace(place=context.place) if wrapped else context)
 
 
 def buffered_logs(script: Script, env: Env, context: Context) -> Iterator[Problem]:
