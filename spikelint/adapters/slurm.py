@@ -422,8 +422,9 @@ def _wrap_jobs(script: Script) -> list[Job]:
             if wrap is None or wrap.value is None:
                 continue
             anchor = words[0]
-            quoted = next((word.raw for word in command.words if word.text == wrap.value.value), "")
-            expanded_here = not quoted.replace("--wrap=", "", 1).startswith("'")  # '…' expands when the job runs
+            text = str(wrap.value.value)
+            quoted = next((word.raw for word in command.words if word.text in (text, "--wrap=" + text)), "")
+            expanded_here = not quoted.removeprefix("--wrap=").startswith("'")  # '…' expands when the job runs
             jobs.append(Job(options, anchor, command.written, wrap.value,
                             (anchor.line, max(w.end_line or w.line for w in words)),
                             submitter=inner if expanded_here else None, command_line=True))

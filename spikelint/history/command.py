@@ -61,21 +61,17 @@ def add_parser(subparsers: Any, formats: tuple[str, ...], positive: Any) -> None
 
 def history_report(cwd: Path, revisions: list[str], since: str | None, exclude: tuple[str, ...],
                    jobs: int | None, rules: dict[str, Any], patterns: tuple[SecretPattern, ...] = ()
-                   ) -> tuple[Report, int, int]:
+                   ) -> tuple[Report, int, list[Unread]]:
     """The report of the secrets the commits added (a team's own shapes, ``patterns``, among them), how many
-    commits were scanned, and how many of their files Git could not read (each named on stderr)."""
+    commits were scanned, and the files of theirs Git could not read."""
     root = repository_root(cwd)
     shas = commits(cwd, revisions, since)
     leaks, paths, unread = _scan(root, shas, exclude + _vendored(root), jobs, patterns)
-    for item in unread:
-        print(f"spikelint: history: commit {item.commit[:12]}: {item.path} was not read: Git cannot read object "
-              f"{item.missing[:12]} (missing from this clone or corrupt; `git fsck` lists such objects); the "
-              f"commit's other files were scanned", file=sys.stderr)
     prefix = _prefix(cwd, root)
     rule = rules[RULE]
     secret_rules = tuple(rule_id for rule_id in rules if rule_id.startswith("SPK2"))
     findings = [_finding(leak, rule.name, rule.severity, prefix, secret_rules) for leak in leaks]
-    return Report(findings, files_checked=len(paths), rules=[rule]), len(shas), len(unread)
+    return Report(findings, files_checked=len(paths), rules=[rule]), len(shas), unread
 
 
 def _vendored(root: Path) -> tuple[str, ...]:
@@ -162,6 +158,10 @@ def command_history(args: argparse.Namespace) -> int:
                                                  load_catalog(), _team_patterns(config))
     except GitError as error:
         raise UsageError(f"history: {error}") from None
+    for item in unread:
+        print(f"spikelint: history: commit {item.commit[:12]}: {item.path} was not read: Git cannot read object "
+              f"{item.missing[:12]} (missing from this clone or corrupt; `git fsck` lists such objects); the "
+              f"commit's other files were scanned", file=sys.stderr)
     if not selected(RULE, config):
         report = Report([], report.files_checked, rules=report.rules)
     print(f"spikelint: history: {scanned} commit{'' if scanned == 1 else 's'} scanned", file=sys.stderr)
@@ -173,7 +173,8 @@ def command_history(args: argparse.Namespace) -> int:
         report = apply_baseline(report, baseline)
     emit_reports(report, targets, _prefix(cwd, repository_root(cwd)), config.fail_on, False)
     if unread:  # a secret gate fails closed: what it could not read may hold one
-        print(f"spikelint: history: the scan is incomplete: {unread} file{'' if unread == 1 else 's'} could not be "
+        count = len(unread)
+        print(f"spikelint: history: the scan is incomplete: {count} file{'' if count == 1 else 's'} could not be "
               "read (named above); repair the clone (`git fetch --refetch`) or leave them out with `exclude:` in "
               ".spikelint.yaml", file=sys.stderr)
         return EXIT_USAGE

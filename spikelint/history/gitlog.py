@@ -104,7 +104,7 @@ class Unread(NamedTuple):
     """A file of a commit Git could not read: an object missing from the clone (a broken or partial one)."""
 
     commit: str
-    path: str  # '' when Git's listing of the commit did not name it
+    path: str  # the file's path in that commit
     missing: str  # the object Git could not read
 
 
@@ -155,8 +155,11 @@ def _readable_part(cwd: Path, commit: str, missing: set[str], done: set[str], un
             break
         except GitError as error:
             another = _missing_object(error)
-            if another is None or another in missing:
+            if another is None:
                 raise
+            if another in missing:  # needed where the listing does not say (a rename's source): none of the rest
+                lost.update((path, another) for path in rest if path not in done)
+                break
             missing.add(another)
     unread.extend(Unread(commit, path, lost[path]) for path in sorted(lost))
 

@@ -192,9 +192,10 @@ def test_a_wrap_command_in_double_quotes_has_the_submitting_scripts_variables() 
     """The shell expands ``"…$IMG…"`` before sbatch sees it; ``'…$IMG…'`` is expanded when the job runs."""
     text = ('#!/bin/bash\nIMG=nvcr.io/nvidia/pytorch:latest\n'
             'sbatch -G 1 --wrap "srun --container-image=$IMG python eval.py"\n'
-            "sbatch -G 1 --wrap 'srun --container-image=$IMG python eval.py'\n")
+            "sbatch -G 1 --wrap 'srun --container-image=$IMG python eval.py'\n"
+            "sbatch -G 1 --wrap='srun --container-image=$IMG python eval.py'\n")
     found = [(f.rule, f.line, f.column) for f in lint_snippet("launch.sh", text, {"select": ["SPK1"]})]
-    assert found == [("SPK101", 2, 5), ("SPK104", 4, 44)]
+    assert found == [("SPK101", 2, 5), ("SPK104", 4, 44), ("SPK104", 5, 44)]
 
 
 def test_rules_speak_slurm() -> None:

@@ -47,7 +47,8 @@ STEP = lazy_regex(r"step|epoch|iter|global_step|iteration|ntokens|tokens_seen|pr
                   r"batch_idx|batches_seen|samples_seen", re.IGNORECASE)
 MODEL_STATE_FUNCTIONS = lazy_regex(r"(^|\.)(get_model_state_dict|get_state_dict)$")
 OPTIMIZER_STATE_FUNCTIONS = lazy_regex(r"(^|\.)get_optimizer_state_dict$")
-# what the file's text holds wherever a scheduler can exist (a cheap look before walking a scope)
+
+
 class Contents(NamedTuple):
     """What a checkpoint dict holds."""
 

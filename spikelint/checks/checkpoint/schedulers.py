@@ -22,6 +22,7 @@ from spikelint.util.pytree import scope_nodes
 SCHEDULER = lazy_regex(r"sched", re.IGNORECASE)
 SCHEDULER_FACTORIES = lazy_regex(r"sched|LR$|LambdaLR|OneCycle|CosineAnnealing|StepLR|ReduceLROnPlateau|"
                                  r"get_.*schedule", re.IGNORECASE)
+# what the file's text holds wherever a scheduler can exist (a cheap look before walking a scope)
 SCHEDULER_TEXT = lazy_regex(r"sched|lr\s*\(|onecycle|cosineannealing|reducelronplateau", re.IGNORECASE)
 
 

@@ -27,12 +27,12 @@ from spikelint.checks.logs.programs import PYTHON
 from spikelint.checks.logs.programs import QUIET_MODULES
 from spikelint.checks.logs.programs import UNBUFFERED
 from spikelint.checks.logs.programs import base_name
-from spikelint.documents.shell import find_wrap
 from spikelint.checks.logs.programs import failure_matters
 from spikelint.checks.logs.programs import program
 from spikelint.checks.logs.programs import python_mode
 from spikelint.checks.logs.programs import split_fd
 from spikelint.checks.logs.programs import stdout_state
+from spikelint.documents.shell import find_wrap
 
 CAPTURED = ("file", "pipe")
 DOWNLOADERS = frozenset({"curl", "wget", "aria2c", "fetch"})

@@ -41,4 +41,5 @@ from spikelint.documents.shell.templating import fill_in_blanks
 from spikelint.documents.shell.templating import is_template
 
 __all__ = ["SHELLS", "Locator", "Pipeline", "Redirect", "Script", "ShellCall", "SimpleCommand", "Word", "expand",
-           "fill_in_blanks", "find_shell_call", "find_wrap", "is_template", "nothing_parsed", "parse_shell", "parse_shell_segments"]
+           "fill_in_blanks", "find_shell_call", "find_wrap", "is_template", "nothing_parsed", "parse_shell",
+           "parse_shell_segments"]
