@@ -123,16 +123,15 @@ def _pipefail_problem(pipeline: Pipeline, context: Context, others: Sequence[Pip
                    legacy_key=f"pipefail:{_pipeline_text(pipeline)}")
 
 
-DOWNLOADERS = frozenset(("curl", "wget", "aria2c", "gsutil", "aws", "gcloud", "azcopy", "rclone", "hf",
-                         "huggingface-cli", "git"))
+FETCHERS = DOWNLOADERS | {"gsutil", "aws", "gcloud", "azcopy", "rclone", "hf", "huggingface-cli", "git"}
 
 
 def _failure_of(commands: list[SimpleCommand]) -> str:
     """How the left side of a pipe fails, in its own terms: a download, or a run."""
     names = {base_name(command.words[0].text) for command in commands if command.words and not command.compound}
-    if names and names <= DOWNLOADERS:
+    if names and names <= FETCHERS:
         return "a failed download"
-    if names & DOWNLOADERS:
+    if names & FETCHERS:
         return "a crashed or killed run, a failed download"
     return "a crashed or killed run, any error"
 
