@@ -85,7 +85,8 @@ def form(workload: Workload) -> Form:
 
 def _slurm(job: SlurmJob) -> Form:
     """What sbatch reads: every directive it honours, the ones it ignores, the log paths, the requeue."""
-    return {"slurm_directives": _plain(job.directives), "requeue_by": job.requeue_by, "slurm_logs": _plain(job.logs),
+    directives = {name: value for name, value in job.directives.items() if name != "wrap"}  # the body: a command
+    return {"slurm_directives": _plain(directives), "requeue_by": job.requeue_by, "slurm_logs": _plain(job.logs),
             "slurm_time_written": job.time_written, "slurm_ignored_directives": _plain(job.ignored)}
 
 

@@ -45,9 +45,38 @@ def insertion_line(lines: Sequence[str]) -> int:
     return after
 
 
+WRAPPED = ("the pipeline is the command of `sbatch --wrap`, which sbatch runs with /bin/sh in a job of its own: a "
+           "`set -o pipefail` in this script does not reach it — run it as `sbatch --wrap \"bash -o pipefail -c "
+           "'…'\"` (by hand: its quoting is yours)")
+
+
+def _wrap_spans(text: str) -> list[tuple[tuple[int, int], tuple[int, int]]]:
+    """Where the ``sbatch --wrap`` commands of a script are written: (line, column) from and to."""
+    from spikelint.documents.shell import find_wrap
+    from spikelint.documents.shell import parse_shell
+
+    spans = []
+    for script in parse_shell(text).scripts():
+        for command in script.commands():
+            wrap = find_wrap(command.argv()) if command.written is not None else None
+            if wrap is not None:
+                word = command.words[wrap[0]]
+                spans.append(((word.line, word.column), (word.end_line, word.end_column)))
+    return spans
+
+
 def script_pipefail(context: FixContext, findings: Sequence[Finding]) -> Iterator[Outcome]:
     if not findings:
         return
+    if "--wrap" in context.text:
+        spans = _wrap_spans(context.text)
+        wrapped = [finding for finding in findings
+                   if any(start <= (finding.line, finding.column) < end for start, end in spans)]
+        for finding in wrapped:
+            yield refuse(finding, WRAPPED)
+        findings = [finding for finding in findings if finding not in wrapped]
+        if not findings:
+            return
     lines = context.text.splitlines(keepends=True)
     shell = script_shell(lines[0]) if lines else None
     if shell is None or shell not in PIPEFAIL_SHELLS and not shell.startswith("bash"):

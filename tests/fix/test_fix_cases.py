@@ -66,6 +66,22 @@ def test_script_pipefail_goes_below_the_sbatch_directives(tmp_path: Path, capsys
     assert not [item for item in found if item["rule"] in ("SPK705", "SPK501")]
 
 
+def test_a_wrap_command_gains_python_u_and_its_pipefail_is_left_with_the_reason(
+        tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """`set -o pipefail` at the top does not reach the job `sbatch --wrap` submits: that one is left, said why;
+    `python -u` inside the command is the same job with its log unbuffered (its --wrap text is its command)."""
+    text = ("#!/bin/bash\nset -e\n"
+            'sbatch -G 1 --time=1:00:00 --wrap "python train.py --resume_from_checkpoint x | tee log.txt"\n'
+            "python prep.py | tee prep.log\n")
+    fixed, err = _fix(tmp_path, capsys, "launch.sh", text)
+    assert fixed == ("#!/bin/bash\nset -e\nset -o pipefail\n"
+                     'sbatch -G 1 --time=1:00:00 --wrap "python -u train.py --resume_from_checkpoint x | tee log.txt"\n'
+                     "python -u prep.py | tee prep.log\n")
+    assert "launch.sh:3: SPK501: the pipeline is the command of `sbatch --wrap`" in err
+    assert [(item["rule"], item["line"]) for item in findings(tmp_path, capsys) if item["rule"] == "SPK501"] == \
+        [("SPK501", 4)]
+
+
 def test_script_crlf_lines_stay_crlf(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     text = "#!/bin/bash\r\nset -e\r\ntorchrun train.py | tee /ckpt/log\r\n"
     _fix(tmp_path, capsys, "run.sh", text)
