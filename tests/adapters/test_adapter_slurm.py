@@ -180,6 +180,18 @@ def test_a_requeue_directive_below_the_anchor_is_named_with_its_line() -> None:
     assert finding.line == 2 and "is requeued (#SBATCH --requeue, line 5)" in finding.message
 
 
+def test_an_image_the_model_rewrites_is_also_named_as_written() -> None:
+    """Pyxis writes ``registry#image``; the message names what the file says as well as what it means."""
+    text = ("#!/bin/bash\n#SBATCH --gres=gpu:1\n#SBATCH -t 60\n"
+            "srun --container-image=nvcr.io#nvidia/pytorch:latest python train.py --save_steps 10\n"
+            "srun --container-image=docker://ubuntu:latest hostname\n"
+            "BASE=nvcr.io/nvidia/nemo\nsrun --container-image=docker://${BASE}:latest hostname\n")
+    found = [(f.line, f.message.split(" uses ")[0]) for f in lint_snippet("job.sbatch", text, {"select": ["SPK101"]})]
+    assert found == [(4, "image 'nvcr.io/nvidia/pytorch:latest' (written 'nvcr.io#nvidia/pytorch:latest')"),
+                     (5, "image 'ubuntu:latest'"),  # the prefix alone is no other spelling
+                     (7, "image 'nvcr.io/nvidia/nemo:latest' (from 'docker://${BASE}:latest')")]
+
+
 def test_the_pipefail_fix_for_a_wrap_command_is_inside_it() -> None:
     """The submitting script's `set -o pipefail` does not reach the job: the fix runs the command with bash."""
     text = ('#!/bin/bash\nset -euo pipefail\nsbatch -G 1 --wrap "python train.py --save_steps 10 | tee log.txt"\n'

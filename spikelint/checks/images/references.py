@@ -114,7 +114,11 @@ def workload_images(workload: Workload, document: Document, ctx: CheckContext) -
     overridden = ReplacedAtDeploy(ctx.project, document.path) if tree_document else None
     for container in workload.containers:
         if container.image is not None and isinstance(container.image.value, str):
-            for problem in image_problems(container.image, container.image.value, ctx.config, overridden=overridden):
+            written = _written_at(document, container.image)
+            origin = "" if not written or container.image.value in written else \
+                f" (from {written!r})" if "$" in written else f" (written {written!r})"
+            for problem in image_problems(container.image, container.image.value, ctx.config, origin,
+                                          overridden=overridden):
                 if not (tree_document and problem.rule == "SPK104"):
                     yield problem
 
@@ -299,6 +303,15 @@ def dockerfile_images(document: Document, ctx: CheckContext) -> Iterator[Problem
             where = Located(source, instruction.line, column, instruction.line, column + len(source))
             yield from _dockerfile_reference(where, source, dockerfile.global_args, stage_names, resolve_args,
                                              ctx.config, len(dockerfile.stages), reported)
+
+
+def _written_at(document: Document, where: Located) -> str:
+    """The text of one line at ``where`` (a pyxis ``nvcr.io#nvidia/pytorch:24.05`` the model reads as
+    ``nvcr.io/nvidia/pytorch:24.05``); '' when it spans lines or is not known."""
+    lines = document.lines
+    if not (0 < where.line <= len(lines)) or where.end_line not in (None, where.line) or not where.end_column:
+        return ""
+    return lines[where.line - 1][where.column - 1:where.end_column - 1].strip("'\"")
 
 
 def _column_of(document: Document, line: int, text: str, default: int) -> int:
