@@ -120,7 +120,8 @@ def config_from_mapping(data: dict[str, Any], *, source: str, root: str) -> Conf
         if error.validator == "pattern" and key in RULE_KEYS and isinstance(error.instance, str):
             raise ConfigError(f"{where_written(source, key, error.instance)}: {key}: {_not_a_rule_id(error.instance)}")
         if error.validator == "enum" and isinstance(error.instance, str):
-            hint = _closest(error.instance, [str(choice) for choice in error.validator_value])
+            meant = closest(error.instance, [str(choice) for choice in error.validator_value])
+            hint = f" (did you mean {meant!r}?)" if meant is not None else ""
         raise ConfigError(f"{where_written(source, key, value)}: {describe(error)}{hint}")
     values: dict[str, Any] = {}
     for key, value in data.items():
@@ -156,16 +157,22 @@ ELSEWHERE = {
 }
 
 
-def _unknown_key(key: str, source: str) -> str:
-    """The message for a key the configuration does not know: where it is written, and the fix."""
+def closest(text: str, choices: Iterable[str], cutoff: float = 0.6) -> str | None:
+    """The choice ``text`` most likely meant to be (a typo's answer), if one is close enough."""
     import difflib
 
+    found = difflib.get_close_matches(text, sorted(choices), n=1, cutoff=cutoff)
+    return found[0] if found else None
+
+
+def _unknown_key(key: str, source: str) -> str:
+    """The message for a key the configuration does not know: where it is written, and the fix."""
     where = where_written(source, key)
     if key in ELSEWHERE:
         return f"{where}: unknown key {key!r}: {ELSEWHERE[key]}"
-    close = difflib.get_close_matches(key, sorted(CONFIG_KEYS), n=1)
-    if close:
-        return f"{where}: unknown key {key!r} (did you mean {close[0]!r}?)"
+    meant = closest(key, CONFIG_KEYS)
+    if meant is not None:
+        return f"{where}: unknown key {key!r} (did you mean {meant!r}?)"
     return (f"{where}: unknown key {key!r} — the configuration knows {', '.join(sorted(CONFIG_KEYS))} "
             "(`spikelint init` writes a starter one)")
 
@@ -333,26 +340,21 @@ def _upper_rule_ids(data: dict[str, Any]) -> dict[str, Any]:
     return data
 
 
-def _closest(text: str, choices: list[str]) -> str:
-    import difflib
-
-    close = difflib.get_close_matches(text, choices, n=1)
-    return f" (did you mean {close[0]!r}?)" if close else ""
+# a rule id (SPK101, a team's ACME001) or a family prefix of one (SPK1, ACME); checked against the catalog later
+RULE_OR_FAMILY = re.compile(r"^[A-Z][A-Z0-9]{1,9}[0-9]{0,3}$")
 
 
 def _not_a_rule_id(text: str) -> str:
     """Why an item is no rule id, and the id it was most likely meant to be (``spk105``, ``SPK1O5``: SPK105)."""
     meant = re.sub(r"(?<=\d)O|O(?=\d)", "0", text.upper())
-    guess = f" — did you mean {meant}?" if re.fullmatch(r"[A-Z][A-Z0-9]{1,9}[0-9]{0,3}", meant) else ""
+    guess = f" — did you mean {meant}?" if RULE_OR_FAMILY.match(meant) else ""
     return f"{text!r} is not a rule id or family (upper-case letters then up to three digits, such as SPK102){guess}"
 
 
 def with_suggestions(wrong: list[str], known: tuple[str, ...]) -> str:
     """``SPK1O5 (did you mean SPK105?)``: each unknown id with the known one it most likely meant."""
-    import difflib
-
-    return ", ".join(f"{rule} (did you mean {close[0]}?)" if (close := difflib.get_close_matches(
-        rule.upper(), known, n=1, cutoff=0.75)) else rule for rule in wrong)
+    return ", ".join(f"{rule} (did you mean {meant}?)" if (meant := closest(rule.upper(), known, 0.75)) else rule
+                     for rule in wrong)
 
 
 def unknown_rule_names(config: Config, known: tuple[str, ...], source: str | None = None) -> list[str]:

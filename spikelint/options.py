@@ -74,7 +74,7 @@ class Parser(argparse.ArgumentParser):
 
     def _closest_options(self, given: list[str]) -> str:
         """`` (did you mean --format?)`` for a mistyped long option, from this parser's and its commands' options."""
-        import difflib
+        from spikelint.config import closest
 
         known: set[str] = set()
         parsers: list[argparse.ArgumentParser] = [self]
@@ -84,8 +84,8 @@ class Parser(argparse.ArgumentParser):
                 known.update(option for option in action.option_strings if option.startswith("--"))
                 if isinstance(action, argparse._SubParsersAction):
                     parsers.extend(action.choices.values())
-        hints = [close[0] for word in given if word.startswith("--")
-                 and (close := difflib.get_close_matches(word.split("=", 1)[0], sorted(known), n=1, cutoff=0.75))]
+        hints = [meant for word in given if word.startswith("--")
+                 and (meant := closest(word.split("=", 1)[0], known, 0.75)) is not None]
         return f" (did you mean {', '.join(hints)}?)" if hints else ""
 
 
@@ -99,13 +99,11 @@ def positive(text: str) -> int:
     return value
 
 
-# a rule id (SPK101, a team's ACME001) or a family prefix of one (SPK1, ACME); checked against the catalog later
-RULE_OR_FAMILY = re.compile(r"^[A-Z][A-Z0-9]{1,9}[0-9]{0,3}$")
-
-
 def rule_ids(text: str | None) -> tuple[str, ...] | None:
     if text is None:
         return None
+    from spikelint.config import RULE_OR_FAMILY
+
     given = [part.strip() for part in text.split(",") if part.strip()]
     for word in given:
         if not RULE_OR_FAMILY.match(word.upper()):

@@ -26,6 +26,7 @@ from spikelint.adapters.common import preemptible_priority
 from spikelint.adapters.common import split_words
 from spikelint.config import Config
 from spikelint.documents.shell import Script
+from spikelint.documents.shell import find_wrap
 from spikelint.documents.shell import SimpleCommand
 from spikelint.documents.shell import Word
 from spikelint.documents.shell import expand
@@ -422,9 +423,10 @@ def _wrap_jobs(script: Script) -> list[Job]:
             if wrap is None or wrap.value is None:
                 continue
             anchor = words[0]
-            text = str(wrap.value.value)
-            quoted = next((word.raw for word in command.words if word.text in (text, "--wrap=" + text)), "")
-            expanded_here = not quoted.removeprefix("--wrap=").startswith("'")  # '…' expands when the job runs
+            index, skip = find_wrap(command.argv()) or (0, 0)
+            raw = command.words[index].raw
+            quoted = raw[skip:] if raw[:skip] == command.words[index].text[:skip] else raw  # ``'--wrap=…'`` whole
+            expanded_here = not quoted.startswith("'")  # '…' expands when the job runs
             jobs.append(Job(options, anchor, command.written, wrap.value,
                             (anchor.line, max(w.end_line or w.line for w in words)),
                             submitter=inner if expanded_here else None, command_line=True))

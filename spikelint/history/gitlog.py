@@ -108,6 +108,7 @@ class Unread(NamedTuple):
     missing: str  # the object Git could not read
 
 
+Listing = list[tuple[list[str], str]]  # each file a commit changes: its raw fields and its path
 UNREADABLE = re.compile(r"unable to read (?:tree )?([0-9a-f]{40})")
 
 
@@ -130,9 +131,10 @@ def added_lines(cwd: Path, shas: list[str], unread: list[Unread] | None = None) 
             failing = _failing(cwd, shas, start, seen, missing) if missing is not None else None
             if unread is None or missing is None or failing is None:
                 raise
-            commit = shas[failing]
-            yield from _readable_part(cwd, commit, {missing}, read.get(commit, set()), unread)
-            start = failing + 1
+            index, listing = failing
+            commit = shas[index]
+            yield from _readable_part(cwd, commit, listing, {missing}, read.get(commit, set()), unread)
+            start = index + 1
 
 
 def _missing_object(error: GitError) -> str | None:
@@ -140,11 +142,12 @@ def _missing_object(error: GitError) -> str | None:
     return match.group(1) if match else None
 
 
-def _readable_part(cwd: Path, commit: str, missing: set[str], done: set[str], unread: list[Unread]) -> Iterator[Added]:
+def _readable_part(cwd: Path, commit: str, listing: Listing, missing: set[str], done: set[str],
+                   unread: list[Unread]) -> Iterator[Added]:
     """The lines a commit added to the files Git can read, one missing object after another; the others go to
-    ``unread``."""
+    ``unread``. ``listing``: the commit's files as :func:`_raw` lists them."""
     while True:
-        lost, readable = _paths_needing(cwd, commit, missing)
+        lost, readable = _paths_needing(listing, missing)
         rest = sorted(readable - done)
         if not rest:
             break
@@ -164,22 +167,18 @@ def _readable_part(cwd: Path, commit: str, missing: set[str], done: set[str], un
     unread.extend(Unread(commit, path, lost[path]) for path in sorted(lost))
 
 
-def _failing(cwd: Path, shas: list[str], start: int, seen: list[str], missing: str) -> int | None:
-    """Which commit needs the object: the last one Git began (its header is written before its files are
-    read), else the next."""
+def _failing(cwd: Path, shas: list[str], start: int, seen: list[str], missing: str) -> tuple[int, Listing] | None:
+    """Which commit needs the object, with its listing: the last one Git began (its header is written before
+    its files are read), else the next."""
     first = shas.index(seen[-1], start) if seen else start
     for index in (first, first + 1):
-        if index < len(shas) and missing in _objects(cwd, shas[index]):
-            return index
+        listing = _raw(cwd, shas[index]) if index < len(shas) else []
+        if any(missing in parts[2:4] for parts, _ in listing):
+            return index, listing
     return None
 
 
-def _objects(cwd: Path, commit: str) -> set[str]:
-    """The objects of the files a commit changes, before and after."""
-    return {sha for parts, _ in _raw(cwd, commit) for sha in parts[2:4]}
-
-
-def _raw(cwd: Path, commit: str) -> list[tuple[list[str], str]]:
+def _raw(cwd: Path, commit: str) -> Listing:
     """``git diff-tree --raw`` of a commit (against each parent of a merge): each file's fields and path."""
     result = subprocess.run(["git", "diff-tree", "-r", "-m", "--root", "--no-commit-id", "--raw", "--no-abbrev",
                              "-z", commit], cwd=cwd, capture_output=True, timeout=120)
@@ -187,13 +186,13 @@ def _raw(cwd: Path, commit: str) -> list[tuple[list[str], str]]:
     return [(meta.split(), path) for meta, path in zip(fields[0::2], fields[1::2]) if len(meta.split()) >= 5]
 
 
-def _paths_needing(cwd: Path, commit: str, missing: set[str]) -> tuple[dict[str, str], set[str]]:
+def _paths_needing(listing: Listing, missing: set[str]) -> tuple[dict[str, str], set[str]]:
     """The paths of a commit whose added lines need a ``missing`` object (its new content, or the old content of
     a file it changes), each with that object, and its paths that need none (a file it deletes adds nothing: it
     is in neither). Git's raw listing reads trees only, never file contents."""
     needing: dict[str, str] = {}
     others: set[str] = set()
-    for parts, path in _raw(cwd, commit):
+    for parts, path in listing:
         old, new, status = parts[2], parts[3], parts[4]
         if new in missing or (old in missing and not status.startswith("D")):
             needing[path] = new if new in missing else old

@@ -46,6 +46,20 @@ def commit(root: Path, files: dict[str, str | None], message: str, date: str = "
     return git(root, "rev-parse", "HEAD")
 
 
+def new_repository(tmp_path: Path) -> Path:
+    root = tmp_path / "repo"
+    root.mkdir()
+    git(root, "init", "-q")
+    return root
+
+
+def lose(root: Path, sha: str, name: str) -> str:
+    """Delete the object of ``name`` as commit ``sha`` holds it (a broken or partial clone); returns the object."""
+    blob = git(root, "rev-parse", f"{sha}:{name}")
+    (root / ".git" / "objects" / blob[:2] / blob[2:]).unlink()
+    return blob
+
+
 class Story:
     """The four held-out shapes of a leak, each in its own commit."""
 
@@ -219,15 +233,12 @@ def test_an_object_the_clone_lacks_leaves_out_one_file_not_the_scan(jobs: str, t
     """A broken or partial clone: Git cannot read one file's content. That file is named on stderr; the same
     commit's other files, the commits before and after, and a later deletion of the file are still read."""
     monkeypatch.setattr(history_command, "MIN_COMMITS_PER_WORKER", 1)  # --jobs 2: two workers for three commits
-    root = tmp_path / "repo"
-    root.mkdir()
-    git(root, "init", "-q")
+    root = new_repository(tmp_path)
     before, beside, after = FAKE.hf(), FAKE.github(), FAKE.slack()
     commit(root, {"a.env": f"HF_TOKEN={before}\n"}, "first")
     broken = commit(root, {"clip.mov": "binary-ish content\n", "b.env": f"GITHUB_TOKEN={beside}\n"}, "second")
     commit(root, {"clip.mov": None, "c.env": f"SLACK_TOKEN={after}\n"}, "third")
-    blob = git(root, "rev-parse", f"{broken}:clip.mov")
-    (root / ".git" / "objects" / blob[:2] / blob[2:]).unlink()
+    blob = lose(root, broken, "clip.mov")
     code, out, err = run(["history", "--format", "json", "--jobs", jobs], root, monkeypatch, capsys)
     assert code == 2 and "Traceback" not in err  # a secret gate fails closed: the file may have held one
     assert sorted(f["path"] for f in json.loads(out)["findings"]) == ["a.env", "b.env", "c.env"]
@@ -241,16 +252,13 @@ def test_an_object_the_clone_lacks_leaves_out_one_file_not_the_scan(jobs: str, t
 
 def test_several_objects_one_commit_lacks_are_each_named(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
                                                         capsys: pytest.CaptureFixture[str]) -> None:
-    root = tmp_path / "repo"
-    root.mkdir()
-    git(root, "init", "-q")
+    root = new_repository(tmp_path)
     token = FAKE.hf()
     commit(root, {"README.md": "# x\n"}, "first")
     broken = commit(root, {"a.bin": "one\n", "b.bin": "two\n", "m.env": f"HF_TOKEN={token}\n"}, "second")
     for name in ("a.bin", "b.bin"):
-        blob = git(root, "rev-parse", f"{broken}:{name}")
-        (root / ".git" / "objects" / blob[:2] / blob[2:]).unlink()
-        (root / name).unlink()
+        lose(root, broken, name)
+        (root / name).unlink()  # nor in the work tree, where Git would read it instead
     code, out, err = run(["history", "--format", "json"], root, monkeypatch, capsys)
     assert code == 2 and [f["path"] for f in json.loads(out)["findings"]] == ["m.env"]
     assert f"{broken[:12]}: a.bin was not read" in err and f"{broken[:12]}: b.bin was not read" in err
@@ -282,9 +290,7 @@ def test_the_patch_parser_keeps_header_lookalikes_and_odd_paths() -> None:
 def test_added_python_lines_count_quoted_literals_only(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
                                                        capsys: pytest.CaptureFixture[str]) -> None:
     """Without the rest of the file, ``one_ring_pass = partial(ring_pass, 1)`` is no password; a quoted one is."""
-    root = tmp_path / "repo"
-    root.mkdir()
-    git(root, "init", "-q")
+    root = new_repository(tmp_path)
     password = FAKE.password()
     sha = commit(root, {"ring.py": "one_ring_pass = partial(ring_pass, 1)\nrotary_part, pass_through = t[:2], t[2:]\n"
                                    f"db_password = \"{password}\"\n",

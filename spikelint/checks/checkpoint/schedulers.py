@@ -36,15 +36,15 @@ class StepFunctions(NamedTuple):
 
 def stateless_schedules(module: ast.Module, document: Document, project: Project) -> StepFunctions:
     functions: set[str] = set()
+    wanted: set[str] = set()  # what a scheduler-like name is bound to: only that needs resolving
     for node in ast_nodes(module):
         if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
             functions.add(node.name)
         elif isinstance(node, ast.Assign) and isinstance(node.value, ast.Lambda):
             functions.update(target.id for target in node.targets if isinstance(target, ast.Name))
-    # only what a scheduler-like name is bound to needs resolving: most files that save import many names
-    wanted = {node.value.func.id for node in ast_nodes(module) if isinstance(node, ast.Assign)
-              and isinstance(node.value, ast.Call) and isinstance(node.value.func, ast.Name)
-              and any(isinstance(target, ast.Name) and SCHEDULER.search(target.id) for target in node.targets)}
+        elif isinstance(node, ast.Assign) and isinstance(node.value, ast.Call) and isinstance(node.value.func, ast.Name) \
+                and any(isinstance(target, ast.Name) and SCHEDULER.search(target.id) for target in node.targets):
+            wanted.add(node.value.func.id)
     if not wanted:
         return StepFunctions(frozenset(functions), frozenset())
     factories = (step_function_factories(module) & wanted) | imported_names(
